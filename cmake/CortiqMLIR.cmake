@@ -1,0 +1,13 @@
+# cortiq_use_mlir(): call at the top of a directory whose targets use MLIR/LLVM. It applies
+# LLVM's global compile options (e.g. -fno-exceptions) to that directory scope only, so ops/ and
+# runtime/ keep their own flags.
+macro(cortiq_use_mlir)
+  include(TableGen)
+  include(AddLLVM)
+  include(AddMLIR)
+  include(HandleLLVMOptions)
+  include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+  include_directories(${PROJECT_BINARY_DIR})
+  separate_arguments(_cortiq_llvm_defs NATIVE_COMMAND ${LLVM_DEFINITIONS})
+  add_definitions(${_cortiq_llvm_defs})
+endmacro()
