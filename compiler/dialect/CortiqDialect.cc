@@ -1,0 +1,218 @@
+// The `cortiq` dialect: registration and the op verifiers that keep the decoder graph sound
+// (shapes against weights, KV-cache reads after writes, shared-KV reads of a matching cache).
+#include "compiler/dialect/CortiqDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+
+#include "compiler/dialect/CortiqDialect.cpp.inc"
+#include "compiler/dialect/CortiqEnums.cpp.inc"
+
+namespace cortiq {
+
+void CortiqDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "compiler/dialect/CortiqOps.cpp.inc"
+      >();
+}
+
+namespace {
+
+int64_t vectorLength(Value v) { return v.getType().cast<RankedTensorType>().getDimSize(0); }
+
+// Resolves `symbol` to a cortiq.weight, or emits an error naming the attribute.
+FailureOr<WeightOp> lookupWeight(Operation* op, SymbolTableCollection& symbols,
+                                 FlatSymbolRefAttr symbol, StringRef role) {
+  auto weight = symbols.lookupNearestSymbolFrom<WeightOp>(op, symbol);
+  if (!weight)
+    return op->emitOpError() << role << " " << symbol << " does not name a cortiq.weight";
+  return weight;
+}
+
+// Resolves `symbol` to a 2-D weight [rows, cols].
+FailureOr<WeightOp> lookupMatrix(Operation* op, SymbolTableCollection& symbols,
+                                 FlatSymbolRefAttr symbol, StringRef role) {
+  auto weight = lookupWeight(op, symbols, symbol, role);
+  if (failed(weight)) return failure();
+  if (weight->getTensorType().getRank() != 2)
+    return op->emitOpError() << role << " " << symbol << " must be 2-D, has type "
+                             << weight->getTensorType();
+  return weight;
+}
+
+FailureOr<KvCacheOp> lookupCache(Operation* op, SymbolTableCollection& symbols,
+                                 FlatSymbolRefAttr symbol) {
+  auto cache = symbols.lookupNearestSymbolFrom<KvCacheOp>(op, symbol);
+  if (!cache) return op->emitOpError() << "cache " << symbol << " does not name a cortiq.kv_cache";
+  return cache;
+}
+
+}  // namespace
+
+LogicalResult WeightOp::verify() {
+  auto type = getType().dyn_cast<RankedTensorType>();
+  if (!type || !type.hasStaticShape())
+    return emitOpError() << "must have a static-shape tensor type, has " << getType();
+  Type element = type.getElementType();
+  if (!element.isF32() && !element.isBF16() && !element.isF16())
+    return emitOpError() << "element type must be f32, bf16 or f16, has " << element;
+  return success();
+}
+
+LogicalResult KvCacheOp::verify() {
+  if (getLayer() < 0) return emitOpError() << "layer must be >= 0, is " << getLayer();
+  if (getNumKvHeads() <= 0 || getHeadDim() <= 0)
+    return emitOpError() << "kv_heads and head_dim must be positive";
+  return success();
+}
+
+LogicalResult EmbeddingOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto table = lookupMatrix(*this, symbols, getTableAttr(), "table");
+  if (failed(table)) return failure();
+  int64_t cols = table->getTensorType().getDimSize(1);
+  if (vectorLength(getResult()) != cols)
+    return emitOpError() << "result has " << vectorLength(getResult()) << " elements but table "
+                         << getTableAttr() << " rows have " << cols;
+  return success();
+}
+
+LogicalResult LinearOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto weight = lookupMatrix(*this, symbols, getWeightAttr(), "weight");
+  if (failed(weight)) return failure();
+  auto shape = weight->getTensorType().getShape();
+  if (vectorLength(getInput()) != shape[1] || vectorLength(getResult()) != shape[0])
+    return emitOpError() << "weight " << getWeightAttr() << " of shape [" << shape[0] << ", "
+                         << shape[1] << "] does not map " << vectorLength(getInput())
+                         << " inputs to " << vectorLength(getResult()) << " outputs";
+  return success();
+}
+
+LogicalResult LmHeadOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto table = lookupMatrix(*this, symbols, getTableAttr(), "table");
+  if (failed(table)) return failure();
+  auto shape = table->getTensorType().getShape();
+  if (vectorLength(getInput()) != shape[1] || vectorLength(getResult()) != shape[0])
+    return emitOpError() << "table " << getTableAttr() << " of shape [" << shape[0] << ", "
+                         << shape[1] << "] does not map " << vectorLength(getInput())
+                         << " inputs to " << vectorLength(getResult()) << " logits";
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  int64_t n = vectorLength(getInput());
+  if (getGroupSize() <= 0 || n % getGroupSize() != 0)
+    return emitOpError() << "group " << getGroupSize() << " does not divide the input length " << n;
+  if (!(getEps().convertToFloat() >= 0.0f))
+    return emitOpError() << "eps must be >= 0";
+  return success();
+}
+
+LogicalResult RmsNormOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  if (!getGainAttr()) return success();
+  auto gain = lookupWeight(*this, symbols, getGainAttr(), "gain");
+  if (failed(gain)) return failure();
+  auto type = gain->getTensorType();
+  if (type.getRank() != 1 || type.getDimSize(0) != getGroupSize())
+    return emitOpError() << "gain " << getGainAttr() << " of type " << type
+                         << " does not match group " << getGroupSize();
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  int64_t n = vectorLength(getInput());
+  int64_t head_dim = getHeadDim();
+  if (head_dim <= 0 || head_dim % 2 != 0 || n % head_dim != 0)
+    return emitOpError() << "head_dim " << head_dim << " must be even and divide the input length "
+                         << n;
+  int64_t half = head_dim / 2;
+  if (getVariant() == RopeVariant::Default && getRotatedPairs() != half)
+    return emitOpError() << "default RoPE rotates all " << half << " pairs, not "
+                         << getRotatedPairs();
+  if (getRotatedPairs() <= 0 || getRotatedPairs() > half)
+    return emitOpError() << "pairs " << getRotatedPairs() << " must be in [1, " << half << "]";
+  if (!(getTheta().convertToDouble() > 0.0)) return emitOpError() << "theta must be positive";
+  return success();
+}
+
+LogicalResult KvAppendOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto cache = lookupCache(*this, symbols, getCacheAttr());
+  if (failed(cache)) return failure();
+  int64_t width = cache->getNumKvHeads() * cache->getHeadDim();
+  if (vectorLength(getKey()) != width || vectorLength(getValue()) != width)
+    return emitOpError() << "key/value of " << vectorLength(getKey()) << "/"
+                         << vectorLength(getValue()) << " elements do not match cache "
+                         << getCacheAttr() << " (" << cache->getNumKvHeads() << " kv heads x "
+                         << cache->getHeadDim() << ")";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (getLayerType() == LayerType::full && getWindow())
+    return emitOpError() << "a full-attention layer has no window";
+  if (getLayerType() == LayerType::sliding && (!getWindow() || *getWindow() <= 0))
+    return emitOpError() << "a sliding-attention layer needs a positive window";
+  if (getNumHeads() <= 0 || vectorLength(getQuery()) % getNumHeads() != 0)
+    return emitOpError() << "heads " << getNumHeads() << " does not divide the query length "
+                         << vectorLength(getQuery());
+  if (vectorLength(getResult()) != vectorLength(getQuery()))
+    return emitOpError() << "result length " << vectorLength(getResult())
+                         << " differs from the query length " << vectorLength(getQuery());
+  return success();
+}
+
+LogicalResult AttentionOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto cache = lookupCache(*this, symbols, getCacheAttr());
+  if (failed(cache)) return failure();
+  if (cache->getLayerType() != getLayerType())
+    return emitOpError() << "layer " << getLayer() << " is " << stringifyLayerType(getLayerType())
+                         << " attention but reads the " << stringifyLayerType(cache->getLayerType())
+                         << " cache " << getCacheAttr() << " of layer " << cache->getLayer();
+  int64_t head_dim = vectorLength(getQuery()) / getNumHeads();
+  if (head_dim != cache->getHeadDim())
+    return emitOpError() << "query head width " << head_dim << " differs from the head_dim "
+                         << cache->getHeadDim() << " of cache " << getCacheAttr() << " (layer "
+                         << cache->getLayer() << ")";
+  if (getNumHeads() % cache->getNumKvHeads() != 0)
+    return emitOpError() << "heads " << getNumHeads() << " is not a multiple of the "
+                         << cache->getNumKvHeads() << " kv heads of " << getCacheAttr();
+  // The cache must be written earlier in the same step: a read before any write would see
+  // nothing for the current position.
+  for (Operation* prev = getOperation()->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto append = dyn_cast<KvAppendOp>(prev))
+      if (append.getCacheAttr() == getCacheAttr()) return success();
+  }
+  return emitOpError() << "reads cache " << getCacheAttr() << " before any layer writes it";
+}
+
+LogicalResult LayerScalarOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  auto scalar = lookupWeight(*this, symbols, getScalarAttr(), "scalar");
+  if (failed(scalar)) return failure();
+  if (scalar->getTensorType().getNumElements() != 1)
+    return emitOpError() << "scalar " << getScalarAttr() << " must have one element, has type "
+                         << scalar->getTensorType();
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  if (!(getCap().convertToFloat() > 0.0f)) return emitOpError() << "cap must be positive";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  int64_t n = vectorLength(getInput());
+  int64_t size = vectorLength(getResult());
+  if (getOffset() < 0 || getOffset() + size > n)
+    return emitOpError() << "slice [" << getOffset() << ", " << getOffset() + size
+                         << ") is outside the input of " << n << " elements";
+  return success();
+}
+
+}  // namespace cortiq
+
+#define GET_OP_CLASSES
+#include "compiler/dialect/CortiqOps.cpp.inc"

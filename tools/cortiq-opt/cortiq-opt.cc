@@ -1,0 +1,12 @@
+// cortiq-opt: an mlir-opt-style driver with the cortiq dialect (and its passes) registered.
+#include "compiler/dialect/CortiqDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char** argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<cortiq::CortiqDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "cortiq optimizer driver\n", registry));
+}
