@@ -152,9 +152,9 @@ LogicalResult KvAppendOp::verifySymbolUses(SymbolTableCollection& symbols) {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (getLayerType() == LayerType::full && getWindow())
+  if (getLayerType() == AttentionType::full && getWindow())
     return emitOpError() << "a full-attention layer has no window";
-  if (getLayerType() == LayerType::sliding && (!getWindow() || *getWindow() <= 0))
+  if (getLayerType() == AttentionType::sliding && (!getWindow() || *getWindow() <= 0))
     return emitOpError() << "a sliding-attention layer needs a positive window";
   if (getNumHeads() <= 0 || vectorLength(getQuery()) % getNumHeads() != 0)
     return emitOpError() << "heads " << getNumHeads() << " does not divide the query length "
@@ -169,8 +169,8 @@ LogicalResult AttentionOp::verifySymbolUses(SymbolTableCollection& symbols) {
   auto cache = lookupCache(*this, symbols, getCacheAttr());
   if (failed(cache)) return failure();
   if (cache->getLayerType() != getLayerType())
-    return emitOpError() << "layer " << getLayer() << " is " << stringifyLayerType(getLayerType())
-                         << " attention but reads the " << stringifyLayerType(cache->getLayerType())
+    return emitOpError() << "layer " << getLayer() << " is " << stringifyAttentionType(getLayerType())
+                         << " attention but reads the " << stringifyAttentionType(cache->getLayerType())
                          << " cache " << getCacheAttr() << " of layer " << cache->getLayer();
   int64_t head_dim = vectorLength(getQuery()) / getNumHeads();
   if (head_dim != cache->getHeadDim())

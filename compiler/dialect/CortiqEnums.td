@@ -5,7 +5,7 @@
 include "mlir/IR/EnumAttr.td"
 
 // HF `layer_types` entries "sliding_attention" / "full_attention".
-def Cortiq_LayerType : I32EnumAttr<"LayerType", "attention layer type", [
+def Cortiq_LayerType : I32EnumAttr<"AttentionType", "attention layer type", [
     I32EnumAttrCase<"sliding", 0>,
     I32EnumAttrCase<"full", 1>]> {
   let cppNamespace = "::cortiq";

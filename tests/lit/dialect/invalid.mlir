@@ -1,0 +1,207 @@
+// Each verifier rejection of the cortiq dialect, with its message.
+// RUN: cortiq-opt %s -split-input-file -verify-diagnostics
+
+cortiq.kv_cache @kv_cache_2 layer 2 sliding kv_heads 2 head_dim 16
+func.func @read_before_write(%q: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  // expected-error @+1 {{reads cache @kv_cache_2 before any layer writes it}}
+  %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 window 8 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_3 layer 3 full kv_heads 2 head_dim 32
+func.func @append_after_read(%q: tensor<128xf32>, %k: tensor<64xf32>, %position: i32) -> tensor<128xf32> {
+  // expected-error @+1 {{reads cache @kv_cache_3 before any layer writes it}}
+  %o = cortiq.attention layer 3 full %q over @kv_cache_3 at %position heads 4 scale 1.0 : tensor<128xf32> -> tensor<128xf32>
+  cortiq.kv_append %k, %k into @kv_cache_3 at %position : tensor<64xf32>, tensor<64xf32>
+  return %o : tensor<128xf32>
+}
+
+// -----
+
+// A shared sliding layer must not read the full layer's cache.
+cortiq.kv_cache @kv_cache_3 layer 3 full kv_heads 2 head_dim 16
+func.func @shared_type_mismatch(%q: tensor<64xf32>, %k: tensor<32xf32>, %position: i32) -> tensor<64xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_3 at %position : tensor<32xf32>, tensor<32xf32>
+  // expected-error @+1 {{layer 4 is sliding attention but reads the full cache @kv_cache_3 of layer 3}}
+  %o = cortiq.attention layer 4 sliding %q over @kv_cache_3 at %position heads 4 window 8 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
+
+// -----
+
+// A shared read whose source has another head width.
+cortiq.kv_cache @kv_cache_3 layer 3 full kv_heads 2 head_dim 32
+func.func @shared_head_width_mismatch(%q: tensor<64xf32>, %k: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_3 at %position : tensor<64xf32>, tensor<64xf32>
+  // expected-error @+1 {{query head width 16 differs from the head_dim 32 of cache @kv_cache_3 (layer 3)}}
+  %o = cortiq.attention layer 7 full %q over @kv_cache_3 at %position heads 4 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_3 layer 3 full kv_heads 2 head_dim 32
+func.func @window_on_full_layer(%q: tensor<128xf32>, %k: tensor<64xf32>, %position: i32) -> tensor<128xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_3 at %position : tensor<64xf32>, tensor<64xf32>
+  // expected-error @+1 {{a full-attention layer has no window}}
+  %o = cortiq.attention layer 3 full %q over @kv_cache_3 at %position heads 4 window 8 scale 1.0 : tensor<128xf32> -> tensor<128xf32>
+  return %o : tensor<128xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_2 layer 2 sliding kv_heads 2 head_dim 16
+func.func @sliding_without_window(%q: tensor<64xf32>, %k: tensor<32xf32>, %position: i32) -> tensor<64xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_2 at %position : tensor<32xf32>, tensor<32xf32>
+  // expected-error @+1 {{a sliding-attention layer needs a positive window}}
+  %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_2 layer 2 sliding kv_heads 3 head_dim 16
+func.func @heads_not_multiple_of_kv_heads(%q: tensor<64xf32>, %k: tensor<48xf32>, %position: i32) -> tensor<64xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_2 at %position : tensor<48xf32>, tensor<48xf32>
+  // expected-error @+1 {{heads 4 is not a multiple of the 3 kv heads of @kv_cache_2}}
+  %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 window 8 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_2 layer 2 sliding kv_heads 2 head_dim 16
+func.func @append_shape_mismatch(%k: tensor<64xf32>, %position: i32) {
+  // expected-error @+1 {{key/value of 64/64 elements do not match cache @kv_cache_2 (2 kv heads x 16)}}
+  cortiq.kv_append %k, %k into @kv_cache_2 at %position : tensor<64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_cache(%k: tensor<32xf32>, %position: i32) {
+  // expected-error @+1 {{cache @nowhere does not name a cortiq.kv_cache}}
+  cortiq.kv_append %k, %k into @nowhere at %position : tensor<32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+cortiq.weight @w : tensor<64x64xf32>
+func.func @linear_shape_mismatch(%x: tensor<32xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{weight @w of shape [64, 64] does not map 32 inputs to 64 outputs}}
+  %y = cortiq.linear @w(%x) : tensor<32xf32> -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @linear_unknown_weight(%x: tensor<32xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{weight @missing does not name a cortiq.weight}}
+  %y = cortiq.linear @missing(%x) : tensor<32xf32> -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+cortiq.weight @table : tensor<512x64xf32>
+func.func @embedding_width_mismatch(%token: i32) -> tensor<32xf32> {
+  // expected-error @+1 {{result has 32 elements but table @table rows have 64}}
+  %e = cortiq.embedding @table[%token] scale 8.0 : tensor<32xf32>
+  return %e : tensor<32xf32>
+}
+
+// -----
+
+cortiq.weight @table : tensor<512x64xf32>
+func.func @lm_head_mismatch(%h: tensor<32xf32>) -> tensor<512xf32> {
+  // expected-error @+1 {{table @table of shape [512, 64] does not map 32 inputs to 512 logits}}
+  %l = cortiq.lm_head @table(%h) : tensor<32xf32> -> tensor<512xf32>
+  return %l : tensor<512xf32>
+}
+
+// -----
+
+cortiq.weight @gain : tensor<32xf32>
+func.func @norm_gain_mismatch(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{gain @gain of type 'tensor<32xf32>' does not match group 16}}
+  %y = cortiq.rms_norm %x gain @gain group 16 eps 1.0e-6 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @norm_group_not_dividing(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{group 24 does not divide the input length 64}}
+  %y = cortiq.rms_norm %x group 24 eps 1.0e-6 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @add_shape_mismatch(%a: tensor<64xf32>, %b: tensor<32xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %y = "cortiq.add"(%a, %b) : (tensor<64xf32>, tensor<32xf32>) -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @rope_default_partial(%x: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  // expected-error @+1 {{default RoPE rotates all 8 pairs, not 4}}
+  %y = cortiq.rope default %x at %position theta 1.0e4 head_dim 16 pairs 4 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @rope_too_many_pairs(%x: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  // expected-error @+1 {{pairs 9 must be in [1, 8]}}
+  %y = cortiq.rope proportional %x at %position theta 1.0e6 head_dim 16 pairs 9 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @rope_head_dim(%x: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  // expected-error @+1 {{head_dim 24 must be even and divide the input length 64}}
+  %y = cortiq.rope default %x at %position theta 1.0e4 head_dim 24 pairs 12 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @slice_out_of_range(%x: tensor<64xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{slice [56, 72) is outside the input of 64 elements}}
+  %y = cortiq.slice %x[56] : tensor<64xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+cortiq.weight @s : tensor<2xf32>
+func.func @layer_scalar_not_scalar(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{scalar @s must have one element, has type 'tensor<2xf32>'}}
+  %y = cortiq.layer_scalar %x by @s : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @softcap_nonpositive(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{cap must be positive}}
+  %y = cortiq.softcap %x cap 0.0 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{element type must be f32, bf16 or f16, has 'i8'}}
+cortiq.weight @w8 : tensor<4x4xi8>
+
+// -----
+
+// expected-error @+1 {{'cortiq.weight' op must have a static-shape tensor type}}
+cortiq.weight @dyn : tensor<?x4xf32>
