@@ -1,0 +1,49 @@
+// Element types of checkpoint tensors (safetensors dtype strings) and the scalar conversions
+// between them: f32 <-> bf16 (round-to-nearest-even) and f16 <-> f32 (IEEE 754 binary16).
+#ifndef CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_
+#define CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cortiq {
+
+// The tensor element types cortiq can load. A safetensors file may hold other dtypes (I8, F64,
+// ...); such tensors are listed with `kUnsupported` (the original string is kept in
+// `TensorInfo::dtype_name`) and only fail when they are read.
+enum class DType { kF32, kBF16, kF16, kUnsupported };
+
+// Size of one element in bytes: 4 (F32), 2 (BF16, F16), 0 (kUnsupported).
+size_t DTypeSize(DType dtype);
+
+// The safetensors dtype string: "F32", "BF16", "F16"; "unsupported" for kUnsupported.
+std::string_view DTypeName(DType dtype);
+
+// Maps a safetensors dtype string to a DType: "F32", "BF16", "F16" (case-sensitive, as the
+// format writes them); any other string gives kUnsupported.
+DType DTypeFromName(std::string_view name);
+
+// Element size in bytes of any dtype string of the safetensors format (huggingface/safetensors
+// `Dtype`): BOOL, U8, I8, F8_E5M2, F8_E4M3, F8_E8M0 → 1; U16, I16, F16, BF16 → 2; U32, I32, F32 →
+// 4; U64, I64, F64 → 8. Returns 0 for strings it does not know (including sub-byte types such as
+// F4), whose byte sizes are then not checked against the shape.
+size_t SafetensorsDTypeSize(std::string_view name);
+
+// bf16 bits → f32 (exact: bf16 is the top half of an f32).
+float Bf16ToF32(uint16_t bits);
+
+// f32 → bf16 bits, rounding to nearest, ties to even. NaN stays NaN (quiet bit set), ±inf stays
+// ±inf; finite values above the bf16 range round to ±inf as IEEE rounding prescribes.
+uint16_t F32ToBf16(float value);
+
+// IEEE binary16 bits → f32 (exact, including subnormals, ±inf and NaN).
+float F16ToF32(uint16_t bits);
+
+// f32 → IEEE binary16 bits, round-to-nearest-even; overflow gives ±inf, tiny values give
+// subnormals or ±0, NaN stays NaN.
+uint16_t F32ToF16(float value);
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_

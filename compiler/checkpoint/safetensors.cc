@@ -1,0 +1,394 @@
+// Safetensors header validation, shard index resolution and tensor reads (see safetensors.h).
+#include "compiler/checkpoint/safetensors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/checkpoint/absl_compat.h"
+#include "compiler/checkpoint/json_util.h"
+#include "llvm/Support/JSON.h"
+#include "runtime/status_macros.h"
+
+namespace cortiq {
+namespace {
+
+constexpr char kSingleFileName[] = "model.safetensors";
+constexpr char kIndexFileName[] = "model.safetensors.index.json";
+// An index lists one short line per tensor; 100 MB is far beyond any real one.
+constexpr uint64_t kMaxIndexBytes = 100'000'000;
+
+absl::Status TensorError(absl::string_view file_name, absl::string_view tensor,
+                         absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(file_name, ": tensor ", tensor, ": ", what));
+}
+
+// Reads a JSON array of non-negative integers (each at most 2^63 − 1).
+bool ReadNonNegativeInts(const llvm::json::Value& value, std::vector<int64_t>* out) {
+  const llvm::json::Array* array = value.getAsArray();
+  if (array == nullptr) return false;
+  out->clear();
+  out->reserve(array->size());
+  for (const llvm::json::Value& element : *array) {
+    int64_t number;
+    if (!JsonToInt64(element, &number) || number < 0) return false;
+    out->push_back(number);
+  }
+  return true;
+}
+
+absl::StatusOr<TensorInfo> ParseEntry(const std::string& name, const llvm::json::Value& entry,
+                                      uint64_t data_section_offset, uint64_t data_size,
+                                      absl::string_view file_name, int file_index) {
+  const llvm::json::Object* object = entry.getAsObject();
+  if (object == nullptr) {
+    return TensorError(file_name, name,
+                       absl::StrCat("header entry must be an object, got ", JsonKindName(entry)));
+  }
+  TensorInfo info;
+  info.name = name;
+  info.file_index = file_index;
+
+  const llvm::json::Value* dtype = object->get("dtype");
+  const llvm::Optional<llvm::StringRef> dtype_name =
+      dtype != nullptr ? dtype->getAsString() : llvm::None;
+  if (!dtype_name) return TensorError(file_name, name, "\"dtype\" must be a string");
+  info.dtype_name = dtype_name->str();
+  info.dtype = DTypeFromName(info.dtype_name);
+
+  const llvm::json::Value* shape = object->get("shape");
+  if (shape == nullptr || !ReadNonNegativeInts(*shape, &info.shape)) {
+    return TensorError(file_name, name,
+                       "\"shape\" must be an array of non-negative integers below 2^63");
+  }
+  std::vector<int64_t> offsets;
+  const llvm::json::Value* offsets_value = object->get("data_offsets");
+  if (offsets_value == nullptr || !ReadNonNegativeInts(*offsets_value, &offsets) ||
+      offsets.size() != 2) {
+    return TensorError(file_name, name,
+                       "\"data_offsets\" must be [begin, end], two non-negative integers");
+  }
+  const uint64_t begin = static_cast<uint64_t>(offsets[0]);
+  const uint64_t end = static_cast<uint64_t>(offsets[1]);
+  if (begin > end) {
+    return TensorError(file_name, name,
+                       absl::StrCat("data_offsets [", begin, ", ", end, "] has begin > end"));
+  }
+  if (end > data_size) {
+    return TensorError(
+        file_name, name,
+        absl::StrCat("data_offsets [", begin, ", ", end, "] pass the end of the data section (",
+                     data_size, " bytes; the file is truncated or the header is wrong)"));
+  }
+
+  uint64_t num_elements = 1;
+  for (int64_t dim : info.shape) {
+    if (__builtin_mul_overflow(num_elements, static_cast<uint64_t>(dim), &num_elements)) {
+      return TensorError(file_name, name, "shape has more than 2^64 elements (overflow)");
+    }
+  }
+  const size_t element_size = SafetensorsDTypeSize(info.dtype_name);
+  if (element_size != 0) {
+    uint64_t expected_bytes;
+    if (__builtin_mul_overflow(num_elements, uint64_t{element_size}, &expected_bytes)) {
+      return TensorError(file_name, name,
+                         absl::StrCat("shape × ", info.dtype_name, " size overflows 2^64 bytes"));
+    }
+    if (expected_bytes != end - begin) {
+      std::string shape_text;
+      for (size_t i = 0; i < info.shape.size(); ++i) {
+        absl::StrAppend(&shape_text, i == 0 ? "" : ", ", info.shape[i]);
+      }
+      return TensorError(file_name, name,
+                         absl::StrCat("data_offsets [", begin, ", ", end, "] hold ", end - begin,
+                                      " bytes, but shape [", shape_text, "] of ", info.dtype_name,
+                                      " needs ", expected_bytes));
+    }
+  }
+  info.data_offset = data_section_offset + begin;
+  info.num_bytes = end - begin;
+  return info;
+}
+
+// Reads and parses the header of one safetensors file.
+absl::StatusOr<std::vector<TensorInfo>> ReadHeader(const ReadOnlyFile& file, int file_index) {
+  const std::string& path = file.path();
+  if (file.size() < 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": truncated: the file has ", file.size(),
+                     " bytes, fewer than the 8-byte header length of the safetensors format"));
+  }
+  uint8_t length_bytes[8];
+  CORTIQ_RETURN_IF_ERROR(file.ReadAt(0, 8, length_bytes));
+  uint64_t header_length = 0;
+  for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | length_bytes[i];
+  if (header_length > kMaxSafetensorsHeaderBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": header length ", header_length, " exceeds the limit of ",
+                     kMaxSafetensorsHeaderBytes, " bytes (not a safetensors file?)"));
+  }
+  if (header_length > file.size() - 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": header length ", header_length, " is more than the ", file.size() - 8,
+                     " bytes after the length field (truncated file?)"));
+  }
+  std::string header(header_length, '\0');
+  CORTIQ_RETURN_IF_ERROR(file.ReadAt(8, header_length, header.data()));
+  return ParseSafetensorsHeader(header, 8 + header_length, file.size(), path, file_index);
+}
+
+}  // namespace
+
+uint64_t TensorInfo::num_elements() const {
+  uint64_t count = 1;
+  for (int64_t dim : shape) count *= static_cast<uint64_t>(dim);
+  return count;
+}
+
+absl::StatusOr<std::vector<TensorInfo>> ParseSafetensorsHeader(std::string_view header_json_std,
+                                                               uint64_t data_section_offset,
+                                                               uint64_t file_size,
+                                                               std::string_view file_name_std,
+                                                               int file_index) {
+  const absl::string_view header_json = ToAbsl(header_json_std);
+  const absl::string_view file_name = ToAbsl(file_name_std);
+  if (data_section_offset > file_size) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": data section offset ",
+                                                   data_section_offset, " is past the file size ",
+                                                   file_size));
+  }
+  const uint64_t data_size = file_size - data_section_offset;
+  absl::StatusOr<llvm::json::Value> root = ParseJson(header_json, file_name);
+  if (!root.ok()) return root.status();
+  const llvm::json::Object* object = root->getAsObject();
+  if (object == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": the safetensors header must be a JSON object, got ", JsonKindName(*root)));
+  }
+
+  std::vector<TensorInfo> tensors;
+  tensors.reserve(object->size());
+  for (const auto& [key, value] : *object) {
+    const std::string name = key.str();
+    if (name == "__metadata__") continue;
+    absl::StatusOr<TensorInfo> info =
+        ParseEntry(name, value, data_section_offset, data_size, file_name, file_index);
+    if (!info.ok()) return info.status();
+    tensors.push_back(*std::move(info));
+  }
+  std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+    return a.data_offset != b.data_offset ? a.data_offset < b.data_offset : a.name < b.name;
+  });
+
+  // Sorted by begin, a range overlaps an earlier one iff it starts before the furthest end seen.
+  const TensorInfo* furthest = nullptr;
+  for (const TensorInfo& info : tensors) {
+    if (info.num_bytes == 0) continue;
+    if (furthest != nullptr && info.data_offset < furthest->data_offset + furthest->num_bytes) {
+      return TensorError(
+          file_name, info.name,
+          absl::StrCat("data range [", info.data_offset - data_section_offset, ", ",
+                       info.data_offset - data_section_offset + info.num_bytes,
+                       ") overlaps tensor ", furthest->name, " [",
+                       furthest->data_offset - data_section_offset, ", ",
+                       furthest->data_offset - data_section_offset + furthest->num_bytes, ")"));
+    }
+    if (furthest == nullptr ||
+        info.data_offset + info.num_bytes > furthest->data_offset + furthest->num_bytes) {
+      furthest = &info;
+    }
+  }
+  return tensors;
+}
+
+absl::StatusOr<SafetensorsCheckpoint> SafetensorsCheckpoint::Open(const std::string& dir,
+                                                                  bool map_data) {
+  SafetensorsCheckpoint checkpoint;
+  // Shard file name → file index, and the index's weight_map (empty for a single file).
+  std::map<std::string, int> shard_index;
+  std::vector<std::pair<std::string, std::string>> weight_map;
+  std::string index_path;
+  std::vector<std::string> paths;
+
+  if (IsRegularFile(dir)) {
+    paths.push_back(dir);
+  } else if (IsRegularFile(JoinPath(dir, kIndexFileName))) {
+    index_path = JoinPath(dir, kIndexFileName);
+    absl::StatusOr<std::string> text = ReadFileToString(index_path, kMaxIndexBytes);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<llvm::json::Value> root = ParseJson(*text, index_path);
+    if (!root.ok()) return root.status();
+    const llvm::json::Object* object = root->getAsObject();
+    const llvm::json::Object* map = object != nullptr ? object->getObject("weight_map") : nullptr;
+    if (map == nullptr || map->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          index_path, ": weight_map must be a non-empty object {tensor name: shard file}"));
+    }
+    for (const auto& [key, value] : *map) {
+      const llvm::Optional<llvm::StringRef> shard = value.getAsString();
+      if (!shard || shard->empty() || shard->contains('/')) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(index_path, ": weight_map[\"", key.str(),
+                         "\"] must be the file name of a shard in the same directory"));
+      }
+      weight_map.emplace_back(key.str(), shard->str());
+      shard_index.emplace(shard->str(), 0);
+    }
+    for (auto& [shard, index] : shard_index) {
+      index = static_cast<int>(paths.size());
+      paths.push_back(JoinPath(dir, shard));
+    }
+  } else if (IsRegularFile(JoinPath(dir, kSingleFileName))) {
+    paths.push_back(JoinPath(dir, kSingleFileName));
+  } else {
+    return absl::NotFoundError(
+        absl::StrCat(dir, ": no ", kSingleFileName, " or ", kIndexFileName, " found"));
+  }
+
+  for (size_t i = 0; i < paths.size(); ++i) {
+    absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(paths[i]);
+    if (!file.ok()) {
+      if (index_path.empty()) return file.status();
+      return absl::NotFoundError(absl::StrCat(index_path, ": shard ", paths[i],
+                                              " cannot be opened: ", file.status().message()));
+    }
+    absl::StatusOr<std::vector<TensorInfo>> tensors = ReadHeader(*file, static_cast<int>(i));
+    if (!tensors.ok()) return tensors.status();
+    if (map_data) CORTIQ_RETURN_IF_ERROR(file->Map());
+    for (TensorInfo& info : *tensors) {
+      const auto [it, inserted] =
+          checkpoint.by_name_.emplace(info.name, checkpoint.tensors_.size());
+      if (!inserted) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor ", info.name, " appears twice: in ",
+                         paths[checkpoint.tensors_[it->second].file_index], " and in ", paths[i]));
+      }
+      checkpoint.tensors_.push_back(std::move(info));
+    }
+    checkpoint.files_.push_back(*std::move(file));
+  }
+
+  for (const auto& [name, shard] : weight_map) {
+    const TensorInfo* info = checkpoint.Find(name);
+    const int expected_file = shard_index.at(shard);
+    if (info == nullptr || info->file_index != expected_file) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor ", name, " is listed in ", index_path,
+                                                     " for shard ", paths[expected_file],
+                                                     " but not found there"));
+    }
+  }
+  return checkpoint;
+}
+
+const TensorInfo* SafetensorsCheckpoint::Find(std::string_view name) const {
+  const auto it = by_name_.find(ToAbsl(name));
+  return it == by_name_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::vector<std::string> SafetensorsCheckpoint::files() const {
+  std::vector<std::string> paths;
+  paths.reserve(files_.size());
+  for (const ReadOnlyFile& file : files_) paths.push_back(file.path());
+  return paths;
+}
+
+absl::Span<const uint8_t> SafetensorsCheckpoint::Data(const TensorInfo& info) const {
+  if (info.file_index < 0 || static_cast<size_t>(info.file_index) >= files_.size()) return {};
+  const absl::Span<const uint8_t> mapped = files_[info.file_index].mapped();
+  if (info.data_offset > mapped.size() || info.num_bytes > mapped.size() - info.data_offset) {
+    return {};
+  }
+  return mapped.subspan(info.data_offset, info.num_bytes);
+}
+
+absl::StatusOr<absl::Span<const uint8_t>> SafetensorsCheckpoint::CheckedData(
+    const TensorInfo& info) const {
+  const std::string file_name =
+      info.file_index >= 0 && static_cast<size_t>(info.file_index) < files_.size()
+          ? files_[info.file_index].path()
+          : std::string("<no such file>");
+  if (info.dtype == DType::kUnsupported) {
+    return absl::UnimplementedError(absl::StrCat(file_name, ": tensor ", info.name, " has dtype ",
+                                                 info.dtype_name,
+                                                 "; only F32, BF16 and F16 can be read"));
+  }
+  uint64_t expected_bytes;
+  if (__builtin_mul_overflow(info.num_elements(), uint64_t{DTypeSize(info.dtype)},
+                             &expected_bytes) ||
+      expected_bytes != info.num_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": tensor ", info.name, ": ",
+                                                   info.num_bytes,
+                                                   " bytes do not match its shape and dtype"));
+  }
+  const absl::Span<const uint8_t> data = Data(info);
+  if (data.size() != info.num_bytes) {
+    if (info.file_index >= 0 && static_cast<size_t>(info.file_index) < files_.size() &&
+        files_[info.file_index].mapped().empty() && files_[info.file_index].size() > 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(file_name, ": tensor ", info.name,
+                       ": data are not mapped (the checkpoint was opened with map_data = false)"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": tensor ", info.name, ": data range is outside the file"));
+  }
+  return data;
+}
+
+absl::Status SafetensorsCheckpoint::ReadAsF32(const TensorInfo& info, float* out) const {
+  absl::StatusOr<absl::Span<const uint8_t>> data = CheckedData(info);
+  if (!data.ok()) return data.status();
+  const uint8_t* src = data->data();
+  const uint64_t count = info.num_elements();
+  switch (info.dtype) {
+    case DType::kF32:
+      if (count > 0) std::memcpy(out, src, count * sizeof(float));
+      break;
+    case DType::kBF16:
+    case DType::kF16: {
+      const bool is_bf16 = info.dtype == DType::kBF16;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * i, sizeof(bits));
+        out[i] = is_bf16 ? Bf16ToF32(bits) : F16ToF32(bits);
+      }
+      break;
+    }
+    case DType::kUnsupported:
+      break;  // Rejected by CheckedData.
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SafetensorsCheckpoint::ReadAsBF16(const TensorInfo& info, uint16_t* out) const {
+  absl::StatusOr<absl::Span<const uint8_t>> data = CheckedData(info);
+  if (!data.ok()) return data.status();
+  const uint8_t* src = data->data();
+  const uint64_t count = info.num_elements();
+  switch (info.dtype) {
+    case DType::kBF16:
+      if (count > 0) std::memcpy(out, src, count * sizeof(uint16_t));
+      break;
+    case DType::kF32:
+      for (uint64_t i = 0; i < count; ++i) {
+        float value;
+        std::memcpy(&value, src + 4 * i, sizeof(value));
+        out[i] = F32ToBf16(value);
+      }
+      break;
+    case DType::kF16:
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * i, sizeof(bits));
+        out[i] = F32ToBf16(F16ToF32(bits));
+      }
+      break;
+    case DType::kUnsupported:
+      break;  // Rejected by CheckedData.
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cortiq
