@@ -11,9 +11,8 @@
 
 namespace cortiq {
 
-// A tensor's name, element type and shape (HF order: `[out, in]` for linears).
-// Kept token-for-token identical to the copy in compiler/import/gemma4_tensors.h until that
-// header includes this one instead (two identical definitions do not break the ODR).
+// A tensor's name, element type and shape (HF order: `[out, in]` for linears). Shared by the
+// safetensors writer and the importer (compiler/import/gemma4_tensors.h); keep a single definition.
 struct TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
