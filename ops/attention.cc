@@ -1,0 +1,30 @@
+// Attention (ops/attention.h): per-target compilation of ops/attention-inl.h
+// and its dispatch.
+
+#include "ops/attention.h"
+
+#include <stddef.h>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/attention.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/attention-inl.h"
+
+#if HWY_ONCE
+namespace cortiq {
+namespace ops {
+
+HWY_EXPORT(Attention);
+
+void Attention(const float* q, const float* k_rows, const float* v_rows,
+               size_t num_rows, size_t num_heads, size_t num_kv_heads,
+               size_t head_dim, float scale, float* scratch, float* out) {
+  HWY_DYNAMIC_DISPATCH(Attention)
+  (q, k_rows, v_rows, num_rows, num_heads, num_kv_heads, head_dim, scale,
+   scratch, out);
+}
+
+}  // namespace ops
+}  // namespace cortiq
+#endif  // HWY_ONCE

@@ -1,0 +1,48 @@
+// Single-query multi-head attention over a set of cached key/value rows (one
+// decode step of one layer), with grouped-query (GQA) / multi-query (MQA) head
+// sharing.
+
+#ifndef CORTIQ_OPS_ATTENTION_H_
+#define CORTIQ_OPS_ATTENTION_H_
+
+#include <stddef.h>
+
+namespace cortiq {
+namespace ops {
+
+// For each query head h in [0, num_heads), with g = num_heads / num_kv_heads
+// and kv head j = h / g (HF `repeat_kv`: kv head j serves q heads j*g .. j*g +
+// g - 1):
+//
+//     s_i = scale * dot(q_h, k_ij)        for the rows i < num_rows
+//     a = softmax(s) = exp(s - max s) / sum_i exp(s_i - max s)
+//     out_h = sum_i a_i * v_ij
+//
+// Spec §3.3 step 4; Gemma 4 uses scale = 1.0 (no 1/sqrt(d), no logit softcap).
+//
+// Shapes (all f32, no alignment required):
+// - q: [num_heads, head_dim].
+// - k_rows: [num_rows, num_kv_heads * head_dim]; k_ij is at row i, offset
+//   j * head_dim.
+// - v_rows: same layout as k_rows.
+// - scratch: at least num_rows floats; overwritten (ends up holding
+//   exp(s - max s) of the last head).
+// - out: [num_heads, head_dim].
+//
+// Requires num_kv_heads >= 1 and num_heads % num_kv_heads == 0. The caller
+// passes exactly the visible rows (causal / sliding-window masking is done by
+// choosing the rows); their order does not matter (softmax and the weighted sum
+// are order-independent up to rounding), so a ring buffer can be passed as is.
+// num_rows == 0 writes out = 0.
+// Aliasing: out and scratch must not overlap each other or the inputs.
+// Precision: scores are f32 dot products (error <= ~(head_dim / (4 lanes) + 8)
+// * 2^-24 * sum_d |q_d k_d|), exp via Highway's Exp (1 ulp), sums in f32;
+// compare with AttentionReference (double).
+void Attention(const float* q, const float* k_rows, const float* v_rows,
+               size_t num_rows, size_t num_heads, size_t num_kv_heads,
+               size_t head_dim, float scale, float* scratch, float* out);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_ATTENTION_H_

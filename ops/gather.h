@@ -1,0 +1,37 @@
+// Scaled copy of part of one table row to f32: the token-embedding lookup and
+// the per-layer (PLE) table lookup, for f32 or bf16 tables.
+
+#ifndef CORTIQ_OPS_GATHER_H_
+#define CORTIQ_OPS_GATHER_H_
+
+#include <stddef.h>
+
+#include "hwy/base.h"  // hwy::bfloat16_t
+
+namespace cortiq {
+namespace ops {
+
+// Copies part of one table row to f32, scaled:
+//
+//     y[j] = scale * table[row * cols + col_begin + j]    for j < count
+//
+// table is row-major [num_rows, cols] f32; requires col_begin + count <= cols.
+// y has count floats and must not overlap the table. One f32 multiply per
+// element (scale = 1 gives a plain copy).
+// Spec §3.1, token embedding e = E[t] * sqrt(H): cols = H, col_begin = 0,
+// count = H. Spec §3.2 step 3, PLE row E_ple[t, l*P : (l+1)*P] * sqrt(P):
+// cols = L*P, col_begin = l*P, count = P. The caller chooses the scale: the
+// exact sqrt(H) (f32 HF, llama.cpp) or the bf16-rounded one HF uses with bf16
+// weights (spec §5.2).
+void GatherRowF32(const float* table, size_t cols, size_t row, size_t col_begin,
+                  size_t count, float scale, float* y);
+
+// As GatherRowF32 for a bf16 table; entries are widened exactly to f32 before
+// the multiply.
+void GatherRowBF16(const hwy::bfloat16_t* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_GATHER_H_

@@ -1,0 +1,46 @@
+// Matrix-vector product y = W x (the decoder's Linear layers and the tied LM
+// head), with f32 or bf16 weights and f32 activations, over a range of output
+// rows (for splitting across threads).
+
+#ifndef CORTIQ_OPS_LINEAR_H_
+#define CORTIQ_OPS_LINEAR_H_
+
+#include <stddef.h>
+
+#include "hwy/base.h"  // hwy::bfloat16_t
+
+namespace cortiq {
+namespace ops {
+
+// Computes rows [row_begin, row_end) of y = W x:
+//
+//     y[r] = sum_{c < cols} w[r * cols + c] * x[c]
+//
+// Spec §3.0 "Linear": W·x with HF `[out, in]` weights (nn.Linear, no bias), so
+// w is row-major [rows, cols] = [out_features, in_features]; x has cols floats;
+// y has rows floats and is indexed by the absolute row r. Only
+// y[row_begin, row_end) is written, so threads may own disjoint row ranges of
+// the same y. Requires row_begin <= row_end <= rows and cols >= 1 (any size,
+// not only multiples of the vector length). No alignment is required.
+//
+// Aliasing: y must not overlap w or x.
+// Precision: f32 FMAs in 8 vector accumulators (2 per row), then a horizontal
+// sum. Worst case |y - exact| <= k * 2^-24 * sum_c |w_c x_c| with
+// k ~ cols / (2 * lanes) + 8 (AVX-512, cols = 2560: k ~ 90, i.e. 5e-6);
+// random-sign sums do ~sqrt(k) times better.
+// Scalar reference: LinearF32Reference.
+void LinearF32(const float* w, const float* x, float* y, size_t rows,
+               size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearF32 with bf16 weights (hwy::bfloat16_t, row-major [rows, cols]).
+// Each weight is widened exactly to f32 in registers (bf16 is the top half of
+// an f32) and the f32 kernel's summation order is kept, so the result is
+// bit-identical to LinearF32 on the widened matrix.
+// Scalar reference: LinearBF16Reference.
+void LinearBF16(const hwy::bfloat16_t* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_LINEAR_H_

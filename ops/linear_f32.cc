@@ -1,0 +1,46 @@
+// LinearF32 (ops/linear.h): per-target instantiation of LinearRows<float> and
+// its dispatch. One translation unit per weight type keeps compile time per
+// file bounded.
+
+#include <stddef.h>
+
+#include "hwy/base.h"
+#include "ops/linear.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/linear_f32.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/linear-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cortiq {
+namespace ops {
+namespace HWY_NAMESPACE {
+
+// Per-target entry point exported below.
+void LinearF32(const float* w, const float* x, float* y, size_t rows,
+               size_t cols, size_t row_begin, size_t row_end) {
+  LinearRows(w, x, y, rows, cols, row_begin, row_end);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace ops
+}  // namespace cortiq
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cortiq {
+namespace ops {
+
+HWY_EXPORT(LinearF32);
+
+void LinearF32(const float* w, const float* x, float* y, size_t rows,
+               size_t cols, size_t row_begin, size_t row_end) {
+  HWY_DYNAMIC_DISPATCH(LinearF32)(w, x, y, rows, cols, row_begin, row_end);
+}
+
+}  // namespace ops
+}  // namespace cortiq
+#endif  // HWY_ONCE

@@ -1,0 +1,215 @@
+// Scalar double-precision references of the ops/ kernels (ops/reference.h).
+
+#include "ops/reference.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "hwy/base.h"
+
+namespace cortiq {
+namespace ops {
+
+float BF16ToF32(hwy::bfloat16_t v) {
+  const uint32_t bits = static_cast<uint32_t>(v.bits) << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+hwy::bfloat16_t F32ToBF16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof(bits));
+  hwy::bfloat16_t out;
+  if (isnan(f)) {
+    out.bits =
+        static_cast<uint16_t>((bits >> 16) | 0x40);  // keep it a (quiet) NaN
+    return out;
+  }
+  // Round to nearest, ties to even, on the 16 discarded bits.
+  const uint32_t rounding_bias = 0x7FFF + ((bits >> 16) & 1);
+  out.bits = static_cast<uint16_t>((bits + rounding_bias) >> 16);
+  return out;
+}
+
+namespace {
+
+template <typename WT>
+double ToDouble(WT v);
+template <>
+double ToDouble<float>(float v) {
+  return v;
+}
+template <>
+double ToDouble<hwy::bfloat16_t>(hwy::bfloat16_t v) {
+  return BF16ToF32(v);
+}
+
+template <typename WT>
+void LinearReference(const WT* w, const float* x, float* y, size_t cols,
+                     size_t row_begin, size_t row_end) {
+  for (size_t r = row_begin; r < row_end; ++r) {
+    double sum = 0.0;
+    for (size_t c = 0; c < cols; ++c) {
+      sum += ToDouble(w[r * cols + c]) * static_cast<double>(x[c]);
+    }
+    y[r] = static_cast<float>(sum);
+  }
+}
+
+template <typename T>
+void GatherRowReference(const T* table, size_t cols, size_t row,
+                        size_t col_begin, size_t count, float scale, float* y) {
+  const T* src = table + row * cols + col_begin;
+  for (size_t j = 0; j < count; ++j) {
+    y[j] = static_cast<float>(static_cast<double>(scale) * ToDouble(src[j]));
+  }
+}
+
+}  // namespace
+
+void LinearF32Reference(const float* w, const float* x, float* y, size_t rows,
+                        size_t cols, size_t row_begin, size_t row_end) {
+  (void)rows;
+  LinearReference(w, x, y, cols, row_begin, row_end);
+}
+
+void LinearBF16Reference(const hwy::bfloat16_t* w, const float* x, float* y,
+                         size_t rows, size_t cols, size_t row_begin,
+                         size_t row_end) {
+  (void)rows;
+  LinearReference(w, x, y, cols, row_begin, row_end);
+}
+
+void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
+                      size_t group_size, float eps) {
+  for (size_t g = 0; g < n; g += group_size) {
+    double sum_sq = 0.0;
+    for (size_t i = 0; i < group_size; ++i) {
+      sum_sq += static_cast<double>(x[g + i]) * static_cast<double>(x[g + i]);
+    }
+    const double scale = 1.0 / sqrt(sum_sq / static_cast<double>(group_size) +
+                                    static_cast<double>(eps));
+    for (size_t i = 0; i < group_size; ++i) {
+      const double w = gain != nullptr ? static_cast<double>(gain[i]) : 1.0;
+      y[g + i] = static_cast<float>(static_cast<double>(x[g + i]) * scale * w);
+    }
+  }
+}
+
+void ApplyRopeReference(float* x, size_t num_heads, size_t head_dim,
+                        size_t rotated_pairs, const float* cos,
+                        const float* sin) {
+  const size_t half = head_dim / 2;
+  for (size_t h = 0; h < num_heads; ++h) {
+    float* xh = x + h * head_dim;
+    for (size_t i = 0; i < rotated_pairs; ++i) {
+      const double a = xh[i];
+      const double b = xh[i + half];
+      const double c = cos[i];
+      const double s = sin[i];
+      xh[i] = static_cast<float>(a * c - b * s);
+      xh[i + half] = static_cast<float>(b * c + a * s);
+    }
+  }
+}
+
+void AttentionReference(const float* q, const float* k_rows,
+                        const float* v_rows, size_t num_rows, size_t num_heads,
+                        size_t num_kv_heads, size_t head_dim, float scale,
+                        float* out) {
+  const size_t group = num_heads / num_kv_heads;
+  const size_t row_stride = num_kv_heads * head_dim;
+  std::vector<double> s(num_rows);
+  std::vector<double> o(head_dim);
+  for (size_t h = 0; h < num_heads; ++h) {
+    const size_t kv_offset = (h / group) * head_dim;
+    const float* qh = q + h * head_dim;
+    double max = -INFINITY;
+    for (size_t i = 0; i < num_rows; ++i) {
+      const float* k = k_rows + i * row_stride + kv_offset;
+      double dot = 0.0;
+      for (size_t d = 0; d < head_dim; ++d) {
+        dot += static_cast<double>(qh[d]) * static_cast<double>(k[d]);
+      }
+      s[i] = static_cast<double>(scale) * dot;
+      max = s[i] > max ? s[i] : max;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < num_rows; ++i) {
+      s[i] = exp(s[i] - max);
+      sum += s[i];
+    }
+    for (size_t d = 0; d < head_dim; ++d) o[d] = 0.0;
+    for (size_t i = 0; i < num_rows; ++i) {
+      const float* v = v_rows + i * row_stride + kv_offset;
+      const double a = s[i] / sum;
+      for (size_t d = 0; d < head_dim; ++d)
+        o[d] += a * static_cast<double>(v[d]);
+    }
+    for (size_t d = 0; d < head_dim; ++d) {
+      out[h * head_dim + d] = static_cast<float>(o[d]);
+    }
+  }
+}
+
+void GeluTanhReference(const float* x, float* y, size_t n) {
+  const double k_pi = 3.14159265358979323846;
+  const double k_sqrt_2_over_pi = sqrt(2.0 / k_pi);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double u = k_sqrt_2_over_pi * (v + 0.044715 * v * v * v);
+    // 0.5 v (1 + tanh(u)) == v / (1 + exp(-2u)); the second form has no
+    // cancellation for u << 0 (in double, 1 + tanh(u) loses all digits once u <
+    // -19, i.e. x < -7). exp overflows to inf for u < -354, giving the correct
+    // limit -0.
+    y[i] = static_cast<float>(v / (1.0 + exp(-2.0 * u)));
+  }
+}
+
+void MulReference(const float* a, const float* b, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<float>(static_cast<double>(a[i]) *
+                              static_cast<double>(b[i]));
+  }
+}
+
+void AddReference(const float* a, const float* b, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<float>(static_cast<double>(a[i]) +
+                              static_cast<double>(b[i]));
+  }
+}
+
+void ScaleReference(const float* x, float s, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    y[i] =
+        static_cast<float>(static_cast<double>(x[i]) * static_cast<double>(s));
+  }
+}
+
+void SoftcapReference(const float* x, float cap, float* y, size_t n) {
+  const double c = cap;
+  for (size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<float>(c * tanh(static_cast<double>(x[i]) / c));
+  }
+}
+
+void GatherRowF32Reference(const float* table, size_t cols, size_t row,
+                           size_t col_begin, size_t count, float scale,
+                           float* y) {
+  GatherRowReference(table, cols, row, col_begin, count, scale, y);
+}
+
+void GatherRowBF16Reference(const hwy::bfloat16_t* table, size_t cols,
+                            size_t row, size_t col_begin, size_t count,
+                            float scale, float* y) {
+  GatherRowReference(table, cols, row, col_begin, count, scale, y);
+}
+
+}  // namespace ops
+}  // namespace cortiq

@@ -1,0 +1,69 @@
+// Plain scalar reference implementations of every ops/ kernel, computing in
+// double and rounding once to f32. Slow; for tests (these and other layers'
+// golden comparisons) only.
+//
+// Each function has the signature, shapes and aliasing rules of the kernel it
+// mirrors (see that kernel's header for the formula and its source); only the
+// differences are noted here. RopeCosSin (ops/rope.h) is itself scalar double
+// code and has no separate reference.
+
+#ifndef CORTIQ_OPS_REFERENCE_H_
+#define CORTIQ_OPS_REFERENCE_H_
+
+#include <stddef.h>
+
+#include "hwy/base.h"  // hwy::bfloat16_t
+
+namespace cortiq {
+namespace ops {
+
+// ops/linear.h. Sums the products in double, in column order.
+void LinearF32Reference(const float* w, const float* x, float* y, size_t rows,
+                        size_t cols, size_t row_begin, size_t row_end);
+void LinearBF16Reference(const hwy::bfloat16_t* w, const float* x, float* y,
+                         size_t rows, size_t cols, size_t row_begin,
+                         size_t row_end);
+
+// ops/rms_norm.h. Mean square, root and both products in double.
+void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
+                      size_t group_size, float eps);
+
+// ops/rope.h. Rotation in double from the given f32 cos/sin.
+void ApplyRopeReference(float* x, size_t num_heads, size_t head_dim,
+                        size_t rotated_pairs, const float* cos,
+                        const float* sin);
+
+// ops/attention.h, without the scratch argument (allocates its own). Scores,
+// softmax and the weighted sum in double, in row order.
+void AttentionReference(const float* q, const float* k_rows,
+                        const float* v_rows, size_t num_rows, size_t num_heads,
+                        size_t num_kv_heads, size_t head_dim, float scale,
+                        float* out);
+
+// ops/elementwise.h. GeluTanhReference evaluates HF's 0.5 x (1 + tanh(u)),
+// u = sqrt(2/pi) (x + 0.044715 x^3), in double as x / (1 + exp(-2u))
+// (identical, and free of the cancellation of 1 + tanh(u) for negative x).
+void GeluTanhReference(const float* x, float* y, size_t n);
+void MulReference(const float* a, const float* b, float* y, size_t n);
+void AddReference(const float* a, const float* b, float* y, size_t n);
+void ScaleReference(const float* x, float s, float* y, size_t n);
+void SoftcapReference(const float* x, float cap, float* y, size_t n);
+
+// ops/gather.h.
+void GatherRowF32Reference(const float* table, size_t cols, size_t row,
+                           size_t col_begin, size_t count, float scale,
+                           float* y);
+void GatherRowBF16Reference(const hwy::bfloat16_t* table, size_t cols,
+                            size_t row, size_t col_begin, size_t count,
+                            float scale, float* y);
+
+// Scalar helpers for the above and for tests: exact bf16 -> f32 widening, and
+// f32 -> bf16 with round-to-nearest-even (NaN stays NaN), as torch's
+// `.to(torch.bfloat16)`.
+float BF16ToF32(hwy::bfloat16_t v);
+hwy::bfloat16_t F32ToBF16(float f);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_REFERENCE_H_

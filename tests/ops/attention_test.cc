@@ -1,0 +1,270 @@
+// Tests Attention (ops/attention.cc): the per-target kernel and the dispatched
+// function on every compiled Highway target, against AttentionReference
+// (double).
+
+#include "ops/attention.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "ops/reference.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/ops/attention_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"  // after highway.h (per-target re-inclusion)
+#include "ops/attention-inl.h"
+#include "tests/ops/test_util.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cortiq {
+namespace ops {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+struct Shape {
+  size_t rows, heads, kv_heads, head_dim;
+};
+
+// Error bound for head h, derived from the computation:
+// - each score s_i has an absolute error d_i <= |scale| * SumErrorBound(
+//   head_dim, N, 4, sum_d |q_d k_id|), plus u |s_i| for the multiply by scale;
+// - the softmax turns score errors into probability errors with
+//   sum_i |da_i| <= 2 max_i d_i; Exp (1 ulp), the f32 sum of the exps and the
+//   1/sum add (rows + 4) u relative;
+// - the f32 weighted sum of the v rows adds (rows + 2) u * max |v|.
+// Total: (2 max_i d_i + (2 rows + 8) u) * max |v| over the head's kv slice.
+double AttentionTol(const float* q, const float* k, const float* v,
+                    const Shape& s, float scale, size_t h) {
+  const hn::ScalableTag<float> df;
+  const size_t group = s.heads / s.kv_heads;
+  const size_t stride = s.kv_heads * s.head_dim;
+  const size_t off = (h / group) * s.head_dim;
+  double max_d = 0.0, max_v = 0.0;
+  for (size_t i = 0; i < s.rows; ++i) {
+    double abs_dot = 0.0, dot = 0.0;
+    for (size_t d = 0; d < s.head_dim; ++d) {
+      const double p =
+          static_cast<double>(q[h * s.head_dim + d]) * k[i * stride + off + d];
+      abs_dot += fabs(p);
+      dot += p;
+      max_v =
+          std::max(max_v, fabs(static_cast<double>(v[i * stride + off + d])));
+    }
+    const double d_i =
+        fabs(scale) *
+            test::SumErrorBound(s.head_dim, hn::Lanes(df), 4, abs_dot) +
+        test::kU * fabs(scale * dot);
+    max_d = std::max(max_d, d_i);
+  }
+  return (2.0 * max_d + (2.0 * static_cast<double>(s.rows) + 8.0) * test::kU) *
+         max_v;
+}
+
+// Runs the per-target and the dispatched kernel and compares with the
+// reference.
+void CheckAttention(const std::vector<float>& q, const std::vector<float>& k,
+                    const std::vector<float>& v, const Shape& s, float scale) {
+  const size_t out_size = s.heads * s.head_dim;
+  std::vector<float> expected(out_size);
+  AttentionReference(q.data(), k.data(), v.data(), s.rows, s.heads, s.kv_heads,
+                     s.head_dim, scale, expected.data());
+  for (int variant = 0; variant < 2; ++variant) {
+    std::vector<float> out(out_size, test::Sentinel());
+    std::vector<float> scratch(s.rows + 1, test::Sentinel());
+    if (variant == 0) {
+      Attention(q.data(), k.data(), v.data(), s.rows, s.heads, s.kv_heads,
+                s.head_dim, scale, scratch.data(), out.data());
+    } else {
+      ::cortiq::ops::Attention(q.data(), k.data(), v.data(), s.rows, s.heads,
+                               s.kv_heads, s.head_dim, scale, scratch.data(),
+                               out.data());
+    }
+    EXPECT_TRUE(isnan(scratch[s.rows])) << "scratch written past num_rows";
+    for (size_t h = 0; h < s.heads; ++h) {
+      const double tol =
+          AttentionTol(q.data(), k.data(), v.data(), s, scale, h);
+      for (size_t d = 0; d < s.head_dim; ++d) {
+        const size_t j = h * s.head_dim + d;
+        ASSERT_NEAR(out[j], expected[j], tol)
+            << "head " << h << " dim " << d << " rows " << s.rows << " heads "
+            << s.heads << "/" << s.kv_heads << " head_dim " << s.head_dim
+            << " variant " << variant;
+      }
+    }
+  }
+}
+
+struct Inputs {
+  std::vector<float> q, k, v;
+};
+
+Inputs RandomInputs(const Shape& s, float qk_range, uint32_t seed) {
+  const size_t kv = s.rows * s.kv_heads * s.head_dim;
+  return {test::RandomFloats(s.heads * s.head_dim, -qk_range, qk_range, seed),
+          test::RandomFloats(kv, -qk_range, qk_range, seed + 1),
+          test::RandomFloats(kv, -1.0f, 1.0f, seed + 2)};
+}
+
+// MHA, GQA (8/2, Gemma-4 E4B-like 8/4), MQA (8/1); head_dim of the Gemma layers
+// and odd sizes; 1 row, small counts, the sliding window (512) and beyond.
+void TestShapes() {
+  const size_t kHeads[][2] = {{1, 1}, {4, 4}, {8, 2}, {8, 4}, {8, 1}};
+  const size_t kHeadDims[] = {1, 3, 20, 256, 512};
+  const size_t kRows[] = {1, 2, 5, 17, 512, 600};
+  uint32_t seed = 1;
+  for (const auto& hk : kHeads) {
+    for (size_t hd : kHeadDims) {
+      for (size_t rows : kRows) {
+        if (hd == 512 && rows == 600 && hk[0] == 8 && hk[1] != 1)
+          continue;  // time
+        const Shape s{rows, hk[0], hk[1], hd};
+        // Scores of order 1..10: q, k uniform with sum over head_dim of q k ~
+        // sqrt(hd).
+        const float range =
+            static_cast<float>(2.0 / sqrt(sqrt(static_cast<double>(hd))));
+        const Inputs in = RandomInputs(s, range, seed);
+        seed += 3;
+        CheckAttention(in.q, in.k, in.v, s, 1.0f);
+      }
+    }
+  }
+}
+
+// A scale other than 1 (the usual 1/sqrt(d)) enters the scores linearly.
+void TestScale() {
+  const Shape s{37, 4, 2, 64};
+  const Inputs in = RandomInputs(s, 1.0f, 123);
+  CheckAttention(in.q, in.k, in.v, s, 0.125f);
+  CheckAttention(in.q, in.k, in.v, s, 3.0f);
+}
+
+// Scores of magnitude ~1e3..1e4: without subtracting the max, exp would
+// overflow. The result must be finite and match the reference (nearly one-hot).
+void TestLargeScores() {
+  const Shape s{100, 2, 1, 64};
+  const Inputs in = RandomInputs(s, 12.0f, 321);
+  CheckAttention(in.q, in.k, in.v, s, 1.0f);
+  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
+            s.head_dim, 1.0f, scratch.data(), out.data());
+  for (float o : out) EXPECT_TRUE(isfinite(o));
+}
+
+// One row: the softmax is exactly 1, so every head outputs its kv head's v row
+// exactly. With distinct kv heads this pins the GQA/MQA mapping h -> h / (heads
+// / kv_heads).
+void TestOneRowSelectsKvHead() {
+  const size_t kHeads[][2] = {{8, 2}, {8, 1}, {8, 8}, {6, 3}};
+  for (const auto& hk : kHeads) {
+    const Shape s{1, hk[0], hk[1], 24};
+    const Inputs in = RandomInputs(s, 1.0f, 55);
+    std::vector<float> out(s.heads * s.head_dim), scratch(1);
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant == 0) {
+        Attention(in.q.data(), in.k.data(), in.v.data(), 1, s.heads, s.kv_heads,
+                  s.head_dim, 1.0f, scratch.data(), out.data());
+      } else {
+        ::cortiq::ops::Attention(in.q.data(), in.k.data(), in.v.data(), 1,
+                                 s.heads, s.kv_heads, s.head_dim, 1.0f,
+                                 scratch.data(), out.data());
+      }
+      const size_t group = s.heads / s.kv_heads;
+      for (size_t h = 0; h < s.heads; ++h) {
+        EXPECT_EQ(0,
+                  memcmp(&out[h * s.head_dim], &in.v[(h / group) * s.head_dim],
+                         s.head_dim * sizeof(float)))
+            << "head " << h << " of " << s.heads << "/" << s.kv_heads;
+      }
+    }
+  }
+}
+
+// Identical keys give equal weights: the output is the mean of the v rows.
+void TestEqualScoresAverage() {
+  const Shape s{6, 2, 1, 16};
+  Inputs in = RandomInputs(s, 1.0f, 66);
+  for (size_t i = 1; i < s.rows; ++i) {
+    std::copy(in.k.begin(), in.k.begin() + 16, in.k.begin() + i * 16);
+  }
+  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
+            s.head_dim, 1.0f, scratch.data(), out.data());
+  for (size_t h = 0; h < s.heads; ++h) {
+    for (size_t d = 0; d < s.head_dim; ++d) {
+      double mean = 0.0;
+      for (size_t i = 0; i < s.rows; ++i) mean += in.v[i * 16 + d];
+      EXPECT_NEAR(out[h * 16 + d], mean / s.rows, 1e-6);
+    }
+  }
+}
+
+// Row order does not matter (ring buffer): a rotated and a shuffled copy of the
+// cache give the same output as the original, within the tolerance.
+void TestRowOrderInvariance() {
+  const Shape s{300, 8, 2, 256};
+  const Inputs in = RandomInputs(s, 0.5f, 77);
+  const size_t stride = s.kv_heads * s.head_dim;
+  std::vector<size_t> perm(s.rows);
+  for (size_t i = 0; i < s.rows; ++i)
+    perm[i] = (i + 123) % s.rows;  // ring rotation
+  std::vector<size_t> shuffled = perm;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
+  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
+            s.head_dim, 1.0f, scratch.data(), out.data());
+  for (const auto& p : {perm, shuffled}) {
+    std::vector<float> k2(in.k.size()), v2(in.v.size());
+    for (size_t i = 0; i < s.rows; ++i) {
+      memcpy(&k2[i * stride], &in.k[p[i] * stride], stride * sizeof(float));
+      memcpy(&v2[i * stride], &in.v[p[i] * stride], stride * sizeof(float));
+    }
+    std::vector<float> out2(out.size());
+    Attention(in.q.data(), k2.data(), v2.data(), s.rows, s.heads, s.kv_heads,
+              s.head_dim, 1.0f, scratch.data(), out2.data());
+    for (size_t h = 0; h < s.heads; ++h) {
+      const double tol =
+          2.0 * AttentionTol(in.q.data(), in.k.data(), in.v.data(), s, 1.0f, h);
+      for (size_t d = 0; d < s.head_dim; ++d) {
+        EXPECT_NEAR(out2[h * s.head_dim + d], out[h * s.head_dim + d], tol);
+      }
+    }
+  }
+}
+
+// No rows: the output is zero.
+void TestNoRows() {
+  const std::vector<float> q(2 * 8, 1.0f);
+  std::vector<float> out(2 * 8, test::Sentinel());
+  float scratch[1];
+  Attention(q.data(), nullptr, nullptr, 0, 2, 1, 8, 1.0f, scratch, out.data());
+  for (float o : out) EXPECT_EQ(0.0f, o);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace ops
+}  // namespace cortiq
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cortiq {
+namespace ops {
+HWY_BEFORE_TEST(AttentionTest);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestShapes);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestScale);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestLargeScores);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestOneRowSelectsKvHead);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestEqualScoresAverage);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestRowOrderInvariance);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestNoRows);
+}  // namespace ops
+}  // namespace cortiq
+#endif  // HWY_ONCE
