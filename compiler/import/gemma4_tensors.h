@@ -7,17 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/checkpoint/dtype.h"
 #include "compiler/checkpoint/model_config.h"
+#include "compiler/checkpoint/tensor_spec.h"
 
 namespace cortiq {
-
-// A tensor's name, element type and shape (HF order: `[out, in]` for linears).
-struct TensorSpec {
-  std::string name;
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-};
 
 // Prefix of the text decoder's tensors in the official multimodal checkpoints
 // (Gemma4ForConditionalGeneration); a text-only Gemma4ForCausalLM export uses "model.".

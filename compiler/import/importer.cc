@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "compiler/checkpoint/file_util.h"
 #include "compiler/checkpoint/safetensors.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,9 @@
 
 namespace cortiq {
 namespace {
+
+// config.json files are a few kB; anything past this is not a config.
+constexpr uint64_t kMaxConfigBytes = 16 << 20;
 
 using mlir::Value;
 
@@ -296,10 +300,18 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportCheckpoint(mlir::MLIRContext& context,
                                                                   const std::string& checkpoint_dir,
                                                                   bool config_only) {
+  if (config_only && IsRegularFile(checkpoint_dir)) {
+    // A config file given directly (e.g. tests/data/configs/e4b.json).
+    CORTIQ_ASSIGN_OR_RETURN(std::string text, ReadFileToString(checkpoint_dir, kMaxConfigBytes));
+    CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config,
+                            ParseGemma4TextConfig(text, checkpoint_dir));
+    return ImportGemma4Text(context, config, Gemma4TextTensors(config, DType::kBF16),
+                            checkpoint_dir);
+  }
   CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config, LoadGemma4TextConfig(checkpoint_dir));
   if (config_only) {
     return ImportGemma4Text(context, config, Gemma4TextTensors(config, DType::kBF16),
-                            checkpoint_dir + "/config.json");
+                            JoinPath(checkpoint_dir, "config.json"));
   }
   CORTIQ_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint,
                           SafetensorsCheckpoint::Open(checkpoint_dir, /*map_data=*/false));

@@ -34,7 +34,8 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     const std::vector<TensorSpec>& tensors, const std::string& source_name);
 
 // Reads `checkpoint_dir`/config.json and the safetensors header(s) (no weights) and imports.
-// With `config_only`, the tensors are not read: the shapes the config implies are used
+// With `config_only`, the tensors are not read (and `checkpoint_dir` may also name a config
+// .json file directly): the shapes the config implies are used
 // (bf16, the dtype of the official releases), so E2B/E4B graphs can be printed from a config.
 // Errors: those of LoadGemma4TextConfig, SafetensorsCheckpoint::Open and ImportGemma4Text.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportCheckpoint(mlir::MLIRContext& context,

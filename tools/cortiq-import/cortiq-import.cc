@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "tools/common/command_line.h"
 #include "compiler/import/importer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "cortiq-import CHECKPOINT_DIR [--config-only] [--o FILE]\n"
       "Prints the cortiq dialect IR of one decode step of a Gemma-4 E-series text decoder.");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   if (args.size() != 2) {
     std::fprintf(stderr, "usage: cortiq-import CHECKPOINT_DIR [--config-only] [--o FILE]\n");
     return 2;
