@@ -1,0 +1,128 @@
+// Tests of ImportGemma4Text / ImportCheckpoint: errors that name the tensor at fault, the
+// FFN width taken from the tensors, text-only prefixes, and the default model importing cleanly.
+#include "compiler/import/importer.h"
+
+#include <algorithm>
+#include <string>
+
+#include "compiler/dialect/CortiqDialect.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace cortiq {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kTinyA = std::string(CORTIQ_TEST_DATA_DIR) + "/models/tiny-a-f32";
+
+Gemma4TextConfig TinyConfig() {
+  auto config = LoadGemma4TextConfig(kTinyA);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+std::string ImportError(const Gemma4TextConfig& config, const std::vector<TensorSpec>& tensors) {
+  mlir::MLIRContext context;
+  auto module = ImportGemma4Text(context, config, tensors, "ckpt");
+  EXPECT_FALSE(module.ok());
+  return module.ok() ? "" : std::string(module.status().message());
+}
+
+TEST(ImporterTest, TinyACheckpointImportsAndVerifies) {
+  mlir::MLIRContext context;
+  auto module = ImportCheckpoint(context, kTinyA, /*config_only=*/false);
+  ASSERT_TRUE(module.ok()) << module.status();
+  int attention = 0, appends = 0;
+  (*module)->walk([&](AttentionOp) { ++attention; });
+  (*module)->walk([&](KvAppendOp) { ++appends; });
+  EXPECT_EQ(attention, 8);
+  EXPECT_EQ(appends, 4);  // only the KV-owning layers 0..3 write a cache
+}
+
+TEST(ImporterTest, MissingTensorIsNamed) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [](const TensorSpec& t) {
+                  return t.name ==
+                         "model.language_model.layers.5.post_feedforward_layernorm.weight";
+                }),
+                tensors.end());
+  EXPECT_THAT(ImportError(config, tensors),
+              HasSubstr("tensor 'model.language_model.layers.5.post_feedforward_layernorm.weight' "
+                        "is missing"));
+}
+
+TEST(ImporterTest, ShapeDifferentFromConfigIsNamed) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+  for (TensorSpec& t : tensors) {
+    if (t.name == "model.language_model.layers.3.self_attn.q_proj.weight") t.shape = {64, 64};
+  }
+  EXPECT_THAT(ImportError(config, tensors),
+              HasSubstr("tensor 'model.language_model.layers.3.self_attn.q_proj.weight' has shape "
+                        "[64, 64] but the config implies [128, 64]"));
+}
+
+TEST(ImporterTest, MlpWidthComesFromGateAndMustAgreeWithUpAndDown) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+  for (TensorSpec& t : tensors) {
+    if (t.name.find("layers.6.mlp.gate_proj") != std::string::npos) t.shape = {256, 64};
+    if (t.name.find("layers.6.mlp.up_proj") != std::string::npos) t.shape = {256, 64};
+  }
+  // gate and up say 256, down still says 128.
+  EXPECT_THAT(ImportError(config, tensors),
+              HasSubstr("'model.language_model.layers.6.mlp.down_proj.weight' has shape [64, 128] "
+                        "but the config implies [64, 256]"));
+  for (TensorSpec& t : tensors) {
+    if (t.name.find("layers.6.mlp.down_proj") != std::string::npos) t.shape = {64, 256};
+  }
+  mlir::MLIRContext context;
+  auto module = ImportGemma4Text(context, config, tensors, "ckpt");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto gate = (*module).get().lookupSymbol<WeightOp>(
+      "model.language_model.layers.6.mlp.gate_proj.weight");
+  ASSERT_TRUE(gate);
+  EXPECT_EQ(gate.getTensorType().getDimSize(0), 256);
+}
+
+TEST(ImporterTest, UnsupportedDtypeIsNamed) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+  tensors[7].dtype = DType::kUnsupported;
+  EXPECT_THAT(ImportError(config, tensors),
+              HasSubstr(absl::StrCat("tensor '", tensors[7].name, "' has an unsupported dtype")));
+}
+
+TEST(ImporterTest, NoTextDecoderPrefix) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32, "other.");
+  EXPECT_THAT(ImportError(config, tensors), HasSubstr("no text decoder found"));
+}
+
+TEST(ImporterTest, TextOnlyPrefixAndExtraTensorsAreAccepted) {
+  Gemma4TextConfig config = TinyConfig();
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kBF16, kTextOnlyPrefix);
+  tensors.push_back(TensorSpec{"model.vision_tower.patch.weight", DType::kF32, {4, 4}});
+  tensors.push_back(
+      TensorSpec{"model.layers.5.self_attn.k_proj.weight", DType::kBF16, {32, 64}});
+  mlir::MLIRContext context;
+  auto module = ImportGemma4Text(context, config, tensors, "ckpt");
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE((*module).get().lookupSymbol<WeightOp>("model.embed_tokens.weight"));
+  EXPECT_FALSE((*module).get().lookupSymbol<WeightOp>("model.layers.5.self_attn.k_proj.weight"));
+  EXPECT_FALSE((*module).get().lookupSymbol<WeightOp>("model.vision_tower.patch.weight"));
+}
+
+TEST(ImporterTest, ConfigErrorsPropagateWithTheFieldName) {
+  mlir::MLIRContext context;
+  auto module = ImportCheckpoint(context, std::string(CORTIQ_TEST_DATA_DIR) + "/no-such-dir",
+                                 /*config_only=*/true);
+  ASSERT_FALSE(module.ok());
+  EXPECT_THAT(std::string(module.status().message()), HasSubstr("no-such-dir"));
+}
+
+}  // namespace
+}  // namespace cortiq
