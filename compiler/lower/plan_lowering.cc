@@ -1,0 +1,233 @@
+// IR → plan: walks the decode step in program order and emits one plan step per op.
+#include "compiler/lower/plan_lowering.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/dialect/CortiqDialect.h"
+#include "compiler/import/importer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace cortiq {
+namespace {
+
+constexpr uint64_t kBufferAlignment = 64;
+
+std::string OpName(mlir::Operation* op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << " at " << op->getLoc();
+  return text;
+}
+
+class Lowering {
+ public:
+  Lowering(mlir::ModuleOp module, const LoweringOptions& options)
+      : module_(module), options_(options) {}
+
+  absl::StatusOr<Plan> Run();
+
+ private:
+  int32_t NewBuffer(mlir::Value value) {
+    int64_t n = value.getType().cast<mlir::RankedTensorType>().getNumElements();
+    BufferEntry entry;
+    entry.offset = arena_bytes_;
+    entry.num_elements = static_cast<uint64_t>(n);
+    arena_bytes_ += (4 * entry.num_elements + kBufferAlignment - 1) / kBufferAlignment *
+                    kBufferAlignment;
+    plan_.buffers.push_back(entry);
+    int32_t index = static_cast<int32_t>(plan_.buffers.size() - 1);
+    buffers_[value] = index;
+    return index;
+  }
+  int32_t Buffer(mlir::Value value) { return buffers_.lookup(value); }
+  int32_t Weight(mlir::FlatSymbolRefAttr symbol);
+  int32_t Cache(mlir::FlatSymbolRefAttr symbol);
+  absl::Status LowerOp(mlir::Operation* op, bool logits_only);
+
+  mlir::ModuleOp module_;
+  const LoweringOptions& options_;
+  Plan plan_;
+  uint64_t arena_bytes_ = 0;
+  llvm::DenseMap<mlir::Value, int32_t> buffers_;
+  absl::flat_hash_map<std::string, int32_t> weights_;
+  absl::flat_hash_map<std::string, int32_t> caches_;
+};
+
+int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
+  std::string name = symbol.getValue().str();
+  auto it = weights_.find(name);
+  if (it != weights_.end()) return it->second;
+  auto op = mlir::SymbolTable::lookupNearestSymbolFrom<WeightOp>(module_, symbol);
+  mlir::RankedTensorType type = op.getTensorType();
+  WeightEntry entry;
+  entry.name = name;
+  entry.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (options_.weight_format) {
+    entry.format = *options_.weight_format;
+  } else {
+    entry.format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
+  }
+  entry.size_bytes = static_cast<uint64_t>(type.getNumElements()) *
+                     WeightFormatElementSize(entry.format);
+  plan_.weights.push_back(entry);
+  int32_t index = static_cast<int32_t>(plan_.weights.size() - 1);
+  weights_[name] = index;
+  return index;
+}
+
+int32_t Lowering::Cache(mlir::FlatSymbolRefAttr symbol) {
+  std::string name = symbol.getValue().str();
+  auto it = caches_.find(name);
+  if (it != caches_.end()) return it->second;
+  auto op = mlir::SymbolTable::lookupNearestSymbolFrom<KvCacheOp>(module_, symbol);
+  CacheEntry entry;
+  entry.layer = static_cast<int64_t>(op.getLayer());
+  entry.sliding = op.getLayerType() == AttentionType::sliding;
+  entry.num_kv_heads = static_cast<int64_t>(op.getNumKvHeads());
+  entry.head_dim = static_cast<int64_t>(op.getHeadDim());
+  plan_.caches.push_back(entry);
+  int32_t index = static_cast<int32_t>(plan_.caches.size() - 1);
+  caches_[name] = index;
+  return index;
+}
+
+absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
+  Step step;
+  step.logits_only = logits_only;
+  auto unary = [&](StepKind kind, mlir::Value in, mlir::Value out) {
+    step.kind = kind;
+    step.in0 = Buffer(in);
+    step.out = NewBuffer(out);
+  };
+  if (auto e = mlir::dyn_cast<EmbeddingOp>(op)) {
+    step.kind = StepKind::kEmbedding;
+    step.weight = Weight(e.getTableAttr());
+    step.f0 = e.getScale().convertToFloat();
+    step.out = NewBuffer(e.getResult());
+  } else if (auto l = mlir::dyn_cast<LinearOp>(op)) {
+    unary(StepKind::kLinear, l.getInput(), l.getResult());
+    step.weight = Weight(l.getWeightAttr());
+  } else if (auto n = mlir::dyn_cast<RmsNormOp>(op)) {
+    unary(StepKind::kRmsNorm, n.getInput(), n.getResult());
+    step.weight = n.getGainAttr() ? Weight(n.getGainAttr()) : -1;
+    step.i0 = static_cast<int64_t>(n.getGroupSize());
+    step.f0 = n.getEps().convertToFloat();
+  } else if (auto r = mlir::dyn_cast<RopeOp>(op)) {
+    unary(StepKind::kRope, r.getInput(), r.getResult());
+    step.i0 = static_cast<int64_t>(r.getHeadDim());
+    step.i1 = static_cast<int64_t>(r.getRotatedPairs());
+    step.f0 = r.getTheta().convertToDouble();
+  } else if (auto a = mlir::dyn_cast<KvAppendOp>(op)) {
+    step.kind = StepKind::kKvAppend;
+    step.in0 = Buffer(a.getKey());
+    step.in1 = Buffer(a.getValue());
+    step.cache = Cache(a.getCacheAttr());
+  } else if (auto a = mlir::dyn_cast<AttentionOp>(op)) {
+    unary(StepKind::kAttention, a.getQuery(), a.getResult());
+    step.cache = Cache(a.getCacheAttr());
+    step.i0 = static_cast<int64_t>(a.getNumHeads());
+    step.i1 = a.getWindow() ? static_cast<int64_t>(*a.getWindow()) : 0;
+    step.f0 = a.getScale().convertToFloat();
+    CacheEntry& cache = plan_.caches[step.cache];
+    if (cache.sliding) cache.window = step.i1;
+  } else if (auto g = mlir::dyn_cast<GeluTanhOp>(op)) {
+    unary(StepKind::kGeluTanh, g.getInput(), g.getResult());
+  } else if (auto m = mlir::dyn_cast<MulOp>(op)) {
+    unary(StepKind::kMul, m.getLhs(), m.getResult());
+    step.in1 = Buffer(m.getRhs());
+  } else if (auto s = mlir::dyn_cast<AddOp>(op)) {
+    unary(StepKind::kAdd, s.getLhs(), s.getResult());
+    step.in1 = Buffer(s.getRhs());
+  } else if (auto s = mlir::dyn_cast<ScaleOp>(op)) {
+    unary(StepKind::kScale, s.getInput(), s.getResult());
+    step.f0 = s.getFactor().convertToFloat();
+  } else if (auto s = mlir::dyn_cast<LayerScalarOp>(op)) {
+    unary(StepKind::kLayerScalar, s.getInput(), s.getResult());
+    step.weight = Weight(s.getScalarAttr());
+  } else if (auto s = mlir::dyn_cast<SoftcapOp>(op)) {
+    unary(StepKind::kSoftcap, s.getInput(), s.getResult());
+    step.f0 = s.getCap().convertToFloat();
+  } else if (auto h = mlir::dyn_cast<LmHeadOp>(op)) {
+    unary(StepKind::kLmHead, h.getInput(), h.getResult());
+    step.weight = Weight(h.getTableAttr());
+  } else if (auto s = mlir::dyn_cast<SliceOp>(op)) {
+    // A view into the parent's bytes: no step.
+    BufferEntry view = plan_.buffers[Buffer(s.getInput())];
+    view.offset += 4 * static_cast<uint64_t>(s.getOffset());
+    view.num_elements = static_cast<uint64_t>(
+        s.getResult().getType().cast<mlir::RankedTensorType>().getNumElements());
+    plan_.buffers.push_back(view);
+    buffers_[s.getResult()] = static_cast<int32_t>(plan_.buffers.size() - 1);
+    return absl::OkStatus();
+  } else if (auto t = mlir::dyn_cast<LayerOutputOp>(op)) {
+    int32_t buffer = Buffer(t.getInput());
+    buffers_[t.getResult()] = buffer;
+    plan_.taps.push_back(Tap{absl::StrCat("layer.", t.getLayer()), buffer});
+    return absl::OkStatus();
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lowering: no kernel for op ", OpName(op)));
+  }
+  plan_.steps.push_back(step);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Plan> Lowering::Run() {
+  auto func = module_.lookupSymbol<mlir::func::FuncOp>(kDecodeStepFunction);
+  if (!func || func.getBody().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lowering: the module has no '", kDecodeStepFunction, "' function"));
+  }
+  if (auto model = module_->getAttrOfType<mlir::DictionaryAttr>("cortiq.model")) {
+    auto get = [&](llvm::StringRef key) -> int64_t {
+      auto attr = model.getAs<mlir::IntegerAttr>(key);
+      return attr ? attr.getInt() : 0;
+    };
+    if (auto source = model.getAs<mlir::StringAttr>("source")) plan_.model.source = source.str();
+    plan_.model.hidden_size = get("hidden_size");
+    plan_.model.num_hidden_layers = get("num_hidden_layers");
+    plan_.model.max_position_embeddings = get("max_position_embeddings");
+  }
+  mlir::Block& body = func.getBody().front();
+
+  // Ops whose results reach a KV append or a layer output are needed for every token; the rest
+  // (final norm, LM head, softcap) only when the token's logits are wanted.
+  llvm::DenseSet<mlir::Operation*> needed;
+  llvm::SmallVector<mlir::Operation*> worklist;
+  for (mlir::Operation& op : body) {
+    if (mlir::isa<KvAppendOp, LayerOutputOp>(op)) worklist.push_back(&op);
+  }
+  while (!worklist.empty()) {
+    mlir::Operation* op = worklist.pop_back_val();
+    if (!needed.insert(op).second) continue;
+    for (mlir::Value operand : op->getOperands()) {
+      if (mlir::Operation* def = operand.getDefiningOp()) worklist.push_back(def);
+    }
+  }
+
+  for (mlir::Operation& op : body) {
+    if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 1) {
+        return absl::InvalidArgumentError("lowering: decode_step must return the logits");
+      }
+      plan_.logits_buffer = Buffer(ret.getOperand(0));
+      plan_.model.vocab_size = static_cast<int64_t>(plan_.buffers[plan_.logits_buffer].num_elements);
+      continue;
+    }
+    absl::Status status = LowerOp(&op, !needed.contains(&op));
+    if (!status.ok()) return status;
+  }
+  plan_.arena_bytes = arena_bytes_;
+  return std::move(plan_);
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> LowerToPlan(mlir::ModuleOp module, const LoweringOptions& options) {
+  return Lowering(module, options).Run();
+}
+
+}  // namespace cortiq

@@ -1,0 +1,30 @@
+// Lowering of a `cortiq` decode-step module to the runtime's flat per-token plan.
+#ifndef CORTIQ_COMPILER_LOWER_PLAN_LOWERING_H_
+#define CORTIQ_COMPILER_LOWER_PLAN_LOWERING_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "runtime/plan.h"
+
+namespace cortiq {
+
+struct LoweringOptions {
+  // Storage format of every weight; unset keeps each tensor's checkpoint dtype (f16, which has
+  // no kernel, is widened to f32).
+  std::optional<WeightFormat> weight_format;
+};
+
+// Lowers the `decode_step` function of `module` to a Plan: one step per op in program order
+// (slices and layer_output are views/taps, not steps), one arena buffer per value (64-byte
+// aligned, no reuse), one weight entry per referenced cortiq.weight (offsets are assigned by
+// the artifact writer), one cache per cortiq.kv_cache. Steps that feed neither a KV append nor
+// a layer output (the final norm, LM head and softcap) are marked `logits_only`.
+// Errors: InvalidArgument if the module has no decode_step function or holds an op the
+// runtime has no kernel for (the op is named).
+absl::StatusOr<Plan> LowerToPlan(mlir::ModuleOp module, const LoweringOptions& options);
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_COMPILER_LOWER_PLAN_LOWERING_H_

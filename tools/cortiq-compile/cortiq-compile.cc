@@ -1,0 +1,101 @@
+// cortiq-compile: checkpoint directory → AOT artifact (import, passes, lowering, weights).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "tools/common/command_line.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/checkpoint/safetensors.h"
+#include "compiler/import/importer.h"
+#include "compiler/lower/plan_lowering.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "runtime/artifact.h"
+
+ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
+ABSL_FLAG(std::string, weights, "",
+          "weight storage format: f32 or bf16 (default: keep each tensor's checkpoint dtype; "
+          "f16 tensors become f32)");
+ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
+ABSL_FLAG(std::string, pass_pipeline, "",
+          "run this MLIR pass pipeline instead of the default one, e.g. 'builtin.module(...)'");
+ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "cortiq-compile: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "cortiq-compile CHECKPOINT_DIR -o MODEL.cortiq [--weights f32|bf16] [--no-opt]\n"
+      "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors) into a cortiq artifact.");
+  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
+  if (args.size() != 2) return Fail("expected exactly one CHECKPOINT_DIR (see --help)");
+  const std::string checkpoint_dir = args[1];
+  const std::string output = absl::GetFlag(FLAGS_o);
+  if (output.empty()) return Fail("-o MODEL.cortiq is required");
+
+  cortiq::LoweringOptions options;
+  const std::string weights = absl::GetFlag(FLAGS_weights);
+  if (weights == "f32") {
+    options.weight_format = cortiq::WeightFormat::kF32;
+  } else if (weights == "bf16") {
+    options.weight_format = cortiq::WeightFormat::kBF16;
+  } else if (!weights.empty()) {
+    return Fail(absl::StrCat("--weights must be f32 or bf16, not '", weights, "'"));
+  }
+
+  mlir::MLIRContext context;
+  auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
+  if (!module.ok()) return Fail(std::string(module.status().message()));
+
+  const std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
+  if (!pipeline.empty() || !absl::GetFlag(FLAGS_no_opt)) {
+    mlir::PassManager pm(&context);
+    if (!pipeline.empty() &&
+        mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
+      return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
+    }
+    if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");
+  }
+  if (!absl::GetFlag(FLAGS_dump_ir).empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(absl::GetFlag(FLAGS_dump_ir), ec);
+    if (ec) return Fail(absl::StrCat(absl::GetFlag(FLAGS_dump_ir), ": ", ec.message()));
+    (*module)->print(os);
+  }
+
+  auto plan = cortiq::LowerToPlan(**module, options);
+  if (!plan.ok()) return Fail(std::string(plan.status().message()));
+
+  auto checkpoint = cortiq::SafetensorsCheckpoint::Open(checkpoint_dir, /*map_data=*/true);
+  if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
+  const std::vector<cortiq::WeightEntry> entries = plan->weights;
+  absl::Status status = cortiq::WriteArtifact(
+      output, std::move(*plan), [&](size_t index, uint8_t* dst) -> absl::Status {
+        const cortiq::WeightEntry& entry = entries[index];
+        const cortiq::TensorInfo* info = checkpoint->Find(entry.name);
+        if (info == nullptr) {
+          return absl::NotFoundError(
+              absl::StrCat(checkpoint_dir, ": tensor '", entry.name, "' is missing"));
+        }
+        switch (entry.format) {
+          case cortiq::WeightFormat::kF32:
+            return checkpoint->ReadAsF32(*info, reinterpret_cast<float*>(dst));
+          case cortiq::WeightFormat::kBF16:
+            return checkpoint->ReadAsBF16(*info, reinterpret_cast<uint16_t*>(dst));
+        }
+        return absl::InternalError("unknown weight format");
+      });
+  if (!status.ok()) return Fail(std::string(status.message()));
+  std::printf("cortiq-compile: wrote %s (%zu weights, %s)\n", output.c_str(), entries.size(),
+              weights.empty() ? "checkpoint dtypes" : weights.c_str());
+  return 0;
+}
