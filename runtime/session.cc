@@ -1,0 +1,376 @@
+// Session: resolves every plan step to pointers and sizes once (Prepare), then
+// evaluates a token by dispatching each step to its ops/ kernel (Eval).
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "hwy/base.h"
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/gather.h"
+#include "ops/linear.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
+#include "runtime/status_macros.h"
+
+namespace cortiq {
+namespace {
+
+// Largest thread count a session accepts (far above any core count this
+// targets).
+constexpr int kMaxThreads = 256;
+// A linear step is split across threads only from this many weight elements on:
+// below it (64K elements = 128-256 KiB of weights, some tens of microseconds)
+// waking the workers costs about as much as the product itself.
+constexpr uint64_t kParallelMinElements = uint64_t{1} << 16;
+
+// Exact bf16 -> f32 widening (bf16 is the top half of an f32).
+float BF16ToF32(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof(f));
+  return f;
+}
+
+// Element `i` of a weight as f32.
+float WeightElement(const uint8_t* data, WeightFormat format, size_t i) {
+  if (format == WeightFormat::kBF16) return BF16ToF32(data + 2 * i);
+  float f;
+  std::memcpy(&f, data + 4 * i, sizeof(f));
+  return f;
+}
+
+// First row of thread `t`'s share of `rows` rows split over `threads` threads.
+// Interior boundaries are multiples of 4, so each thread's rows fall into the
+// same groups of four (DotRows4) and the same < 4 leftover rows (Dot) as in a
+// single-threaded call starting at row 0: every output is bit-identical to the
+// one-thread result.
+size_t SplitRow(size_t rows, int threads, int t) {
+  if (t >= threads) return rows;
+  const size_t begin =
+      rows * static_cast<size_t>(t) / static_cast<size_t>(threads);
+  return begin & ~size_t{3};
+}
+
+}  // namespace
+
+// One step with everything resolved: buffer pointers into the arena, the weight
+// pointer into the mapping, the cache, sizes as size_t, parameters in the
+// kernels' types.
+struct Session::Prepared {
+  StepKind kind = StepKind::kLinear;
+  bool logits_only = false;
+  float* out = nullptr;
+  const float* in0 = nullptr;
+  const float* in1 = nullptr;
+  size_t n = 0;  // elements of out (of in0 for kv_append)
+  const uint8_t* weight = nullptr;
+  WeightFormat format = WeightFormat::kF32;
+  size_t rows = 0, cols = 0;  // weight [rows, cols]: embedding, linear, lm_head
+  bool parallel = false;      // linear / lm_head split over the pool
+  const float* gain = nullptr;  // rms_norm gain (f32, possibly a copy) or null
+  KvCache* cache = nullptr;
+  size_t i0 = 0, i1 = 0;
+  size_t num_kv_heads = 0, head_dim = 0;  // attention
+  float f0 = 0.0f;  // embedding/attention/scale factor, rms_norm eps, softcap
+                    // cap, layer_scalar's weight value
+  RopeTable* rope = nullptr;
+};
+
+// cos/sin of one (theta, head_dim, rotated_pairs) RoPE configuration,
+// recomputed only when the position changes (q and k of a layer, and all layers
+// of one type, share it).
+struct Session::RopeTable {
+  double theta = 0.0;
+  size_t head_dim = 0;
+  size_t pairs = 0;
+  int64_t position = -1;  // position the table holds, -1 = none yet
+  FloatArray cos, sin;    // [pairs]
+};
+
+Session::~Session() = default;
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(
+    const Artifact& artifact, SessionOptions options) {
+  std::unique_ptr<Session> session(new Session());
+  session->plan_ = &artifact.plan();
+  session->weights_ = artifact.weight_section();
+  CORTIQ_RETURN_IF_ERROR(session->Prepare(options));
+  return session;
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::CreateFromPlan(
+    const Plan& plan, const uint8_t* weights, uint64_t weight_section_bytes,
+    SessionOptions options) {
+  CORTIQ_RETURN_IF_ERROR(ValidatePlan(plan, weight_section_bytes));
+  if (reinterpret_cast<uintptr_t>(weights) % 4 != 0 ||
+      (weights == nullptr && weight_section_bytes != 0)) {
+    return absl::InvalidArgumentError(
+        "weights must be a 4-byte aligned, non-null pointer");
+  }
+  std::unique_ptr<Session> session(new Session());
+  session->owned_plan_ = plan;
+  session->plan_ = &session->owned_plan_;
+  session->weights_ = weights;
+  CORTIQ_RETURN_IF_ERROR(session->Prepare(options));
+  return session;
+}
+
+absl::Status Session::Prepare(SessionOptions options) {
+  const Plan& plan = *plan_;
+  if (options.ctx_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ctx-size must be >= 1, got ", options.ctx_size));
+  }
+  if (options.threads < 1 || options.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads must be in [1, ", kMaxThreads, "], got ", options.threads));
+  }
+  ctx_size_ = std::min(options.ctx_size, plan.model.max_position_embeddings);
+
+  CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats((plan.arena_bytes + 3) / 4,
+                                                 "the activation arena"));
+  CORTIQ_ASSIGN_OR_RETURN(scratch_,
+                          AllocateFloats(static_cast<uint64_t>(ctx_size_),
+                                         "the attention scratch"));
+  caches_.reserve(plan.caches.size());
+  for (const CacheEntry& entry : plan.caches) {
+    CORTIQ_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(entry, ctx_size_));
+    caches_.push_back(std::move(cache));
+  }
+  if (options.threads > 1)
+    pool_ = std::make_unique<ThreadPool>(options.threads);
+
+  const auto buffer = [&](int32_t index) {
+    return arena_.get() + plan.buffers[index].offset / 4;
+  };
+  const auto size = [&](int32_t index) {
+    return static_cast<size_t>(plan.buffers[index].num_elements);
+  };
+
+  // RoPE tables: one per distinct configuration (the vector is sized first so
+  // pointers into it stay valid).
+  std::vector<size_t> rope_index(plan.steps.size(), 0);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    if (s.kind != StepKind::kRope) continue;
+    size_t k = 0;
+    while (k < rope_tables_.size() &&
+           !(rope_tables_[k].theta == s.f0 &&
+             rope_tables_[k].head_dim == static_cast<size_t>(s.i0) &&
+             rope_tables_[k].pairs == static_cast<size_t>(s.i1))) {
+      ++k;
+    }
+    if (k == rope_tables_.size()) {
+      RopeTable table;
+      table.theta = s.f0;
+      table.head_dim = static_cast<size_t>(s.i0);
+      table.pairs = static_cast<size_t>(s.i1);
+      CORTIQ_ASSIGN_OR_RETURN(table.cos,
+                              AllocateFloats(table.pairs, "a RoPE table"));
+      CORTIQ_ASSIGN_OR_RETURN(table.sin,
+                              AllocateFloats(table.pairs, "a RoPE table"));
+      rope_tables_.push_back(std::move(table));
+    }
+    rope_index[i] = k;
+  }
+
+  // f32 gains: f32 weights are used in place (4-byte aligned: weight offsets
+  // are multiples of 64), bf16 ones are widened once into a copy.
+  std::vector<const float*> gain_of(plan.weights.size(), nullptr);
+  for (const Step& s : plan.steps) {
+    if (s.kind != StepKind::kRmsNorm || s.weight < 0 ||
+        gain_of[s.weight] != nullptr)
+      continue;
+    const WeightEntry& w = plan.weights[s.weight];
+    const uint8_t* data = weights_ + w.offset;
+    if (w.format == WeightFormat::kF32) {
+      gain_of[s.weight] = reinterpret_cast<const float*>(data);
+      continue;
+    }
+    const size_t n = static_cast<size_t>(w.num_elements());
+    CORTIQ_ASSIGN_OR_RETURN(FloatArray copy,
+                            AllocateFloats(n, "an rms_norm gain"));
+    for (size_t i = 0; i < n; ++i) copy[i] = WeightElement(data, w.format, i);
+    gain_of[s.weight] = copy.get();
+    gains_.push_back(std::move(copy));
+  }
+
+  steps_.resize(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    Prepared& p = steps_[i];
+    p.kind = s.kind;
+    p.logits_only = s.logits_only;
+    if (s.out >= 0) p.out = buffer(s.out);
+    if (s.in0 >= 0) p.in0 = buffer(s.in0);
+    if (s.in1 >= 0) p.in1 = buffer(s.in1);
+    p.n = s.out >= 0 ? size(s.out) : size(s.in0);
+    if (s.weight >= 0) {
+      const WeightEntry& w = plan.weights[s.weight];
+      p.weight = weights_ + w.offset;
+      p.format = w.format;
+      if (w.shape.size() == 2) {
+        p.rows = static_cast<size_t>(w.shape[0]);
+        p.cols = static_cast<size_t>(w.shape[1]);
+      }
+    }
+    if (s.cache >= 0) {
+      p.cache = &caches_[s.cache];
+      p.num_kv_heads = static_cast<size_t>(plan.caches[s.cache].num_kv_heads);
+      p.head_dim = static_cast<size_t>(plan.caches[s.cache].head_dim);
+    }
+    p.i0 = static_cast<size_t>(std::max<int64_t>(s.i0, 0));
+    p.i1 = static_cast<size_t>(std::max<int64_t>(s.i1, 0));
+    p.f0 = static_cast<float>(s.f0);
+    switch (s.kind) {
+      case StepKind::kRmsNorm:
+        if (s.weight >= 0) p.gain = gain_of[s.weight];
+        break;
+      case StepKind::kRope:
+        p.rope = &rope_tables_[rope_index[i]];
+        break;
+      case StepKind::kLayerScalar:
+        p.f0 = WeightElement(p.weight, p.format, 0);
+        break;
+      case StepKind::kLinear:
+      case StepKind::kLmHead:
+        p.parallel =
+            pool_ != nullptr && p.rows >= 8 &&
+            static_cast<uint64_t>(p.rows) * p.cols >= kParallelMinElements;
+        break;
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Session::MatVecTask(void* context, int thread_index) {
+  const Session& self = *static_cast<const Session*>(context);
+  const Prepared& p = *self.matvec_step_;
+  const int threads = self.pool_->num_threads();
+  const size_t begin = SplitRow(p.rows, threads, thread_index);
+  const size_t end = SplitRow(p.rows, threads, thread_index + 1);
+  if (begin >= end) return;
+  if (p.format == WeightFormat::kBF16) {
+    ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0,
+                    p.out, p.rows, p.cols, begin, end);
+  } else {
+    ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out,
+                   p.rows, p.cols, begin, end);
+  }
+}
+
+void Session::RunMatVec(const Prepared& p) {
+  if (p.parallel) {
+    matvec_step_ = &p;
+    pool_->Run(&Session::MatVecTask, this);
+    return;
+  }
+  if (p.format == WeightFormat::kBF16) {
+    ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0,
+                    p.out, p.rows, p.cols, 0, p.rows);
+  } else {
+    ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out,
+                   p.rows, p.cols, 0, p.rows);
+  }
+}
+
+absl::Status Session::Eval(int32_t token, bool want_logits) {
+  const int64_t vocab = plan_->model.vocab_size;
+  if (token < 0 || token >= vocab) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token id ", token, " is out of range [0, ", vocab, ")"));
+  }
+  if (length_ >= ctx_size_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("context full: ctx-size ", ctx_size_));
+  }
+  const int64_t position = length_;
+  for (const Prepared& p : steps_) {
+    if (p.logits_only && !want_logits) continue;
+    switch (p.kind) {
+      case StepKind::kEmbedding: {
+        // HF's per-layer-input rule: ids past the table read row 0 (Gemma-4
+        // tables have vocab_size rows, so this never triggers there).
+        const size_t row = static_cast<size_t>(token) < p.rows
+                               ? static_cast<size_t>(token)
+                               : 0;
+        if (p.format == WeightFormat::kBF16) {
+          ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight),
+                             p.cols, row, 0, p.cols, p.f0, p.out);
+        } else {
+          ops::GatherRowF32(reinterpret_cast<const float*>(p.weight), p.cols,
+                            row, 0, p.cols, p.f0, p.out);
+        }
+        break;
+      }
+      case StepKind::kLinear:
+      case StepKind::kLmHead:
+        RunMatVec(p);
+        break;
+      case StepKind::kRmsNorm:
+        ops::RmsNorm(p.in0, p.gain, p.out, p.n, p.i0, p.f0);
+        break;
+      case StepKind::kRope: {
+        RopeTable& t = *p.rope;
+        if (t.position != position) {
+          ops::RopeCosSin(position, t.theta, t.head_dim, t.pairs, t.cos.get(),
+                          t.sin.get());
+          t.position = position;
+        }
+        if (p.out != p.in0) std::memcpy(p.out, p.in0, p.n * sizeof(float));
+        ops::ApplyRope(p.out, p.n / p.i0, p.i0, p.i1, t.cos.get(), t.sin.get());
+        break;
+      }
+      case StepKind::kKvAppend:
+        p.cache->Append(position, p.in0, p.in1);
+        break;
+      case StepKind::kAttention:
+        ops::Attention(p.in0, p.cache->keys(), p.cache->values(),
+                       static_cast<size_t>(p.cache->VisibleRows(position)),
+                       p.i0, p.num_kv_heads, p.head_dim, p.f0, scratch_.get(),
+                       p.out);
+        break;
+      case StepKind::kGeluTanh:
+        ops::GeluTanh(p.in0, p.out, p.n);
+        break;
+      case StepKind::kMul:
+        ops::Mul(p.in0, p.in1, p.out, p.n);
+        break;
+      case StepKind::kAdd:
+        ops::Add(p.in0, p.in1, p.out, p.n);
+        break;
+      case StepKind::kScale:
+      case StepKind::kLayerScalar:
+        ops::Scale(p.in0, p.f0, p.out, p.n);
+        break;
+      case StepKind::kSoftcap:
+        ops::Softcap(p.in0, p.f0, p.out, p.n);
+        break;
+    }
+  }
+  ++length_;
+  return absl::OkStatus();
+}
+
+absl::Span<const float> Session::logits() const {
+  const BufferEntry& b = plan_->buffers[plan_->logits_buffer];
+  return absl::Span<const float>(arena_.get() + b.offset / 4, b.num_elements);
+}
+
+absl::Span<const float> Session::tap(size_t i) const {
+  const BufferEntry& b = plan_->buffers[plan_->taps[i].buffer];
+  return absl::Span<const float>(arena_.get() + b.offset / 4, b.num_elements);
+}
+
+}  // namespace cortiq

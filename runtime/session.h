@@ -1,0 +1,114 @@
+// Session: the plan executor. Holds one sequence's state (activation arena, KV
+// caches, position) for an opened Artifact and evaluates one token at a time by
+// running the plan's steps on the ops/ kernels.
+#ifndef CORTIQ_RUNTIME_SESSION_H_
+#define CORTIQ_RUNTIME_SESSION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/artifact.h"
+#include "runtime/kv_cache.h"
+#include "runtime/plan.h"
+#include "runtime/thread_pool.h"
+
+namespace cortiq {
+
+// Options of a Session.
+struct SessionOptions {
+  // Longest sequence (positions 0 .. ctx_size - 1) the session can evaluate;
+  // clamped to the model's max_position_embeddings. Must be >= 1.
+  // Full-attention caches hold ctx_size rows.
+  int64_t ctx_size = 4096;
+  // Threads for matrix-vector products (linear and lm_head steps), in [1, 256];
+  // results are bit-identical for any count (each output row is computed by one
+  // thread with the same kernel path). Everything else runs on the calling
+  // thread.
+  int threads = 1;
+};
+
+// One sequence being decoded. Create allocates everything (arena, caches,
+// attention scratch, RoPE tables, f32 copies of bf16 norm gains); Eval
+// allocates nothing. Not thread-safe: use one Session per thread (they may
+// share the Artifact, which must outlive them).
+class Session {
+ public:
+  // Prepares a session for `artifact`'s plan (already validated by
+  // Artifact::Open). Errors: InvalidArgument for ctx_size < 1 or threads
+  // outside [1, 256]; ResourceExhausted if an allocation fails (the message
+  // names it and its size).
+  static absl::StatusOr<std::unique_ptr<Session>> Create(
+      const Artifact& artifact, SessionOptions options);
+
+  // As Create, for a Plan held in memory instead of an artifact file (tests,
+  // tools that compile and run in one process). `plan` is copied and checked
+  // with ValidatePlan(plan, weight_section_bytes); `weights` points at the
+  // weight section (weight i at weights + plan.weights[i].offset), 4-byte
+  // aligned, and must outlive the session. Errors: as Create, plus
+  // InvalidArgument from ValidatePlan or a misaligned `weights`.
+  static absl::StatusOr<std::unique_ptr<Session>> CreateFromPlan(
+      const Plan& plan, const uint8_t* weights, uint64_t weight_section_bytes,
+      SessionOptions options);
+
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Evaluates `token` at position length() and advances length() by one. If
+  // want_logits, also runs the logits_only steps (final norm, LM head,
+  // softcap), after which logits() holds this position's logits. Errors (state
+  // unchanged): InvalidArgument if token < 0 or token >= vocab_size (names the
+  // id); ResourceExhausted "context full: ctx-size N" if length() ==
+  // ctx_size().
+  absl::Status Eval(int32_t token, bool want_logits);
+
+  // [vocab_size] f32 logits of the last Eval(..., true); unspecified before
+  // one.
+  absl::Span<const float> logits() const;
+  // The buffer of plan().taps[i] (0 <= i < taps.size()) as left by the last
+  // Eval.
+  absl::Span<const float> tap(size_t i) const;
+
+  // Number of positions evaluated since Create / Reset.
+  int64_t length() const { return length_; }
+  // The effective context size (options.ctx_size clamped to
+  // max_position_embeddings).
+  int64_t ctx_size() const { return ctx_size_; }
+  // Starts a new sequence at position 0. Cache contents are not cleared (rows
+  // are only read after being rewritten).
+  void Reset() { length_ = 0; }
+
+  const Plan& plan() const { return *plan_; }
+
+ private:
+  struct Prepared;  // one plan step with resolved pointers and sizes
+  struct RopeTable;
+
+  Session() = default;
+  absl::Status Prepare(SessionOptions options);
+  void RunMatVec(const Prepared& step);
+  static void MatVecTask(void* context, int thread_index);
+
+  Plan owned_plan_;  // CreateFromPlan's copy
+  const Plan* plan_ = nullptr;
+  const uint8_t* weights_ = nullptr;
+  int64_t ctx_size_ = 0;
+  int64_t length_ = 0;
+  FloatArray arena_;
+  FloatArray scratch_;  // attention scores: ctx_size floats
+  std::vector<KvCache> caches_;
+  std::vector<RopeTable> rope_tables_;
+  std::vector<FloatArray> gains_;  // f32 copies of bf16 rms_norm gains
+  std::vector<Prepared> steps_;
+  std::unique_ptr<ThreadPool> pool_;       // null for one thread
+  const Prepared* matvec_step_ = nullptr;  // the step MatVecTask works on
+};
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_RUNTIME_SESSION_H_

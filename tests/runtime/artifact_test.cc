@@ -1,0 +1,550 @@
+// Tests of runtime/artifact.cc: write/open round trip, and every way a file can
+// be broken (truncated, wrong magic, newer version, corrupted metadata, bad
+// header offsets, hostile metadata that still has a valid checksum) giving the
+// right error with the path.
+#include "runtime/artifact.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/toy_model.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::BuildToyModel;
+using ::cortiq::testing::ToyConfig;
+using ::cortiq::testing::ToyLayer;
+using ::cortiq::testing::ToyModel;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/cortiq_artifact_test_" +
+         std::to_string(getpid()) + "_" + name;
+}
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+ToyModel Toy(WeightFormat format = WeightFormat::kF32) {
+  ToyConfig config;
+  config.format = format;
+  config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1},
+                   ToyLayer{true, 4, 0}};
+  return BuildToyModel(config);
+}
+
+// Writes the toy to a fresh path and returns the path.
+std::string WriteToy(const ToyModel& toy, const std::string& name) {
+  const std::string path = TempPath(name);
+  const absl::Status status = WriteArtifact(
+      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+  EXPECT_TRUE(status.ok()) << status;
+  return path;
+}
+
+// Re-encodes the header of `bytes` after `edit`, optionally with a recomputed
+// checksum.
+void EditHeader(std::vector<uint8_t>* bytes,
+                const std::function<void(ArtifactHeader&)>& edit,
+                bool fix_checksum) {
+  ArtifactHeader h = DecodeArtifactHeader(bytes->data());
+  edit(h);
+  if (fix_checksum && h.metadata_offset + h.metadata_size <= bytes->size()) {
+    h.checksum =
+        ArtifactChecksum(h, bytes->data() + h.metadata_offset, h.metadata_size);
+  }
+  EncodeArtifactHeader(h, bytes->data());
+}
+
+absl::Status OpenStatus(const std::string& path) {
+  return Artifact::Open(path).status();
+}
+
+TEST(ArtifactTest, Fnv1aKnownValues) {
+  // Published FNV-1a 64 test vectors.
+  EXPECT_EQ(Fnv1a64(nullptr, 0), 0xcbf29ce484222325ull);
+  const uint8_t a[] = {'a'};
+  EXPECT_EQ(Fnv1a64(a, 1), 0xaf63dc4c8601ec8cull);
+  const uint8_t foobar[] = {'f', 'o', 'o', 'b', 'a', 'r'};
+  EXPECT_EQ(Fnv1a64(foobar, 6), 0x85944171f73967e8ull);
+  EXPECT_EQ(Fnv1a64(foobar + 3, 3, Fnv1a64(foobar, 3)), Fnv1a64(foobar, 6));
+}
+
+TEST(ArtifactTest, HeaderEncodingIsLittleEndianAndRoundTrips) {
+  ArtifactHeader h;
+  std::memcpy(h.magic, kArtifactMagic, 8);
+  h.version_major = 1;
+  h.version_minor = 2;
+  h.file_size = 0x0102030405060708ull;
+  h.metadata_offset = 64;
+  h.metadata_size = 3;
+  h.weights_offset = 4096;
+  h.weights_size = 5;
+  h.checksum = 0xdeadbeefcafef00dull;
+  uint8_t bytes[kArtifactHeaderSize];
+  EncodeArtifactHeader(h, bytes);
+  EXPECT_EQ(std::memcmp(bytes, "CORTIQ\0\1", 8), 0);
+  EXPECT_EQ(bytes[8], 1);
+  EXPECT_EQ(bytes[12], 2);
+  EXPECT_EQ(bytes[16], 0x08);
+  EXPECT_EQ(bytes[23], 0x01);
+  const ArtifactHeader back = DecodeArtifactHeader(bytes);
+  EXPECT_EQ(back.file_size, h.file_size);
+  EXPECT_EQ(back.weights_offset, h.weights_offset);
+  EXPECT_EQ(back.checksum, h.checksum);
+}
+
+void ExpectPlansEqual(const Plan& a, const Plan& b) {
+  EXPECT_EQ(a.model.source, b.model.source);
+  EXPECT_EQ(a.model.vocab_size, b.model.vocab_size);
+  EXPECT_EQ(a.model.hidden_size, b.model.hidden_size);
+  EXPECT_EQ(a.model.num_hidden_layers, b.model.num_hidden_layers);
+  EXPECT_EQ(a.model.max_position_embeddings, b.model.max_position_embeddings);
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (size_t i = 0; i < a.weights.size(); ++i) {
+    EXPECT_EQ(a.weights[i].name, b.weights[i].name);
+    EXPECT_EQ(a.weights[i].format, b.weights[i].format);
+    EXPECT_EQ(a.weights[i].shape, b.weights[i].shape);
+    EXPECT_EQ(a.weights[i].offset, b.weights[i].offset);
+    EXPECT_EQ(a.weights[i].size_bytes, b.weights[i].size_bytes);
+  }
+  ASSERT_EQ(a.buffers.size(), b.buffers.size());
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
+    EXPECT_EQ(a.buffers[i].num_elements, b.buffers[i].num_elements);
+  }
+  ASSERT_EQ(a.caches.size(), b.caches.size());
+  for (size_t i = 0; i < a.caches.size(); ++i) {
+    EXPECT_EQ(a.caches[i].layer, b.caches[i].layer);
+    EXPECT_EQ(a.caches[i].sliding, b.caches[i].sliding);
+    EXPECT_EQ(a.caches[i].window, b.caches[i].window);
+    EXPECT_EQ(a.caches[i].num_kv_heads, b.caches[i].num_kv_heads);
+    EXPECT_EQ(a.caches[i].head_dim, b.caches[i].head_dim);
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const Step& x = a.steps[i];
+    const Step& y = b.steps[i];
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.out, y.out);
+    EXPECT_EQ(x.in0, y.in0);
+    EXPECT_EQ(x.in1, y.in1);
+    EXPECT_EQ(x.weight, y.weight);
+    EXPECT_EQ(x.cache, y.cache);
+    EXPECT_EQ(x.i0, y.i0);
+    EXPECT_EQ(x.i1, y.i1);
+    EXPECT_EQ(x.f0, y.f0);
+    EXPECT_EQ(x.f1, y.f1);
+    EXPECT_EQ(x.logits_only, y.logits_only);
+  }
+  ASSERT_EQ(a.taps.size(), b.taps.size());
+  for (size_t i = 0; i < a.taps.size(); ++i) {
+    EXPECT_EQ(a.taps[i].name, b.taps[i].name);
+    EXPECT_EQ(a.taps[i].buffer, b.taps[i].buffer);
+  }
+  EXPECT_EQ(a.logits_buffer, b.logits_buffer);
+  EXPECT_EQ(a.arena_bytes, b.arena_bytes);
+}
+
+TEST(ArtifactTest, SerializeParseRoundTrip) {
+  ToyModel toy = Toy();
+  toy.plan.steps[3].f1 = -2.5;  // f1 is carried even though no kind uses it
+  const std::string bytes = SerializePlan(toy.plan);
+  absl::StatusOr<Plan> back =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectPlansEqual(toy.plan, *back);
+}
+
+TEST(ArtifactTest, WriteOpenRoundTrip) {
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
+    const ToyModel toy = Toy(format);
+    const std::string path =
+        WriteToy(toy, std::string("roundtrip_") + WeightFormatName(format));
+    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    const Artifact& a = **artifact;
+    // The toy builder lays out its weights exactly as the writer does (index
+    // order, 64-byte aligned), so the whole plan must come back unchanged.
+    ExpectPlansEqual(toy.plan, a.plan());
+    EXPECT_EQ(a.path(), path);
+    EXPECT_EQ(a.file_size(), ReadBytes(path).size());
+    EXPECT_EQ(a.header().version_major, kArtifactVersionMajor);
+    EXPECT_EQ(a.header().weights_offset % kArtifactWeightsAlignment, 0u);
+    for (size_t i = 0; i < toy.plan.weights.size(); ++i) {
+      const WeightEntry& w = a.plan().weights[i];
+      EXPECT_EQ(w.offset % 64, 0u);
+      EXPECT_EQ(
+          reinterpret_cast<uintptr_t>(a.weight_data(static_cast<int32_t>(i))) %
+              64,
+          0u);
+      EXPECT_EQ(std::memcmp(a.weight_data(static_cast<int32_t>(i)),
+                            toy.weights() + w.offset, w.size_bytes),
+                0)
+          << "weight " << i;
+    }
+    EXPECT_FALSE(FileExists(path + ".tmp"));
+    std::remove(path.c_str());
+  }
+}
+
+TEST(ArtifactTest, WriterAssignsOffsetsAndSizes) {
+  ToyModel toy = Toy();
+  Plan plan = toy.plan;
+  for (WeightEntry& w : plan.weights) {
+    w.offset = 12345;  // ignored
+    w.size_bytes = 1;  // recomputed
+  }
+  const std::string path = TempPath("assign");
+  ASSERT_TRUE(WriteArtifact(path, plan, [&](size_t i, uint8_t* dst) {
+                return toy.Fill(i, dst);
+              }).ok());
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  ExpectPlansEqual(toy.plan, (*artifact)->plan());
+  std::remove(path.c_str());
+}
+
+TEST(ArtifactTest, WriterRejectsInvalidPlanAndLeavesNoFile) {
+  ToyModel toy = Toy();
+  toy.plan.steps[2].in0 = 999;
+  const std::string path = TempPath("invalid_plan");
+  const absl::Status status = WriteArtifact(
+      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith(path + ": invalid plan: step 2"));
+  EXPECT_FALSE(FileExists(path));
+  EXPECT_FALSE(FileExists(path + ".tmp"));
+}
+
+TEST(ArtifactTest, WriterReportsFillErrorWithPathAndWeight) {
+  const ToyModel toy = Toy();
+  const std::string path = TempPath("fill_error");
+  const absl::Status status =
+      WriteArtifact(path, toy.plan, [&](size_t i, uint8_t* dst) {
+        if (i == 3) return absl::DataLossError("tensor data ends early");
+        return toy.Fill(i, dst);
+      });
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(std::string(status.message()), path + ": weight 3 '" +
+                                               toy.plan.weights[3].name +
+                                               "': tensor data ends early");
+  EXPECT_FALSE(FileExists(path));
+  EXPECT_FALSE(FileExists(path + ".tmp"));
+}
+
+TEST(ArtifactTest, WriterReportsUnwritablePath) {
+  const ToyModel toy = Toy();
+  const std::string path = TempPath("no_such_dir") + "/model.cortiq";
+  const absl::Status status = WriteArtifact(
+      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr(path));
+}
+
+// A written toy artifact as bytes, for the corruption tests.
+class CorruptArtifactTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    toy_ = Toy();
+    path_ = WriteToy(
+        toy_,
+        std::string("corrupt_") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    bytes_ = ReadBytes(path_);
+    ASSERT_GT(bytes_.size(), kArtifactHeaderSize);
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  // Writes bytes_ back and returns the Open error (expects one), checking it
+  // names the path.
+  absl::Status Reopen() {
+    WriteBytes(path_, bytes_);
+    const absl::Status status = OpenStatus(path_);
+    EXPECT_FALSE(status.ok());
+    EXPECT_THAT(std::string(status.message()), StartsWith(path_ + ": "));
+    return status;
+  }
+
+  ToyModel toy_;
+  std::string path_;
+  std::vector<uint8_t> bytes_;
+};
+
+TEST_F(CorruptArtifactTest, Truncated) {
+  const size_t size = bytes_.size();
+  bytes_.pop_back();
+  const absl::Status status = Reopen();
+  EXPECT_EQ(std::string(status.message()),
+            path_ + ": truncated: header says " + std::to_string(size) +
+                " bytes, file has " + std::to_string(size - 1));
+}
+
+TEST_F(CorruptArtifactTest, TruncatedInsideHeader) {
+  bytes_.resize(20);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("truncated: file has 20 bytes"));
+}
+
+TEST_F(CorruptArtifactTest, TrailingBytes) {
+  bytes_.push_back(0);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("corrupted: header says"));
+}
+
+TEST_F(CorruptArtifactTest, WrongMagic) {
+  bytes_[0] = 'G';
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("not a cortiq artifact"));
+}
+
+TEST_F(CorruptArtifactTest, SmallForeignFile) {
+  bytes_.assign({'G', 'G', 'U', 'F', 3, 0});
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("not a cortiq artifact"));
+}
+
+TEST_F(CorruptArtifactTest, EmptyFile) {
+  bytes_.clear();
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("not a cortiq artifact"));
+}
+
+TEST_F(CorruptArtifactTest, NewerMajorVersion) {
+  EditHeader(
+      &bytes_,
+      [](ArtifactHeader& h) {
+        h.version_major = 2;
+        h.version_minor = 3;
+      },
+      /*fix_checksum=*/false);
+  const absl::Status status = Reopen();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      std::string(status.message()),
+      path_ +
+          ": was written by a newer cortiq (format v2.3); this build reads v1");
+}
+
+TEST_F(CorruptArtifactTest, OlderMajorVersion) {
+  EditHeader(
+      &bytes_, [](ArtifactHeader& h) { h.version_major = 0; }, true);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("unsupported format v0.0"));
+}
+
+TEST_F(CorruptArtifactTest, NewerMinorVersionIsAccepted) {
+  EditHeader(
+      &bytes_, [](ArtifactHeader& h) { h.version_minor = 7; }, true);
+  WriteBytes(path_, bytes_);
+  EXPECT_TRUE(OpenStatus(path_).ok()) << OpenStatus(path_);
+}
+
+TEST_F(CorruptArtifactTest, FlippedMetadataByte) {
+  const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  bytes_[h.metadata_offset + h.metadata_size / 2] ^= 0x10;
+  const absl::Status status = Reopen();
+  EXPECT_EQ(std::string(status.message()),
+            path_ + ": corrupted: checksum mismatch");
+}
+
+TEST_F(CorruptArtifactTest, FlippedHeaderByte) {
+  bytes_[kArtifactHeaderSize - 9] ^= 1;  // top byte of weights_size
+  EXPECT_FALSE(Reopen().ok());
+}
+
+TEST_F(CorruptArtifactTest, FlippedWeightByteIsNotChecked) {
+  // By design: weights are not checksummed (opening stays O(metadata)).
+  bytes_.back() ^= 1;
+  WriteBytes(path_, bytes_);
+  EXPECT_TRUE(OpenStatus(path_).ok());
+}
+
+TEST_F(CorruptArtifactTest, MetadataOutsideFile) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.metadata_offset = bytes_.size(); },
+      false);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("corrupted: metadata ["));
+}
+
+TEST_F(CorruptArtifactTest, MetadataOverlapsHeader) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.metadata_offset = 8; }, false);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("corrupted: metadata ["));
+}
+
+TEST_F(CorruptArtifactTest, MetadataSizeOverflow) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.metadata_size = ~uint64_t{0} - 10; },
+      false);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("corrupted: metadata ["));
+}
+
+TEST_F(CorruptArtifactTest, WeightsOffsetMisaligned) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.weights_offset += 8; }, false);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("is not a multiple of 64"));
+}
+
+TEST_F(CorruptArtifactTest, WeightsOverlapMetadata) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.weights_offset = 64; }, false);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("overlap the metadata"));
+}
+
+TEST_F(CorruptArtifactTest, WeightsPastEnd) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.weights_size += 64; }, false);
+  EXPECT_THAT(std::string(Reopen().message()), HasSubstr("leave the file"));
+}
+
+TEST_F(CorruptArtifactTest, WeightsSizeOverflow) {
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.weights_size = ~uint64_t{0}; },
+      false);
+  EXPECT_THAT(std::string(Reopen().message()), HasSubstr("corrupted: weights"));
+}
+
+TEST_F(CorruptArtifactTest, ShrunkWeightSectionFailsValidation) {
+  // A consistent header whose weight section is too small for the plan's
+  // weights.
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& h) { h.weights_size -= 64; }, true);
+  EXPECT_THAT(std::string(Reopen().message()),
+              HasSubstr("invalid plan: weight " +
+                        std::to_string(toy_.plan.weights.size() - 1)));
+}
+
+// Replaces the metadata with `plan`'s encoding (same length) and fixes the
+// checksum: the file is intact, but its plan is hostile.
+void ReplaceMetadata(std::vector<uint8_t>* bytes, const Plan& plan) {
+  const ArtifactHeader h = DecodeArtifactHeader(bytes->data());
+  const std::string metadata = SerializePlan(plan);
+  ASSERT_EQ(metadata.size(), h.metadata_size);
+  std::memcpy(bytes->data() + h.metadata_offset, metadata.data(),
+              metadata.size());
+  EditHeader(
+      bytes, [](ArtifactHeader&) {}, true);
+}
+
+TEST_F(CorruptArtifactTest, HostilePlanWithValidChecksum) {
+  Plan plan = toy_.plan;
+  plan.buffers[5].offset = plan.arena_bytes;  // past the arena
+  ReplaceMetadata(&bytes_, plan);
+  const absl::Status status = Reopen();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(": invalid plan: buffer 5: "));
+}
+
+TEST_F(CorruptArtifactTest, HostileCountWithValidChecksum) {
+  // Overwrite the weight count (right after the model info) with 2^40.
+  const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  const size_t count_at =
+      h.metadata_offset + 4 + toy_.plan.model.source.size() + 4 * 8;
+  const uint64_t huge = uint64_t{1} << 40;
+  for (int i = 0; i < 8; ++i)
+    bytes_[count_at + i] = static_cast<uint8_t>(huge >> (8 * i));
+  EditHeader(
+      &bytes_, [](ArtifactHeader&) {}, true);
+  EXPECT_THAT(
+      std::string(Reopen().message()),
+      HasSubstr(
+          "metadata: weight count at byte 39: count 1099511627776 exceeds"));
+}
+
+TEST(ArtifactTest, OpenMissingFile) {
+  const std::string path = TempPath("does_not_exist");
+  const absl::Status status = OpenStatus(path);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith(path + ": cannot open"));
+}
+
+TEST(ArtifactTest, OpenDirectory) {
+  const absl::Status status = OpenStatus(::testing::TempDir());
+  EXPECT_THAT(std::string(status.message()), HasSubstr("not a regular file"));
+}
+
+TEST(ParsePlanTest, RejectsEveryTruncation) {
+  const std::string bytes = SerializePlan(Toy().plan);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    absl::StatusOr<Plan> plan =
+        ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), n);
+    ASSERT_FALSE(plan.ok()) << "prefix of " << n << " bytes";
+    EXPECT_THAT(std::string(plan.status().message()), StartsWith("metadata: "));
+  }
+}
+
+TEST(ParsePlanTest, RejectsTrailingBytes) {
+  std::string bytes = SerializePlan(Toy().plan);
+  bytes.push_back('\0');
+  absl::StatusOr<Plan> plan =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("1 unexpected trailing bytes"));
+}
+
+TEST(ParsePlanTest, RejectsLongString) {
+  std::string bytes = SerializePlan(Toy().plan);
+  bytes[3] = 0x7f;  // source length: 0x7f000003
+  absl::StatusOr<Plan> plan =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("metadata: model.source at byte 0: string of"));
+}
+
+TEST(ParsePlanTest, RandomCorruptionNeverCrashes) {
+  // Flipped bytes anywhere: parse + validate either fail cleanly or yield a
+  // plan that passes ValidatePlan (e.g. a changed f0), never crash or allocate
+  // without bound.
+  const ToyModel toy = Toy();
+  const std::string good = SerializePlan(toy.plan);
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bytes = good;
+    const int flips = 1 + trial % 4;
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8));
+    }
+    absl::StatusOr<Plan> plan =
+        ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (plan.ok()) (void)ValidatePlan(*plan, toy.section_bytes);
+  }
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,263 @@
+// End-to-end tests of tools/cortiq-run: runs the binary on a toy artifact and
+// checks the generated ids, the logits/layer dumps (against an in-process
+// Session) and that every bad input gives "cortiq-run: <message>" and exit
+// status 1.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/artifact.h"
+#include "runtime/session.h"
+#include "tests/runtime/toy_model.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::BuildToyModel;
+using ::cortiq::testing::ToyConfig;
+using ::cortiq::testing::ToyLayer;
+using ::cortiq::testing::ToyModel;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<float> ReadFloats(const std::string& path) {
+  const std::string bytes = ReadText(path);
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  EXPECT_EQ(bytes.size() % 4, 0u);
+  return v;
+}
+
+struct RunResult {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+class CortiqRunTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(::testing::TempDir() + "/cortiq_run_test_" +
+                           std::to_string(getpid()));
+    mkdir(dir_->c_str(), 0755);
+    ToyConfig config;
+    config.format = WeightFormat::kBF16;
+    config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                     ToyLayer{true, 3, 0}};
+    toy_ = new ToyModel(BuildToyModel(config));
+    model_ = new std::string(*dir_ + "/toy.cortiq");
+    ASSERT_TRUE(WriteArtifact(*model_, toy_->plan, [](size_t i, uint8_t* dst) {
+                  return toy_->Fill(i, dst);
+                }).ok());
+  }
+  static void TearDownTestSuite() {
+    std::system(absl::StrCat("rm -rf '", *dir_, "'").c_str());
+    delete toy_;
+    delete model_;
+    delete dir_;
+  }
+
+  // Runs cortiq-run with `args` (shell syntax).
+  static RunResult Run(const std::string& args) {
+    const std::string out = *dir_ + "/stdout", err = *dir_ + "/stderr";
+    const int status = std::system(
+        absl::StrCat(CORTIQ_RUN_BINARY, " ", args, " >", out, " 2>", err)
+            .c_str());
+    RunResult r;
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    r.out = ReadText(out);
+    r.err = ReadText(err);
+    return r;
+  }
+
+  // Expects a clean failure: exit 1 and one "cortiq-run: ..." message
+  // containing `expected`.
+  static void ExpectError(const std::string& args,
+                          const std::string& expected) {
+    const RunResult r = Run(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+    EXPECT_THAT(r.err, StartsWith("cortiq-run: ")) << args;
+    EXPECT_THAT(r.err, HasSubstr(expected)) << args;
+  }
+
+  // Greedy ids and per-position logits/taps from an in-process session.
+  struct Expected {
+    std::vector<int32_t> generated;
+    std::vector<float> prompt_logits;        // [T, vocab]
+    std::vector<std::vector<float>> layers;  // per tap: [positions, hidden]
+  };
+  static Expected Reference(const std::vector<int32_t>& prompt, int n_predict) {
+    Expected e;
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::CreateFromPlan(
+        toy_->plan, toy_->weights(), toy_->section_bytes, {});
+    EXPECT_TRUE(s.ok());
+    e.layers.resize(toy_->plan.taps.size());
+    const auto eval = [&](int32_t t) {
+      EXPECT_TRUE((*s)->Eval(t, true).ok());
+      for (size_t i = 0; i < e.layers.size(); ++i) {
+        e.layers[i].insert(e.layers[i].end(), (*s)->tap(i).begin(),
+                           (*s)->tap(i).end());
+      }
+    };
+    for (int32_t t : prompt) {
+      eval(t);
+      e.prompt_logits.insert(e.prompt_logits.end(), (*s)->logits().begin(),
+                             (*s)->logits().end());
+    }
+    for (int i = 0; i < n_predict; ++i) {
+      absl::Span<const float> l = (*s)->logits();
+      const int32_t next = static_cast<int32_t>(
+          std::max_element(l.begin(), l.end()) - l.begin());
+      e.generated.push_back(next);
+      if (i + 1 < n_predict) eval(next);
+    }
+    return e;
+  }
+
+  static std::string* dir_;
+  static std::string* model_;
+  static ToyModel* toy_;
+};
+
+std::string* CortiqRunTest::dir_ = nullptr;
+std::string* CortiqRunTest::model_ = nullptr;
+ToyModel* CortiqRunTest::toy_ = nullptr;
+
+TEST_F(CortiqRunTest, GeneratesGreedyTokens) {
+  const RunResult r =
+      Run(absl::StrCat(*model_, " --tokens 2,17,300 --n-predict 5"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0], absl::StrJoin(Reference({2, 17, 300}, 5).generated, ","));
+  EXPECT_THAT(lines[1], StartsWith("prompt: 3 tokens, "));
+  EXPECT_THAT(lines[1], HasSubstr("generation: 5 tokens"));
+  EXPECT_THAT(lines[1], HasSubstr("load: "));
+}
+
+TEST_F(CortiqRunTest, FlagSpellingsAndThreadsAgree) {
+  const RunResult a =
+      Run(absl::StrCat(*model_, " --tokens=2,5,9 --n-predict=4"));
+  const RunResult b =
+      Run(absl::StrCat("--n_predict 4 --tokens ' 2, 5 ,9' ", *model_));
+  const RunResult c =
+      Run(absl::StrCat(*model_, " --tokens 2,5,9 --n-predict 4 --threads 2"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string ids =
+      absl::StrJoin(Reference({2, 5, 9}, 4).generated, ",") + "\n";
+  EXPECT_THAT(a.out, StartsWith(ids));
+  EXPECT_THAT(b.out, StartsWith(ids));
+  EXPECT_THAT(c.out, StartsWith(ids));
+}
+
+TEST_F(CortiqRunTest, NoPredictionPrintsAnEmptyLine) {
+  const RunResult r = Run(absl::StrCat(*model_, " --tokens 2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("\nprompt: 1 tokens"));
+}
+
+TEST_F(CortiqRunTest, DumpsLogitsOfEveryPromptPosition) {
+  const std::string file = *dir_ + "/logits.f32";
+  const std::vector<int32_t> prompt = {2, 40, 41, 1000, 7, 7, 7};
+  const RunResult r =
+      Run(absl::StrCat(*model_, " --tokens ", absl::StrJoin(prompt, ","),
+                       " --n-predict 2 --dump-logits ", file));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<float> logits = ReadFloats(file);
+  EXPECT_EQ(logits.size(),
+            prompt.size() * static_cast<size_t>(toy_->config.vocab));
+  EXPECT_EQ(logits, Reference(prompt, 2).prompt_logits);
+}
+
+TEST_F(CortiqRunTest, DumpsEveryTapAtEveryEvaluatedPosition) {
+  const std::string layers = *dir_ + "/layers";
+  const std::vector<int32_t> prompt = {2, 3, 4, 5};
+  const RunResult r =
+      Run(absl::StrCat(*model_, " --tokens ", absl::StrJoin(prompt, ","),
+                       " --n-predict 3 --dump-layers ", layers));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Expected e = Reference(prompt, 3);
+  for (size_t i = 0; i < toy_->plan.taps.size(); ++i) {
+    const std::vector<float> dump =
+        ReadFloats(absl::StrCat(layers, "/", toy_->plan.taps[i].name, ".f32"));
+    // 4 prompt positions + 2 evaluated generated tokens (the last one is never
+    // evaluated).
+    EXPECT_EQ(dump.size(), 6u * static_cast<size_t>(toy_->config.hidden));
+    EXPECT_EQ(dump, e.layers[i]) << toy_->plan.taps[i].name;
+  }
+}
+
+TEST_F(CortiqRunTest, BadInputsFailCleanly) {
+  const std::string& m = *model_;
+  ExpectError(m, "--tokens is required");
+  ExpectError(m + " --tokens ''", "--tokens is required");
+  ExpectError(m + " --tokens 2,x,3", "--tokens: 'x' is not a token id");
+  ExpectError(m + " --tokens 2,,3", "--tokens: '' is not a token id");
+  ExpectError(m + " --tokens=-3", "--tokens: '-3' is not a token id");
+  ExpectError(m + " --tokens 99999999999", "is not a token id");
+  ExpectError(m + " --tokens 2,1101",
+              "token id 1101 is out of range [0, 1101)");
+  ExpectError(m + " --tokens 2 --n-predict abc",
+              "--n-predict: 'abc' is not an integer");
+  ExpectError(m + " --tokens 2 --n-predict -1", "--n-predict = -1 must be in");
+  ExpectError(m + " --tokens 2 --threads 0",
+              "--threads = 0 must be in [1, 256]");
+  ExpectError(m + " --tokens 2 --ctx-size 0", "--ctx-size = 0 must be in");
+  ExpectError(m + " --tokens 2,3,4 --n-predict 2 --ctx-size 3",
+              "context full: ctx-size 3, but 3 prompt tokens and 2 generated "
+              "ones need 4");
+  ExpectError(m + " --tokens 2 --bogus 1", "unknown flag --bogus");
+  ExpectError(m + " --tokens", "--tokens needs a value");
+  ExpectError("--tokens 2",
+              "expected exactly one MODEL.cortiq argument, got 0");
+  ExpectError(m + " " + m + " --tokens 2",
+              "expected exactly one MODEL.cortiq argument, got 2");
+  ExpectError(*dir_ + "/missing.cortiq --tokens 2",
+              *dir_ + "/missing.cortiq: cannot open");
+  ExpectError(*dir_ + " --tokens 2", "not a regular file");
+  ExpectError(m + " --tokens 2 --dump-layers /proc/no/such/dir",
+              "cannot create directory");
+  ExpectError(m + " --tokens 2 --dump-logits " + *dir_ + "/no/such/file",
+              "/no/such/file: cannot create");
+}
+
+TEST_F(CortiqRunTest, CorruptArtifactFailsCleanly) {
+  const std::string bad = *dir_ + "/bad.cortiq";
+  {
+    std::ofstream out(bad, std::ios::binary);
+    out << "this is not a model, but it is longer than the sixty-four byte "
+           "header of one";
+  }
+  ExpectError(bad + " --tokens 2", bad + ": not a cortiq artifact");
+  std::string bytes = ReadText(*model_);
+  bytes.resize(bytes.size() - 100);
+  {
+    std::ofstream out(bad, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  ExpectError(bad + " --tokens 2", bad + ": truncated: header says");
+}
+
+}  // namespace
+}  // namespace cortiq

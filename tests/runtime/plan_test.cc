@@ -1,0 +1,358 @@
+// Tests of runtime/plan.cc: names and sizes, and ValidatePlan accepting the toy
+// plans and rejecting each kind of broken plan with an error naming the entry
+// at fault.
+#include "runtime/plan.h"
+
+#include <functional>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/toy_model.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::BuildToyModel;
+using ::cortiq::testing::FindWeight;
+using ::cortiq::testing::ToyConfig;
+using ::cortiq::testing::ToyLayer;
+using ::cortiq::testing::ToyModel;
+using ::testing::HasSubstr;
+
+TEST(PlanTest, FormatAndKindNames) {
+  EXPECT_EQ(WeightFormatElementSize(WeightFormat::kF32), 4u);
+  EXPECT_EQ(WeightFormatElementSize(WeightFormat::kBF16), 2u);
+  EXPECT_EQ(WeightFormatElementSize(static_cast<WeightFormat>(9)), 0u);
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kF32), "f32");
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kBF16), "bf16");
+  EXPECT_STREQ(WeightFormatName(static_cast<WeightFormat>(9)), "unknown");
+  EXPECT_STREQ(StepKindName(StepKind::kEmbedding), "embedding");
+  EXPECT_STREQ(StepKindName(StepKind::kRmsNorm), "rms_norm");
+  EXPECT_STREQ(StepKindName(StepKind::kKvAppend), "kv_append");
+  EXPECT_STREQ(StepKindName(StepKind::kLayerScalar), "layer_scalar");
+  EXPECT_STREQ(StepKindName(StepKind::kLmHead), "lm_head");
+  EXPECT_STREQ(StepKindName(static_cast<StepKind>(0)), "unknown");
+  WeightEntry w;
+  w.shape = {3, 5, 7};
+  EXPECT_EQ(w.num_elements(), 105);
+  w.shape = {};
+  EXPECT_EQ(w.num_elements(), 1);
+}
+
+TEST(PlanTest, AcceptsToyPlans) {
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
+    ToyConfig config;
+    config.format = format;
+    config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                     ToyLayer{true, 3, 0}, ToyLayer{false, 0, 1}};
+    const ToyModel toy = BuildToyModel(config);
+    EXPECT_TRUE(ValidatePlan(toy.plan, toy.section_bytes).ok())
+        << ValidatePlan(toy.plan, toy.section_bytes);
+  }
+}
+
+// Index of the first step of `kind` in `plan`.
+size_t FirstStep(const Plan& plan, StepKind kind) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].kind == kind) return i;
+  }
+  ADD_FAILURE() << "no step of kind " << StepKindName(kind);
+  return 0;
+}
+
+// A buffer index of `n` elements in `plan` (adds one at the end of the arena if
+// none).
+int32_t BufferOfSize(Plan& plan, uint64_t n) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    if (plan.buffers[i].num_elements == n) return static_cast<int32_t>(i);
+  }
+  plan.buffers.push_back(BufferEntry{plan.arena_bytes, n});
+  plan.arena_bytes += 4 * n;
+  return static_cast<int32_t>(plan.buffers.size() - 1);
+}
+
+struct BadPlanCase {
+  const char* name;
+  std::function<void(Plan&, uint64_t&)>
+      mutate;            // plan and weight section bytes
+  const char* expected;  // substring of the error
+};
+
+void PrintTo(const BadPlanCase& c, std::ostream* os) { *os << c.name; }
+
+class BadPlanTest : public ::testing::TestWithParam<BadPlanCase> {};
+
+TEST_P(BadPlanTest, IsRejected) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}};
+  ToyModel toy = BuildToyModel(config);
+  uint64_t section = toy.section_bytes;
+  ASSERT_TRUE(ValidatePlan(toy.plan, section).ok());
+  GetParam().mutate(toy.plan, section);
+  const absl::Status status = ValidatePlan(toy.plan, section);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(GetParam().expected));
+}
+
+const BadPlanCase kBadPlans[] = {
+    {"VocabZero", [](Plan& p, uint64_t&) { p.model.vocab_size = 0; },
+     "vocab_size = 0"},
+    {"MaxPositionsNegative",
+     [](Plan& p, uint64_t&) { p.model.max_position_embeddings = -1; },
+     "max_position_embeddings = -1"},
+    {"BufferMisaligned", [](Plan& p, uint64_t&) { p.buffers[3].offset += 2; },
+     "buffer 3: offset"},
+    {"BufferPastArena",
+     [](Plan& p, uint64_t&) { p.buffers[2].num_elements = p.arena_bytes; },
+     "buffer 2: "},
+    {"BufferOffsetOverflow",
+     [](Plan& p, uint64_t&) {
+       p.buffers[1].offset = ~uint64_t{0} - 3;
+       p.buffers[1].num_elements = 8;
+     },
+     "exceed the arena"},
+    {"BufferHugeCount",
+     [](Plan& p, uint64_t&) { p.buffers[1].num_elements = uint64_t{1} << 62; },
+     "exceed the arena"},
+    {"OperandOutOfRange", [](Plan& p, uint64_t&) { p.steps[2].in0 = 9999; },
+     "step 2 (linear): in0 buffer 9999 out of range"},
+    {"ResultNegative", [](Plan& p, uint64_t&) { p.steps[2].out = -7; },
+     "out buffer -7 out of range"},
+    {"UnusedOperandSet", [](Plan& p, uint64_t&) { p.steps[2].in1 = 0; },
+     "step 2 (linear): does not use in1 (must be -1)"},
+    {"WeightIndexOutOfRange",
+     [](Plan& p, uint64_t&) { p.steps[2].weight = 12345; },
+     "weight 12345 out of range"},
+    {"LinearShapeMismatch",
+     [](Plan& p, uint64_t&) {
+       // The q projection reads the embedding table: [1101, 64], not [64, 64].
+       p.steps[2].weight = FindWeight(p, "embed");
+     },
+     "step 2 (linear): weight 'embed' has shape [1101, 64], expected [64, 64]"},
+    {"LmHeadShapeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kLmHead)].weight = FindWeight(p, "l0.q");
+     },
+     "(lm_head): weight 'l0.q'"},
+    {"EmbeddingColsMismatch",
+     [](Plan& p, uint64_t&) { p.steps[0].out = BufferOfSize(p, 96); },
+     "step 0 (embedding): weight 'embed' has shape [1101, 64], expected [rows, "
+     "96]"},
+    {"EmbeddingOneDimensional",
+     [](Plan& p, uint64_t&) {
+       p.steps[0].weight = FindWeight(p, "l0.in_norm");
+     },
+     "step 0 (embedding)"},
+    {"RmsNormGroupNotDividing",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].i0 = 7;
+     },
+     "group size i0 = 7"},
+    {"RmsNormGroupZero",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].i0 = 0;
+     },
+     "group size i0 = 0"},
+    {"RmsNormGainSize",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].weight =
+           FindWeight(p, "l0.q_norm");
+     },
+     "gain 'l0.q_norm' has 16 elements, expected the group size 64"},
+    {"RmsNormSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].out = BufferOfSize(p, 32);
+     },
+     "in0 has 64 elements but out has 32"},
+    {"RmsNormNegativeEps",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].f0 = -1;
+     },
+     "eps f0 = -1"},
+    {"RopeOddHeadDim",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i0 = 15; },
+     "head_dim i0 = 15"},
+    {"RopeHeadDimNotDividing",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i0 = 48; },
+     "head_dim i0 = 48"},
+    {"RopeNoPairs",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i1 = 0; },
+     "rotated pairs i1 = 0 must be in [1, 8]"},
+    {"RopeTooManyPairs",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i1 = 9; },
+     "rotated pairs i1 = 9"},
+    {"RopeThetaZero",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].f0 = 0; },
+     "theta f0 = 0"},
+    {"RopeWeightSet",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRope)].weight = 0;
+     },
+     "does not use weight (must be -1)"},
+    {"KvAppendWidth",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kKvAppend)].in1 = BufferOfSize(p, 64);
+     },
+     "key/value have 32/64 elements, cache 0 rows have 32"},
+    {"KvAppendWithOut",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kKvAppend)].out = 0;
+     },
+     "(kv_append): does not use out (must be -1)"},
+    {"KvAppendNoCache",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kKvAppend)].cache = 5;
+     },
+     "cache 5 out of range [0, 2)"},
+    {"KvAppendLogitsOnly",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kKvAppend)].logits_only = true;
+     },
+     "cannot be logits_only"},
+    {"AttentionWindowMismatchSliding",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kAttention)].i1 = 4;
+     },
+     "window i1 = 4, expected 3 (cache 0 is sliding)"},
+    {"AttentionWindowOnFullCache",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kAttention)];
+       s.cache = 1;
+       s.i1 = 3;
+     },
+     "window i1 = 3, expected 0 (cache 1 is full)"},
+    {"AttentionHeadsNotMultipleOfKvHeads",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kAttention)].i0 = 3;
+     },
+     "num_heads i0 = 3 must be a positive multiple of cache 0's num_kv_heads "
+     "2"},
+    {"AttentionSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kAttention)].i0 = 2;
+     },
+     "q/out have 64 elements, expected num_heads 2 * head_dim 16"},
+    {"AttentionHugeHeads",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kAttention)].i0 = int64_t{1} << 62;
+     },
+     "expected num_heads"},
+    {"AttentionOutAliasesQuery",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kAttention)];
+       s.out = s.in0;
+     },
+     "overlaps in0 buffer"},
+    {"AttentionBeforeAppend",
+     [](Plan& p, uint64_t&) {
+       // Layer 0's attention reads layer 1's cache, which is appended later.
+       Step& s = p.steps[FirstStep(p, StepKind::kAttention)];
+       s.cache = 1;
+       s.i1 = 0;
+     },
+     "reads cache 1 before any kv_append step writes it"},
+    {"LinearOutAliasesInput",
+     [](Plan& p, uint64_t&) {
+       p.buffers.push_back(p.buffers[p.steps[2].in0]);
+       p.steps[2].out = static_cast<int32_t>(p.buffers.size() - 1);
+     },
+     "overlaps in0 buffer"},
+    {"AddSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kAdd)].in1 = BufferOfSize(p, 96);
+     },
+     "in0/in1/out have 64/96/64 elements"},
+    {"AddPartialOverlap",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kAdd)];
+       BufferEntry shifted = p.buffers[s.in0];
+       shifted.offset += 4;
+       p.buffers.push_back(shifted);
+       s.out = static_cast<int32_t>(p.buffers.size() - 1);
+     },
+     "partially overlaps in0"},
+    {"MulWithCache",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kMul)].cache = 0;
+     },
+     "(mul): does not use cache (must be -1)"},
+    {"LayerScalarNotScalar",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kLayerScalar)].weight =
+           FindWeight(p, "l0.in_norm");
+     },
+     "weight 'l0.in_norm' has 64 elements, expected 1"},
+    {"SoftcapZero",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kSoftcap)].f0 = 0;
+     },
+     "cap f0 = 0"},
+    {"ScaleNotFinite",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kScale)].f0 =
+           std::numeric_limits<double>::infinity();
+     },
+     "is not finite"},
+    {"UnknownKind",
+     [](Plan& p, uint64_t&) { p.steps[4].kind = static_cast<StepKind>(99); },
+     "step 4: unknown kind 99"},
+    {"WeightUnknownFormat",
+     [](Plan& p, uint64_t&) {
+       p.weights[1].format = static_cast<WeightFormat>(3);
+     },
+     "weight 1 'l0.in_norm': unknown format 3"},
+    {"WeightSizeBytes",
+     [](Plan& p, uint64_t&) { p.weights[2].size_bytes -= 4; },
+     "weight 2 'l0.q': size_bytes"},
+    {"WeightMisaligned", [](Plan& p, uint64_t&) { p.weights[2].offset += 32; },
+     "weight 2 'l0.q': offset 282144 is not a multiple of 64"},
+    {"WeightPastSection", [](Plan& p, uint64_t& section) { section -= 64; },
+     "exceed the weight section"},
+    {"WeightOffsetOverflow",
+     [](Plan& p, uint64_t&) { p.weights[3].offset = ~uint64_t{0} - 63; },
+     "exceed the weight section"},
+    {"WeightZeroDimension",
+     [](Plan& p, uint64_t&) { p.weights[3].shape = {0}; },
+     "dimension 0 is not positive"},
+    {"WeightHugeShape",
+     [](Plan& p, uint64_t&) {
+       p.weights[3].shape = {int64_t{1} << 40, int64_t{1} << 40};
+     },
+     "too many elements"},
+    {"CacheNoHeads", [](Plan& p, uint64_t&) { p.caches[0].num_kv_heads = 0; },
+     "cache 0: num_kv_heads 0"},
+    {"SlidingCacheNoWindow", [](Plan& p, uint64_t&) { p.caches[0].window = 0; },
+     "cache 0: sliding cache has window 0 (must be > 0)"},
+    {"FullCacheWithWindow", [](Plan& p, uint64_t&) { p.caches[1].window = 5; },
+     "cache 1: full cache has window 5 (must be 0)"},
+    {"CacheLayerOutOfRange", [](Plan& p, uint64_t&) { p.caches[1].layer = 2; },
+     "cache 1: layer 2 out of range [0, 2)"},
+    {"LogitsBufferMissing", [](Plan& p, uint64_t&) { p.logits_buffer = -1; },
+     "logits_buffer -1 out of range"},
+    {"LogitsBufferWrongSize", [](Plan& p, uint64_t&) { p.logits_buffer = 0; },
+     "logits_buffer 0 has 64 elements, expected vocab_size 1101"},
+    {"TapOutOfRange", [](Plan& p, uint64_t&) { p.taps[1].buffer = 100000; },
+     "tap 1 'layer.1': buffer 100000 out of range"},
+    {"TapPathTraversal",
+     [](Plan& p, uint64_t&) { p.taps[0].name = "../../etc/passwd"; },
+     "tap 0: name '../../etc/passwd'"},
+    {"TapSlash", [](Plan& p, uint64_t&) { p.taps[0].name = "a/b"; },
+     "tap 0: name"},
+    {"TapEmpty", [](Plan& p, uint64_t&) { p.taps[0].name = ""; },
+     "tap 0: name"},
+    {"TapDuplicate",
+     [](Plan& p, uint64_t&) { p.taps[1].name = p.taps[0].name; },
+     "tap 1: duplicate name 'layer.0'"},
+};
+
+INSTANTIATE_TEST_SUITE_P(All, BadPlanTest, ::testing::ValuesIn(kBadPlans),
+                         [](const ::testing::TestParamInfo<BadPlanCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,427 @@
+// Tests of runtime/session.cc: the executor against an independent scalar
+// forward of hand-built toy plans (f32 and bf16 weights; full, sliding and
+// KV-shared layers), and its state handling (token range, context overflow,
+// Reset, logits-only steps, threads, taps).
+#include "runtime/session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/artifact.h"
+#include "tests/runtime/toy_model.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::BuildToyModel;
+using ::cortiq::testing::ToyConfig;
+using ::cortiq::testing::ToyLayer;
+using ::cortiq::testing::ToyModel;
+using ::cortiq::testing::ToyReference;
+using ::testing::HasSubstr;
+
+std::unique_ptr<Session> MakeSession(const ToyModel& toy,
+                                     SessionOptions options = {}) {
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::CreateFromPlan(
+      toy.plan, toy.weights(), toy.section_bytes, options);
+  EXPECT_TRUE(session.ok()) << session.status();
+  return session.ok() ? *std::move(session) : nullptr;
+}
+
+std::vector<float> Logits(const Session& s) {
+  return std::vector<float>(s.logits().begin(), s.logits().end());
+}
+
+// Token sequence used throughout: BOS then pseudo-random ids.
+std::vector<int32_t> Tokens(int n, int32_t vocab, uint32_t seed = 3) {
+  std::vector<int32_t> tokens = {2};
+  uint32_t x = seed;
+  while (static_cast<int>(tokens.size()) < n) {
+    x = x * 1664525u + 1013904223u;
+    tokens.push_back(
+        static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(vocab)));
+  }
+  return tokens;
+}
+
+// Max over the vector of |a - b| / (1 + |b|).
+double MaxRelError(absl::Span<const float> a, const std::vector<double>& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    worst = std::max(worst, std::abs(a[i] - b[i]) / (1.0 + std::abs(b[i])));
+  }
+  return worst;
+}
+
+struct ForwardCase {
+  const char* name;
+  WeightFormat format;
+  std::vector<ToyLayer> layers;
+  int tokens;
+};
+
+void PrintTo(const ForwardCase& c, std::ostream* os) { *os << c.name; }
+
+class ForwardTest : public ::testing::TestWithParam<ForwardCase> {};
+
+// Logits and every layer output at every position match the scalar double
+// forward. Tolerance: the kernels compute in f32 (dot products of <= 96 terms,
+// Highway exp/tanh of a few ulp) over 2-4 layers; the errors seen are
+// <= 1.5e-6, so 2e-5 relative leaves a margin of 10x while still catching any
+// formula, index or visibility mistake (an off-by-one sliding window changes
+// logits by O(1e-2)).
+TEST_P(ForwardTest, MatchesScalarReference) {
+  ToyConfig config;
+  config.format = GetParam().format;
+  config.layers = GetParam().layers;
+  const ToyModel toy = BuildToyModel(config);
+  std::unique_ptr<Session> session = MakeSession(toy);
+  ASSERT_NE(session, nullptr);
+  ToyReference reference(toy);
+  for (int32_t token :
+       Tokens(GetParam().tokens, static_cast<int32_t>(config.vocab))) {
+    ASSERT_TRUE(session->Eval(token, /*want_logits=*/true).ok());
+    const std::vector<double> expected = reference.Eval(token);
+    const int64_t p = session->length() - 1;
+    EXPECT_LT(MaxRelError(session->logits(), expected), 2e-5)
+        << "position " << p;
+    for (size_t l = 0; l < config.layers.size(); ++l) {
+      EXPECT_LT(MaxRelError(session->tap(l), reference.layer_output(l)), 2e-5)
+          << "layer " << l << " position " << p;
+    }
+  }
+}
+
+const ForwardCase kForwardCases[] = {
+    {"FullF32", WeightFormat::kF32, {ToyLayer{}, ToyLayer{}}, 12},
+    {"FullBF16", WeightFormat::kBF16, {ToyLayer{}, ToyLayer{}}, 12},
+    // Window 3 over 20 positions: the ring wraps many times.
+    {"SlidingF32",
+     WeightFormat::kF32,
+     {ToyLayer{true, 3, -1}, ToyLayer{true, 3, -1}},
+     20},
+    {"SlidingBF16",
+     WeightFormat::kBF16,
+     {ToyLayer{true, 5, -1}, ToyLayer{false, 0, -1}},
+     20},
+    // Gemma-style KV sharing: layers 2 and 3 read the caches of layers 0
+    // (sliding) and 1.
+    {"SharedKvF32",
+     WeightFormat::kF32,
+     {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0},
+      ToyLayer{false, 0, 1}},
+     16},
+    {"SharedKvBF16",
+     WeightFormat::kBF16,
+     {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0},
+      ToyLayer{false, 0, 1}},
+     16},
+};
+
+INSTANTIATE_TEST_SUITE_P(All, ForwardTest, ::testing::ValuesIn(kForwardCases),
+                         [](const ::testing::TestParamInfo<ForwardCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(SessionTest, RejectsTokenOutsideVocabulary) {
+  const ToyModel toy = BuildToyModel(ToyConfig{});
+  std::unique_ptr<Session> session = MakeSession(toy);
+  absl::Status status = session->Eval(1101, true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("token id 1101 is out of range [0, 1101)"));
+  status = session->Eval(-1, true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("token id -1"));
+  EXPECT_EQ(session->length(), 0);
+  EXPECT_TRUE(session->Eval(1100, true).ok());
+  EXPECT_EQ(session->length(), 1);
+}
+
+TEST(SessionTest, ContextOverflowAtCtxSize) {
+  const ToyModel toy = BuildToyModel(ToyConfig{});
+  SessionOptions options;
+  options.ctx_size = 5;
+  std::unique_ptr<Session> session = MakeSession(toy, options);
+  EXPECT_EQ(session->ctx_size(), 5);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(session->Eval(7, false).ok()) << i;
+  const absl::Status status = session->Eval(7, true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(std::string(status.message()), "context full: ctx-size 5");
+  EXPECT_EQ(session->length(), 5);
+  session->Reset();
+  EXPECT_TRUE(session->Eval(7, true).ok());
+}
+
+TEST(SessionTest, CtxSizeIsClampedToMaxPositions) {
+  ToyConfig config;
+  config.max_position_embeddings = 6;
+  const ToyModel toy = BuildToyModel(config);
+  SessionOptions options;
+  options.ctx_size = 1000;
+  std::unique_ptr<Session> session = MakeSession(toy, options);
+  EXPECT_EQ(session->ctx_size(), 6);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(session->Eval(3, false).ok());
+  EXPECT_EQ(session->Eval(3, false).code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(SessionTest, RejectsBadOptions) {
+  const ToyModel toy = BuildToyModel(ToyConfig{});
+  SessionOptions options;
+  options.ctx_size = 0;
+  EXPECT_EQ(Session::CreateFromPlan(toy.plan, toy.weights(), toy.section_bytes,
+                                    options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  options.ctx_size = 16;
+  options.threads = 0;
+  EXPECT_EQ(Session::CreateFromPlan(toy.plan, toy.weights(), toy.section_bytes,
+                                    options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  options.threads = 1;
+  Plan bad = toy.plan;
+  bad.steps[2].in0 = 1 << 20;
+  EXPECT_EQ(
+      Session::CreateFromPlan(bad, toy.weights(), toy.section_bytes, options)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SessionTest, ResetGivesBitIdenticalLogits) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                   ToyLayer{true, 3, 0}};
+  const ToyModel toy = BuildToyModel(config);
+  std::unique_ptr<Session> session = MakeSession(toy);
+  const std::vector<int32_t> tokens = Tokens(9, 1101);
+  std::vector<std::vector<float>> first;
+  for (int32_t t : tokens) {
+    ASSERT_TRUE(session->Eval(t, true).ok());
+    first.push_back(Logits(*session));
+  }
+  // A different sequence in between leaves stale rows in every cache.
+  session->Reset();
+  for (int32_t t : Tokens(7, 1101, 99))
+    ASSERT_TRUE(session->Eval(t, true).ok());
+  session->Reset();
+  EXPECT_EQ(session->length(), 0);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    ASSERT_TRUE(session->Eval(tokens[i], true).ok());
+    EXPECT_EQ(Logits(*session), first[i]) << "position " << i;
+  }
+}
+
+TEST(SessionTest, SkippingLogitsDoesNotChangeLaterLogits) {
+  const ToyModel toy = BuildToyModel(ToyConfig{});
+  std::unique_ptr<Session> all = MakeSession(toy);
+  std::unique_ptr<Session> last_only = MakeSession(toy);
+  const std::vector<int32_t> tokens = Tokens(6, 1101);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    ASSERT_TRUE(all->Eval(tokens[i], true).ok());
+    ASSERT_TRUE(last_only->Eval(tokens[i], i + 1 == tokens.size()).ok());
+  }
+  EXPECT_EQ(Logits(*all), Logits(*last_only));
+}
+
+TEST(SessionTest, ThreadsGiveBitIdenticalResults) {
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
+    ToyConfig config;
+    config.format = format;
+    // Linears big enough to be split: the 1101 x 256 LM head, 300 x 256 MLP.
+    config.hidden = 256;
+    config.ffn = 300;
+    config.heads = 4;
+    config.head_dim = 64;
+    config.rotated_pairs = 16;
+    const ToyModel toy = BuildToyModel(config);
+    std::unique_ptr<Session> one = MakeSession(toy);
+    for (int threads : {2, 3}) {
+      SessionOptions options;
+      options.threads = threads;
+      std::unique_ptr<Session> many = MakeSession(toy, options);
+      one->Reset();
+      for (int32_t t : Tokens(5, 1101)) {
+        ASSERT_TRUE(one->Eval(t, true).ok());
+        ASSERT_TRUE(many->Eval(t, true).ok());
+        EXPECT_EQ(Logits(*one), Logits(*many)) << threads << " threads";
+        for (size_t l = 0; l < toy.plan.taps.size(); ++l) {
+          EXPECT_TRUE(std::equal(one->tap(l).begin(), one->tap(l).end(),
+                                 many->tap(l).begin()));
+        }
+      }
+    }
+  }
+}
+
+// With window 2 and two sliding layers, position p sees positions >= p - 1 in
+// layer 0 and, through them, >= p - 2 in layer 1: the token at position 0
+// cannot influence outputs at positions >= 3. The ring must therefore have
+// dropped position 0 exactly.
+TEST(SessionTest, SlidingWindowForgetsOldPositions) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 2, -1}, ToyLayer{true, 2, -1}};
+  const ToyModel toy = BuildToyModel(config);
+  std::unique_ptr<Session> a = MakeSession(toy);
+  std::unique_ptr<Session> b = MakeSession(toy);
+  std::vector<int32_t> tokens = Tokens(8, 1101);
+  std::vector<int32_t> other = tokens;
+  other[0] = 77;
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    ASSERT_TRUE(a->Eval(tokens[p], true).ok());
+    ASSERT_TRUE(b->Eval(other[p], true).ok());
+    if (p >= 3) {
+      EXPECT_EQ(Logits(*a), Logits(*b)) << "position " << p;
+    } else {
+      EXPECT_NE(Logits(*a), Logits(*b)) << "position " << p;
+    }
+  }
+}
+
+// The same with a full layer: position 0 stays visible forever.
+TEST(SessionTest, FullAttentionRemembersEverything) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 2, -1}, ToyLayer{false, 0, -1}};
+  const ToyModel toy = BuildToyModel(config);
+  std::unique_ptr<Session> a = MakeSession(toy);
+  std::unique_ptr<Session> b = MakeSession(toy);
+  std::vector<int32_t> tokens = Tokens(8, 1101);
+  std::vector<int32_t> other = tokens;
+  other[0] = 77;
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    ASSERT_TRUE(a->Eval(tokens[p], true).ok());
+    ASSERT_TRUE(b->Eval(other[p], true).ok());
+    EXPECT_NE(Logits(*a), Logits(*b)) << "position " << p;
+  }
+}
+
+// The ValidatePlan contract: any plan it accepts runs without touching memory
+// out of bounds. Random mutations of the toy plan (indices, sizes, parameters,
+// buffer and cache layouts); the ones ValidatePlan accepts are executed.
+// Meaningful mainly under AddressSanitizer
+// (-fsanitize=address), where an out-of-bounds access aborts the test.
+TEST(SessionTest, RandomPlansThatValidateRunInBounds) {
+  ToyConfig config;
+  config.vocab = 50;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                   ToyLayer{true, 3, 0}};
+  const ToyModel toy = BuildToyModel(config);
+  std::mt19937 rng(11);
+  const auto pick = [&](int64_t lo, int64_t hi) {  // uniform in [lo, hi]
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int accepted = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    Plan plan = toy.plan;
+    const int mutations = 1 + trial % 3;
+    for (int m = 0; m < mutations; ++m) {
+      Step& s = plan.steps[pick(0, plan.steps.size() - 1)];
+      const int64_t nb = static_cast<int64_t>(plan.buffers.size());
+      switch (pick(0, 11)) {
+        case 0:
+          s.out = static_cast<int32_t>(pick(-1, nb - 1));
+          break;
+        case 1:
+          s.in0 = static_cast<int32_t>(pick(-1, nb - 1));
+          break;
+        case 2:
+          s.in1 = static_cast<int32_t>(pick(-1, nb - 1));
+          break;
+        case 3:
+          s.weight = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
+          break;
+        case 4:
+          s.cache = static_cast<int32_t>(pick(-1, plan.caches.size() - 1));
+          break;
+        case 5:
+          s.i0 = pick(0, 70);
+          break;
+        case 6:
+          s.i1 = pick(0, 10);
+          break;
+        case 7:
+          s.kind = static_cast<StepKind>(pick(1, 13));
+          break;
+        case 8: {
+          BufferEntry& b = plan.buffers[pick(0, nb - 1)];
+          b.num_elements = static_cast<uint64_t>(pick(0, 128));
+          break;
+        }
+        case 9: {
+          BufferEntry& b = plan.buffers[pick(0, nb - 1)];
+          b.offset = static_cast<uint64_t>(pick(0, plan.arena_bytes / 4)) * 4;
+          break;
+        }
+        case 10: {
+          CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
+          c.window = pick(0, 4);
+          c.sliding = c.window > 0;
+          break;
+        }
+        case 11: {
+          CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
+          c.num_kv_heads = pick(1, 4);
+          c.head_dim = pick(1, 32);
+          break;
+        }
+      }
+    }
+    if (!ValidatePlan(plan, toy.section_bytes).ok()) continue;
+    ++accepted;
+    SessionOptions options;
+    options.ctx_size = 6;
+    absl::StatusOr<std::unique_ptr<Session>> session = Session::CreateFromPlan(
+        plan, toy.weights(), toy.section_bytes, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    for (int32_t t : {2, 49, 0, 17, 5, 9})
+      ASSERT_TRUE((*session)->Eval(t, t != 0).ok());
+  }
+  EXPECT_GT(accepted, 100);  // the mutations do reach the executor
+}
+
+TEST(SessionTest, ArtifactSessionMatchesInMemorySession) {
+  ToyConfig config;
+  config.format = WeightFormat::kBF16;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                   ToyLayer{true, 3, 0}};
+  const ToyModel toy = BuildToyModel(config);
+  const std::string path = ::testing::TempDir() + "/cortiq_session_test_" +
+                           std::to_string(getpid()) + ".cortiq";
+  ASSERT_TRUE(WriteArtifact(path, toy.plan, [&](size_t i, uint8_t* dst) {
+                return toy.Fill(i, dst);
+              }).ok());
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  absl::StatusOr<std::unique_ptr<Session>> from_file =
+      Session::Create(**artifact, {});
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  // Two sessions on one artifact are independent.
+  absl::StatusOr<std::unique_ptr<Session>> second =
+      Session::Create(**artifact, {});
+  ASSERT_TRUE(second.ok());
+  std::unique_ptr<Session> in_memory = MakeSession(toy);
+  for (int32_t t : Tokens(10, 1101)) {
+    ASSERT_TRUE((*from_file)->Eval(t, true).ok());
+    ASSERT_TRUE(in_memory->Eval(t, true).ok());
+    EXPECT_EQ(Logits(**from_file), Logits(*in_memory));
+  }
+  EXPECT_EQ((*second)->length(), 0);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,339 @@
+// cortiq-run: evaluates a prompt of token ids with a compiled MODEL.cortiq
+// artifact and greedily decodes more tokens; can dump per-position logits and
+// per-layer hidden states. Runtime only (no MLIR/LLVM).
+//
+//   cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N]
+//              [--dump-logits FILE] [--dump-layers DIR] [--ctx-size N]
+//              [--threads N]
+//
+// Output (stdout): the generated ids on one line (comma-separated; empty for
+// N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
+// exit status 1.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "runtime/artifact.h"
+#include "runtime/session.h"
+#include "runtime/status_macros.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error \
+    "cortiq-run writes raw little-endian float32 dumps with fwrite; port the dump code"
+#endif
+
+// Integer flags are read as strings so that bad values get this tool's error
+// format.
+ABSL_FLAG(std::string, tokens, "",
+          "comma-separated prompt token ids, e.g. 2,17,300");
+ABSL_FLAG(std::string, n_predict, "0",
+          "number of tokens to generate greedily (--n-predict)");
+ABSL_FLAG(std::string, dump_logits, "",
+          "write the logits of every prompt position to this file: raw "
+          "little-endian float32 "
+          "[T, vocab], row t = logits after tokens 0..t (--dump-logits)");
+ABSL_FLAG(
+    std::string, dump_layers, "",
+    "write DIR/<tap>.f32 for every tap of the plan (e.g. layer.3 = hidden "
+    "state after "
+    "layer 3): raw float32 [positions, hidden], one row per evaluated position "
+    "(the "
+    "prompt and every generated token but the last, which is never evaluated) "
+    "(--dump-layers)");
+ABSL_FLAG(std::string, ctx_size, "4096",
+          "context size (clamped to the model's max_position_embeddings) "
+          "(--ctx-size)");
+ABSL_FLAG(std::string, threads, "1", "threads for the matrix-vector products");
+
+namespace cortiq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point begin, Clock::time_point end) {
+  return std::chrono::duration<double>(end - begin).count();
+}
+
+// Rewrites "--n-predict=3" to "--n_predict=3" (Abseil flag names cannot hold
+// '-'), and checks that every flag is known and that value flags given as
+// "--flag value" have a value.
+absl::Status NormalizeArgs(std::vector<std::string>* args) {
+  static const char* const kValueFlags[] = {"tokens",      "n_predict",
+                                            "dump_logits", "dump_layers",
+                                            "ctx_size",    "threads"};
+  // Abseil's own flags (usage, flag files), passed through unchanged.
+  static const char* const kAbseilFlags[] = {
+      "help",       "helpfull",        "helpshort", "helppackage",
+      "version",    "only_check_args", "flagfile",  "fromenv",
+      "tryfromenv", "undefok"};
+  for (size_t i = 1; i < args->size(); ++i) {
+    std::string& arg = (*args)[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;  // positional
+    const size_t dashes = arg[1] == '-' ? 2 : 1;
+    const size_t eq = arg.find('=');
+    std::string name = arg.substr(
+        dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
+    for (char& c : name) c = c == '-' ? '_' : c;
+    bool value_flag = false, known = false;
+    for (const char* f : kValueFlags) value_flag |= name == f;
+    for (const char* f : kAbseilFlags) known |= name == f;
+    if (!value_flag && !known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag ", arg, " (see --help)"));
+    }
+    if (value_flag && eq == std::string::npos && i + 1 >= args->size()) {
+      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+    }
+    arg =
+        absl::StrCat("--", name, eq == std::string::npos ? "" : arg.substr(eq));
+    if (value_flag && eq == std::string::npos)
+      ++i;  // skip the value, even if it starts with '-'
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ParseInt(const char* flag, const std::string& text,
+                                 int64_t min, int64_t max) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": '", text, "' is not an integer"));
+  }
+  if (value < min || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, " = ", value, " must be in [", min, ", ", max, "]"));
+  }
+  return value;
+}
+
+absl::StatusOr<std::vector<int32_t>> ParseTokens(const std::string& text) {
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return absl::InvalidArgumentError(
+        "--tokens is required (comma-separated token ids)");
+  }
+  std::vector<int32_t> tokens;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int64_t id = 0;
+    const absl::string_view s = absl::StripAsciiWhitespace(part);
+    if (!absl::SimpleAtoi(s, &id) || id < 0 || id > INT32_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tokens: '", s, "' is not a token id (a non-negative integer)"));
+    }
+    tokens.push_back(static_cast<int32_t>(id));
+  }
+  return tokens;
+}
+
+// Index of the largest logit; the lowest index on ties; NaN never wins.
+int32_t Argmax(absl::Span<const float> logits) {
+  int32_t best = 0;
+  for (size_t i = 1; i < logits.size(); ++i) {
+    if (logits[i] > logits[best] ||
+        (logits[best] != logits[best] && logits[i] == logits[i])) {
+      best = static_cast<int32_t>(i);
+    }
+  }
+  return best;
+}
+
+// A file written row by row; closes on destruction.
+class DumpFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<DumpFile>> Create(
+      const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+    }
+    return std::unique_ptr<DumpFile>(new DumpFile(path, f));
+  }
+  ~DumpFile() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  absl::Status Write(absl::Span<const float> row) {
+    if (std::fwrite(row.data(), sizeof(float), row.size(), file_) !=
+        row.size()) {
+      return absl::InternalError(
+          absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Close() {
+    FILE* f = file_;
+    file_ = nullptr;
+    if (std::fclose(f) != 0) {
+      return absl::InternalError(
+          absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DumpFile(std::string path, FILE* f) : path_(std::move(path)), file_(f) {}
+  std::string path_;
+  FILE* file_;
+};
+
+absl::Status Run(const std::string& model_path) {
+  CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> tokens,
+                          ParseTokens(absl::GetFlag(FLAGS_tokens)));
+  CORTIQ_ASSIGN_OR_RETURN(
+      const int64_t n_predict,
+      ParseInt("n-predict", absl::GetFlag(FLAGS_n_predict), 0, INT32_MAX));
+  CORTIQ_ASSIGN_OR_RETURN(
+      const int64_t ctx_size,
+      ParseInt("ctx-size", absl::GetFlag(FLAGS_ctx_size), 1, INT64_MAX));
+  CORTIQ_ASSIGN_OR_RETURN(
+      const int64_t threads,
+      ParseInt("threads", absl::GetFlag(FLAGS_threads), 1, 256));
+
+  const Clock::time_point load_begin = Clock::now();
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
+                          Artifact::Open(model_path));
+  SessionOptions options;
+  options.ctx_size = ctx_size;
+  options.threads = static_cast<int>(threads);
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                          Session::Create(*artifact, options));
+  const double load_seconds = Seconds(load_begin, Clock::now());
+  const Plan& plan = artifact->plan();
+
+  // Check everything that can fail before spending time on the forward.
+  for (int32_t t : tokens) {
+    if (t >= plan.model.vocab_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("token id ", t, " is out of range [0, ",
+                       plan.model.vocab_size, ") of ", model_path));
+    }
+  }
+  // Positions evaluated: the prompt, then every generated token except the
+  // last.
+  const int64_t positions =
+      static_cast<int64_t>(tokens.size()) + (n_predict > 0 ? n_predict - 1 : 0);
+  if (positions > session->ctx_size()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("context full: ctx-size ", session->ctx_size(), ", but ",
+                     tokens.size(), " prompt tokens and ", n_predict,
+                     " generated ones need ", positions, " positions"));
+  }
+  std::unique_ptr<DumpFile> logits_file;
+  if (!absl::GetFlag(FLAGS_dump_logits).empty()) {
+    CORTIQ_ASSIGN_OR_RETURN(logits_file,
+                            DumpFile::Create(absl::GetFlag(FLAGS_dump_logits)));
+  }
+  std::vector<std::unique_ptr<DumpFile>> layer_files;
+  const std::string layers_dir = absl::GetFlag(FLAGS_dump_layers);
+  if (!layers_dir.empty()) {
+    if (mkdir(layers_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          layers_dir, ": cannot create directory: ", std::strerror(errno)));
+    }
+    // Tap names are restricted by ValidatePlan to [A-Za-z0-9._-], so they stay
+    // in the dir.
+    for (const Tap& tap : plan.taps) {
+      CORTIQ_ASSIGN_OR_RETURN(
+          std::unique_ptr<DumpFile> f,
+          DumpFile::Create(absl::StrCat(layers_dir, "/", tap.name, ".f32")));
+      layer_files.push_back(std::move(f));
+    }
+  }
+  const auto eval = [&](int32_t token, bool want_logits) -> absl::Status {
+    CORTIQ_RETURN_IF_ERROR(session->Eval(token, want_logits));
+    for (size_t i = 0; i < layer_files.size(); ++i) {
+      CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(session->tap(i)));
+    }
+    return absl::OkStatus();
+  };
+
+  // Prompt.
+  const Clock::time_point prompt_begin = Clock::now();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const bool last = i + 1 == tokens.size();
+    CORTIQ_RETURN_IF_ERROR(eval(tokens[i], last || logits_file != nullptr));
+    if (logits_file != nullptr)
+      CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->logits()));
+  }
+  const double prompt_seconds = Seconds(prompt_begin, Clock::now());
+
+  // Greedy generation.
+  const Clock::time_point gen_begin = Clock::now();
+  std::vector<int32_t> generated;
+  generated.reserve(static_cast<size_t>(n_predict));
+  for (int64_t i = 0; i < n_predict; ++i) {
+    generated.push_back(Argmax(session->logits()));
+    if (i + 1 < n_predict) CORTIQ_RETURN_IF_ERROR(eval(generated.back(), true));
+  }
+  const double gen_seconds = Seconds(gen_begin, Clock::now());
+
+  if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Close());
+  for (auto& f : layer_files) CORTIQ_RETURN_IF_ERROR(f->Close());
+
+  const auto rate = [](double n, double seconds) {
+    return seconds > 0 ? absl::StrCat(n / seconds) : std::string("-");
+  };
+  std::printf("%s\n", absl::StrJoin(generated, ",").c_str());
+  std::printf(
+      "prompt: %zu tokens, %s tok/s; generation: %lld tokens, %s tok/s; load: "
+      "%.1f ms\n",
+      tokens.size(),
+      rate(static_cast<double>(tokens.size()), prompt_seconds).c_str(),
+      static_cast<long long>(n_predict),
+      rate(static_cast<double>(n_predict), gen_seconds).c_str(),
+      load_seconds * 1e3);
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N] "
+      "[--dump-logits FILE] "
+      "[--dump-layers DIR] [--ctx-size N] [--threads N]");
+  std::vector<std::string> args(argv, argv + argc);
+  if (absl::Status s = NormalizeArgs(&args); !s.ok()) {
+    std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  const std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
+  if (positional.size() != 2) {
+    std::fprintf(
+        stderr,
+        "cortiq-run: expected exactly one MODEL.cortiq argument, got %zu\n",
+        positional.size() - 1);
+    return 1;
+  }
+  if (absl::Status s = Run(positional[1]); !s.ok()) {
+    std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) { return cortiq::Main(argc, argv); }
