@@ -1,6 +1,9 @@
 // Safetensors header validation, shard index resolution and tensor reads (see safetensors.h).
 #include "compiler/checkpoint/safetensors.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -337,6 +340,20 @@ absl::StatusOr<absl::Span<const uint8_t>> SafetensorsCheckpoint::CheckedData(
   return data;
 }
 
+namespace {
+
+// Drops the whole pages of [data, data + size) from this process's mapping (MADV_DONTNEED).
+// The file's pages stay in the page cache; a compile reads each tensor once, so keeping them
+// mapped would only grow RSS to the size of the checkpoint.
+void ReleasePages(const uint8_t* data, uint64_t size) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+}  // namespace
+
 absl::Status SafetensorsCheckpoint::ReadAsF32(const TensorInfo& info, float* out) const {
   absl::StatusOr<absl::Span<const uint8_t>> data = CheckedData(info);
   if (!data.ok()) return data.status();
@@ -359,6 +376,7 @@ absl::Status SafetensorsCheckpoint::ReadAsF32(const TensorInfo& info, float* out
     case DType::kUnsupported:
       break;  // Rejected by CheckedData.
   }
+  ReleasePages(src, data->size());
   return absl::OkStatus();
 }
 
@@ -388,6 +406,7 @@ absl::Status SafetensorsCheckpoint::ReadAsBF16(const TensorInfo& info, uint16_t*
     case DType::kUnsupported:
       break;  // Rejected by CheckedData.
   }
+  ReleasePages(src, data->size());
   return absl::OkStatus();
 }
 

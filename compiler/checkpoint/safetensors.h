@@ -99,7 +99,8 @@ class SafetensorsCheckpoint {
   // Writes the num_elements() values of `info`, converted to f32, to `out`. F32 is copied, BF16
   // and F16 are widened exactly. Errors: Unimplemented for an unsupported dtype ("<file>: tensor
   // <name> has dtype I8; only F32, BF16 and F16 can be read"), FailedPrecondition without
-  // map_data.
+  // map_data. The tensor's source pages are then dropped from this process (madvise): the data
+  // stay in the page cache, but a reader that touches each tensor once keeps a small RSS.
   absl::Status ReadAsF32(const TensorInfo& info, float* out) const;
 
   // Writes the num_elements() values of `info` as bf16 bits to `out`: BF16 is copied, F32 is
