@@ -62,6 +62,9 @@ class KvCache {
   // [rows, row_width] f32 keys / values.
   const float* keys() const { return keys_.get(); }
   const float* values() const { return values_.get(); }
+  // Writable views of the same storage (inspection and tests).
+  float* mutable_keys() { return keys_.get(); }
+  float* mutable_values() { return values_.get(); }
 
  private:
   bool sliding_ = false;

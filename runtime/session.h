@@ -85,6 +85,10 @@ class Session {
 
   const Plan& plan() const { return *plan_; }
 
+  // The storage of plan().caches[i] (0 <= i < caches.size()), for inspection and for tests
+  // that change cached keys/values to observe which layers read them.
+  KvCache& cache(size_t i) { return caches_[i]; }
+
  private:
   struct Prepared;  // one plan step with resolved pointers and sizes
   struct RopeTable;
