@@ -54,6 +54,75 @@ FailureOr<KvCacheOp> lookupCache(Operation* op, SymbolTableCollection& symbols,
 
 }  // namespace
 
+mlir::ParseResult WeightOp::parse(OpAsmParser& parser, OperationState& result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(), result.attributes))
+    return failure();
+  auto parseSymbolInParens = [&](StringRef attr_name) -> ParseResult {
+    FlatSymbolRefAttr symbol;
+    if (parser.parseLParen() || parser.parseAttribute(symbol) || parser.parseRParen())
+      return failure();
+    result.addAttribute(attr_name, symbol);
+    return success();
+  };
+  if (succeeded(parser.parseOptionalEqual())) {
+    llvm::SMLoc loc = parser.getCurrentLocation();
+    StringRef kind;
+    if (parser.parseKeyword(&kind)) return failure();
+    if (kind == "concat_rows") {
+      SmallVector<Attribute> sources;
+      if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+            FlatSymbolRefAttr source;
+            if (parser.parseAttribute(source)) return failure();
+            sources.push_back(source);
+            return success();
+          }))
+        return failure();
+      result.addAttribute("concat_rows", parser.getBuilder().getArrayAttr(sources));
+    } else if (kind == "scale") {
+      if (parseSymbolInParens("scale_of")) return failure();
+      if (succeeded(parser.parseOptionalKeyword("columns")) && parseSymbolInParens("column_gain"))
+        return failure();
+      if (succeeded(parser.parseOptionalKeyword("factor"))) {
+        double factor = 0.0;
+        if (parser.parseLParen() || parser.parseFloat(factor) || parser.parseRParen())
+          return failure();
+        result.addAttribute("factor", parser.getBuilder().getF32FloatAttr(factor));
+      }
+    } else {
+      return parser.emitError(loc, "expected 'concat_rows' or 'scale', got '") << kind << "'";
+    }
+  }
+  Type type;
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
+    return failure();
+  result.addAttribute("type", TypeAttr::get(type));
+  return success();
+}
+
+void WeightOp::print(OpAsmPrinter& p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  if (auto sources = getConcatRowsAttr()) {
+    p << " = concat_rows(";
+    llvm::interleaveComma(sources, p, [&](Attribute a) { p.printAttribute(a); });
+    p << ")";
+  }
+  if (auto source = getScaleOfAttr()) {
+    p << " = scale(" << source << ")";
+    if (auto gain = getColumnGainAttr()) p << " columns(" << gain << ")";
+    if (auto factor = getFactorAttr()) {
+      p << " factor(";
+      p.printAttributeWithoutType(factor);
+      p << ")";
+    }
+  }
+  p.printOptionalAttrDict((*this)->getAttrs(), {SymbolTable::getSymbolAttrName(), "type",
+                                                "concat_rows", "scale_of", "column_gain",
+                                                "factor"});
+  p << " : " << getType();
+}
+
 LogicalResult WeightOp::verify() {
   auto type = getType().dyn_cast<RankedTensorType>();
   if (!type || !type.hasStaticShape())
@@ -61,6 +130,73 @@ LogicalResult WeightOp::verify() {
   Type element = type.getElementType();
   if (!element.isF32() && !element.isBF16() && !element.isF16())
     return emitOpError() << "element type must be f32, bf16 or f16, has " << element;
+  if (getConcatRows() && getScaleOf())
+    return emitOpError() << "is either concat_rows or scale, not both";
+  if ((getColumnGain() || getFactor()) && !getScaleOf())
+    return emitOpError() << "columns and factor belong to a scale derivation";
+  if (getConcatRows() && (getConcatRows()->empty() || type.getRank() != 2))
+    return emitOpError() << "concat_rows needs sources and a 2-D type";
+  return success();
+}
+
+LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  RankedTensorType type = getTensorType();
+  if (auto sources = getConcatRowsAttr()) {
+    int64_t rows = 0;
+    for (Attribute attr : sources) {
+      auto source = lookupMatrix(*this, symbols, attr.cast<FlatSymbolRefAttr>(), "source");
+      if (failed(source)) return failure();
+      auto shape = source->getTensorType().getShape();
+      if (shape[1] != type.getDimSize(1))
+        return emitOpError() << "source " << attr << " has " << shape[1]
+                             << " columns, the concatenation " << type.getDimSize(1);
+      rows += shape[0];
+    }
+    if (rows != type.getDimSize(0))
+      return emitOpError() << "sources have " << rows << " rows in all, the type says "
+                           << type.getDimSize(0);
+  }
+  if (auto source_attr = getScaleOfAttr()) {
+    auto source = lookupWeight(*this, symbols, source_attr, "source");
+    if (failed(source)) return failure();
+    if (source->getTensorType().getShape() != type.getShape())
+      return emitOpError() << "source " << source_attr << " has type " << source->getTensorType()
+                           << ", not the shape of " << type;
+    if (auto gain_attr = getColumnGainAttr()) {
+      auto gain = lookupWeight(*this, symbols, gain_attr, "columns");
+      if (failed(gain)) return failure();
+      auto gain_type = gain->getTensorType();
+      if (type.getRank() != 2 || gain_type.getRank() != 1 ||
+          gain_type.getDimSize(0) != type.getDimSize(1))
+        return emitOpError() << "columns " << gain_attr << " of type " << gain_type
+                             << " does not match the columns of " << type;
+    }
+  }
+  return success();
+}
+
+LogicalResult ResidualRmsNormOp::verify() {
+  int64_t n = vectorLength(getUpdate());
+  if (getGroupSize() <= 0 || n % getGroupSize() != 0)
+    return emitOpError() << "group " << getGroupSize() << " does not divide the input length " << n;
+  return success();
+}
+
+LogicalResult ResidualRmsNormOp::verifySymbolUses(SymbolTableCollection& symbols) {
+  if (auto gain_attr = getGainAttr()) {
+    auto gain = lookupWeight(*this, symbols, gain_attr, "gain");
+    if (failed(gain)) return failure();
+    auto type = gain->getTensorType();
+    if (type.getRank() != 1 || type.getDimSize(0) != getGroupSize())
+      return emitOpError() << "gain " << gain_attr << " of type " << type
+                           << " does not match group " << getGroupSize();
+  }
+  if (auto scalar_attr = getScalarAttr()) {
+    auto scalar = lookupWeight(*this, symbols, scalar_attr, "scalar");
+    if (failed(scalar)) return failure();
+    if (scalar->getTensorType().getNumElements() != 1)
+      return emitOpError() << "scalar " << scalar_attr << " must have one element";
+  }
   return success();
 }
 

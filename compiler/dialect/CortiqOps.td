@@ -13,24 +13,49 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Module-level declarations
 //===----------------------------------------------------------------------===//
 
-def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">]> {
-  let summary = "declares a checkpoint tensor";
+def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "declares a checkpoint tensor or a weight derived from others at compile time";
   let description = [{
-    Names a tensor of the checkpoint, with its shape (HF order, `[out, in]` for a
-    linear) and its stored element type (`f32`, `bf16` or `f16`). Ops read it by
-    symbol; the data stay in the checkpoint until the artifact is written.
+    Without a derivation, names a tensor of the checkpoint, with its shape (HF
+    order, `[out, in]` for a linear) and its stored element type (`f32`, `bf16` or
+    `f16`). Ops read it by symbol; the data stay in the checkpoint until the
+    artifact is written.
+
+    Passes derive new weights, which cortiq-compile materializes from their sources
+    (computed in f32, then stored in the declared element type):
+    - `concat_rows(@a, @b, ...)`: the rows of the sources stacked (fuse-linear);
+    - `scale(@w) columns(@g) factor(f)`: `w[r, c] * g[c] * f`, with `columns` and
+      `factor` each optional (fold-norm-gain, fold-constants). On a 1-D `w`,
+      `columns` is not allowed and the result is `w[c] * f`.
 
     ```mlir
     cortiq.weight @"model.language_model.layers.0.self_attn.q_proj.weight" : tensor<64x64xbf16>
+    cortiq.weight @q.folded = scale(@q) columns(@input_norm) : tensor<64x64xbf16>
+    cortiq.weight @qkv = concat_rows(@q.folded, @k.folded, @v.folded) : tensor<128x64xbf16>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyRankedTensor>:$type);
-  let assemblyFormat = "$sym_name attr-dict `:` $type";
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyRankedTensor>:$type,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$concat_rows,
+                       OptionalAttr<FlatSymbolRefAttr>:$scale_of,
+                       OptionalAttr<FlatSymbolRefAttr>:$column_gain,
+                       OptionalAttr<F32Attr>:$factor);
+  let builders = [
+    // A checkpoint tensor.
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::Type":$type), [{
+      build($_builder, $_state, $_builder.getStringAttr(name), ::mlir::TypeAttr::get(type),
+            ::mlir::ArrayAttr(), ::mlir::FlatSymbolRefAttr(), ::mlir::FlatSymbolRefAttr(),
+            ::mlir::FloatAttr());
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return getType().cast<::mlir::RankedTensorType>();
     }
+    // True for a tensor read from the checkpoint, false for a derived weight.
+    bool isCheckpointTensor() { return !getConcatRows() && !getScaleOf(); }
   }];
 }
 
@@ -335,6 +360,53 @@ def Cortiq_LmHeadOp : Cortiq_Op<"lm_head",
   let arguments = (ins Cortiq_Vector:$input, FlatSymbolRefAttr:$table);
   let results = (outs Cortiq_Vector:$result);
   let assemblyFormat = "$table `(` $input `)` attr-dict `:` type($input) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fused ops (fuse-elementwise)
+//===----------------------------------------------------------------------===//
+
+def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul", [NoSideEffect, SameOperandsAndResultType]> {
+  let summary = "gelu_tanh(gate) * up in one step";
+  let description = [{
+    `result = gelu_tanh(gate) * up`: the input of the MLP's down projection (HF
+    `Gemma4TextMLP`: `act_fn(gate_proj(x)) * up_proj(x)`) and the PLE gate
+    (`act_fn(per_layer_input_gate(h)) * per_layer_input`). Made by fuse-elementwise
+    from `cortiq.mul(cortiq.gelu_tanh(%gate), %up)`.
+
+    ```mlir
+    %m = cortiq.gelu_tanh_mul %gate, %up : tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Cortiq_Vector:$gate, Cortiq_Vector:$up);
+  let results = (outs Cortiq_Vector:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def Cortiq_ResidualRmsNormOp : Cortiq_Op<"residual_rms_norm",
+    [NoSideEffect, SameOperandsAndResultType, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "residual + RMS norm of an update, optionally times layer_scalar, in one step";
+  let description = [{
+    `result = (residual + rms_norm(update; gain, group, eps)) * scalar[0]` (scalar
+    optional): the sandwich norms' residual adds of a decoder layer (spec §3.3
+    steps 5-7) and, on the last one, the layer's `layer_scalar` (step 8). Made by
+    fuse-elementwise from `cortiq.add(%residual, cortiq.rms_norm(%update))` and a
+    following `cortiq.layer_scalar`.
+
+    ```mlir
+    %h = cortiq.residual_rms_norm %h0, %attn gain @post_attention_norm group 64 eps 9.99999997E-7 : tensor<64xf32>
+    %o = cortiq.residual_rms_norm %h1, %c gain @post_norm scalar @layer_scalar group 64 eps 9.99999997E-7 : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Cortiq_Vector:$residual, Cortiq_Vector:$update,
+                       OptionalAttr<FlatSymbolRefAttr>:$gain, OptionalAttr<FlatSymbolRefAttr>:$scalar,
+                       I64Attr:$group_size, F32Attr:$eps);
+  let results = (outs Cortiq_Vector:$result);
+  let assemblyFormat = [{
+    $residual `,` $update (`gain` $gain^)? (`scalar` $scalar^)? `group` $group_size `eps` $eps
+    attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif  // CORTIQ_OPS_TD

@@ -205,3 +205,58 @@ cortiq.weight @w8 : tensor<4x4xi8>
 
 // expected-error @+1 {{'cortiq.weight' op must have a static-shape tensor type}}
 cortiq.weight @dyn : tensor<?x4xf32>
+
+// -----
+
+cortiq.weight @q : tensor<64x64xbf16>
+cortiq.weight @k : tensor<32x32xbf16>
+// expected-error @+1 {{source @k has 32 columns, the concatenation 64}}
+cortiq.weight @qk = concat_rows(@q, @k) : tensor<96x64xbf16>
+
+// -----
+
+cortiq.weight @q : tensor<64x64xbf16>
+cortiq.weight @k : tensor<32x64xbf16>
+// expected-error @+1 {{sources have 96 rows in all, the type says 100}}
+cortiq.weight @qk = concat_rows(@q, @k) : tensor<100x64xbf16>
+
+// -----
+
+cortiq.weight @q : tensor<64x64xbf16>
+cortiq.weight @g : tensor<32xf32>
+// expected-error @+1 {{columns @g of type 'tensor<32xf32>' does not match the columns of 'tensor<64x64xbf16>'}}
+cortiq.weight @q.g = scale(@q) columns(@g) : tensor<64x64xbf16>
+
+// -----
+
+cortiq.weight @q : tensor<64x64xbf16>
+// expected-error @+1 {{source @q has type 'tensor<64x64xbf16>', not the shape of 'tensor<32x64xbf16>'}}
+cortiq.weight @q.s = scale(@q) factor(2.0) : tensor<32x64xbf16>
+
+// -----
+
+// expected-error @+1 {{source @nowhere does not name a cortiq.weight}}
+cortiq.weight @q.s = scale(@nowhere) factor(2.0) : tensor<32x64xbf16>
+
+// -----
+
+// expected-error @+1 {{expected 'concat_rows' or 'scale', got 'transpose'}}
+cortiq.weight @t = transpose(@q) : tensor<64x64xbf16>
+
+// -----
+
+cortiq.weight @g : tensor<32xf32>
+func.func @residual_gain_mismatch(%h: tensor<64xf32>, %x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{gain @g of type 'tensor<32xf32>' does not match group 64}}
+  %r = cortiq.residual_rms_norm %h, %x gain @g group 64 eps 1.0e-6 : tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+cortiq.weight @s : tensor<2xf32>
+func.func @residual_scalar_not_scalar(%h: tensor<64xf32>, %x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{scalar @s must have one element}}
+  %r = cortiq.residual_rms_norm %h, %x scalar @s group 64 eps 1.0e-6 : tensor<64xf32>
+  return %r : tensor<64xf32>
+}
