@@ -2,6 +2,10 @@
 # LLVM's global compile options (e.g. -fno-exceptions) to that directory scope only, so ops/ and
 # runtime/ keep their own flags.
 macro(cortiq_use_mlir)
+  # LLVM 15's TableGen.cmake writes depfiles with paths relative to the build root; CMake's
+  # CMP0116 (NEW since our minimum version 3.20) would rewrite them again and make every build
+  # rerun mlir-tblgen and relink everything downstream.
+  cmake_policy(SET CMP0116 OLD)
   include(TableGen)
   include(AddLLVM)
   include(AddMLIR)

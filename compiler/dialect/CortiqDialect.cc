@@ -23,6 +23,9 @@ void CortiqDialect::initialize() {
 
 namespace {
 
+// I64Attr getters return uint64_t in MLIR 15; the IR may still spell a negative value.
+int64_t Signed(uint64_t value) { return static_cast<int64_t>(value); }
+
 int64_t vectorLength(Value v) { return v.getType().cast<RankedTensorType>().getDimSize(0); }
 
 // Resolves `symbol` to a cortiq.weight, or emits an error naming the attribute.
@@ -177,8 +180,8 @@ LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection& symbols) {
 
 LogicalResult ResidualRmsNormOp::verify() {
   int64_t n = vectorLength(getUpdate());
-  if (getGroupSize() <= 0 || n % getGroupSize() != 0)
-    return emitOpError() << "group " << getGroupSize() << " does not divide the input length " << n;
+  if (Signed(getGroupSize()) <= 0 || n % Signed(getGroupSize()) != 0)
+    return emitOpError() << "group " << Signed(getGroupSize()) << " does not divide the input length " << n;
   return success();
 }
 
@@ -187,9 +190,9 @@ LogicalResult ResidualRmsNormOp::verifySymbolUses(SymbolTableCollection& symbols
     auto gain = lookupWeight(*this, symbols, gain_attr, "gain");
     if (failed(gain)) return failure();
     auto type = gain->getTensorType();
-    if (type.getRank() != 1 || type.getDimSize(0) != getGroupSize())
+    if (type.getRank() != 1 || type.getDimSize(0) != Signed(getGroupSize()))
       return emitOpError() << "gain " << gain_attr << " of type " << type
-                           << " does not match group " << getGroupSize();
+                           << " does not match group " << Signed(getGroupSize());
   }
   if (auto scalar_attr = getScalarAttr()) {
     auto scalar = lookupWeight(*this, symbols, scalar_attr, "scalar");
@@ -201,8 +204,8 @@ LogicalResult ResidualRmsNormOp::verifySymbolUses(SymbolTableCollection& symbols
 }
 
 LogicalResult KvCacheOp::verify() {
-  if (getLayer() < 0) return emitOpError() << "layer must be >= 0, is " << getLayer();
-  if (getNumKvHeads() <= 0 || getHeadDim() <= 0)
+  if (Signed(getLayer()) < 0) return emitOpError() << "layer must be >= 0, is " << Signed(getLayer());
+  if (Signed(getNumKvHeads()) <= 0 || Signed(getHeadDim()) <= 0)
     return emitOpError() << "kv_heads and head_dim must be positive";
   return success();
 }
@@ -241,8 +244,8 @@ LogicalResult LmHeadOp::verifySymbolUses(SymbolTableCollection& symbols) {
 
 LogicalResult RmsNormOp::verify() {
   int64_t n = vectorLength(getInput());
-  if (getGroupSize() <= 0 || n % getGroupSize() != 0)
-    return emitOpError() << "group " << getGroupSize() << " does not divide the input length " << n;
+  if (Signed(getGroupSize()) <= 0 || n % Signed(getGroupSize()) != 0)
+    return emitOpError() << "group " << Signed(getGroupSize()) << " does not divide the input length " << n;
   if (!(getEps().convertToFloat() >= 0.0f))
     return emitOpError() << "eps must be >= 0";
   return success();
@@ -253,24 +256,24 @@ LogicalResult RmsNormOp::verifySymbolUses(SymbolTableCollection& symbols) {
   auto gain = lookupWeight(*this, symbols, getGainAttr(), "gain");
   if (failed(gain)) return failure();
   auto type = gain->getTensorType();
-  if (type.getRank() != 1 || type.getDimSize(0) != getGroupSize())
+  if (type.getRank() != 1 || type.getDimSize(0) != Signed(getGroupSize()))
     return emitOpError() << "gain " << getGainAttr() << " of type " << type
-                         << " does not match group " << getGroupSize();
+                         << " does not match group " << Signed(getGroupSize());
   return success();
 }
 
 LogicalResult RopeOp::verify() {
   int64_t n = vectorLength(getInput());
-  int64_t head_dim = getHeadDim();
+  int64_t head_dim = Signed(getHeadDim());
   if (head_dim <= 0 || head_dim % 2 != 0 || n % head_dim != 0)
     return emitOpError() << "head_dim " << head_dim << " must be even and divide the input length "
                          << n;
   int64_t half = head_dim / 2;
-  if (getVariant() == RopeVariant::Default && getRotatedPairs() != half)
+  if (getVariant() == RopeVariant::Default && Signed(getRotatedPairs()) != half)
     return emitOpError() << "default RoPE rotates all " << half << " pairs, not "
-                         << getRotatedPairs();
-  if (getRotatedPairs() <= 0 || getRotatedPairs() > half)
-    return emitOpError() << "pairs " << getRotatedPairs() << " must be in [1, " << half << "]";
+                         << Signed(getRotatedPairs());
+  if (Signed(getRotatedPairs()) <= 0 || Signed(getRotatedPairs()) > half)
+    return emitOpError() << "pairs " << Signed(getRotatedPairs()) << " must be in [1, " << half << "]";
   if (!(getTheta().convertToDouble() > 0.0)) return emitOpError() << "theta must be positive";
   return success();
 }
@@ -278,22 +281,22 @@ LogicalResult RopeOp::verify() {
 LogicalResult KvAppendOp::verifySymbolUses(SymbolTableCollection& symbols) {
   auto cache = lookupCache(*this, symbols, getCacheAttr());
   if (failed(cache)) return failure();
-  int64_t width = cache->getNumKvHeads() * cache->getHeadDim();
+  int64_t width = Signed(cache->getNumKvHeads()) * Signed(cache->getHeadDim());
   if (vectorLength(getKey()) != width || vectorLength(getValue()) != width)
     return emitOpError() << "key/value of " << vectorLength(getKey()) << "/"
                          << vectorLength(getValue()) << " elements do not match cache "
-                         << getCacheAttr() << " (" << cache->getNumKvHeads() << " kv heads x "
-                         << cache->getHeadDim() << ")";
+                         << getCacheAttr() << " (" << Signed(cache->getNumKvHeads()) << " kv heads x "
+                         << Signed(cache->getHeadDim()) << ")";
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
   if (getLayerType() == AttentionType::full && getWindow())
     return emitOpError() << "a full-attention layer has no window";
-  if (getLayerType() == AttentionType::sliding && (!getWindow() || *getWindow() <= 0))
+  if (getLayerType() == AttentionType::sliding && (!getWindow() || Signed(*getWindow()) <= 0))
     return emitOpError() << "a sliding-attention layer needs a positive window";
-  if (getNumHeads() <= 0 || vectorLength(getQuery()) % getNumHeads() != 0)
-    return emitOpError() << "heads " << getNumHeads() << " does not divide the query length "
+  if (Signed(getNumHeads()) <= 0 || vectorLength(getQuery()) % Signed(getNumHeads()) != 0)
+    return emitOpError() << "heads " << Signed(getNumHeads()) << " does not divide the query length "
                          << vectorLength(getQuery());
   if (vectorLength(getResult()) != vectorLength(getQuery()))
     return emitOpError() << "result length " << vectorLength(getResult())
@@ -305,17 +308,17 @@ LogicalResult AttentionOp::verifySymbolUses(SymbolTableCollection& symbols) {
   auto cache = lookupCache(*this, symbols, getCacheAttr());
   if (failed(cache)) return failure();
   if (cache->getLayerType() != getLayerType())
-    return emitOpError() << "layer " << getLayer() << " is " << stringifyAttentionType(getLayerType())
+    return emitOpError() << "layer " << Signed(getLayer()) << " is " << stringifyAttentionType(getLayerType())
                          << " attention but reads the " << stringifyAttentionType(cache->getLayerType())
-                         << " cache " << getCacheAttr() << " of layer " << cache->getLayer();
-  int64_t head_dim = vectorLength(getQuery()) / getNumHeads();
-  if (head_dim != cache->getHeadDim())
+                         << " cache " << getCacheAttr() << " of layer " << Signed(cache->getLayer());
+  int64_t head_dim = vectorLength(getQuery()) / Signed(getNumHeads());
+  if (head_dim != Signed(cache->getHeadDim()))
     return emitOpError() << "query head width " << head_dim << " differs from the head_dim "
-                         << cache->getHeadDim() << " of cache " << getCacheAttr() << " (layer "
-                         << cache->getLayer() << ")";
-  if (getNumHeads() % cache->getNumKvHeads() != 0)
-    return emitOpError() << "heads " << getNumHeads() << " is not a multiple of the "
-                         << cache->getNumKvHeads() << " kv heads of " << getCacheAttr();
+                         << Signed(cache->getHeadDim()) << " of cache " << getCacheAttr() << " (layer "
+                         << Signed(cache->getLayer()) << ")";
+  if (Signed(getNumHeads()) % Signed(cache->getNumKvHeads()) != 0)
+    return emitOpError() << "heads " << Signed(getNumHeads()) << " is not a multiple of the "
+                         << Signed(cache->getNumKvHeads()) << " kv heads of " << getCacheAttr();
   // The cache must be written earlier in the same step: a read before any write would see
   // nothing for the current position.
   for (Operation* prev = getOperation()->getPrevNode(); prev; prev = prev->getPrevNode()) {
@@ -342,8 +345,8 @@ LogicalResult SoftcapOp::verify() {
 LogicalResult SliceOp::verify() {
   int64_t n = vectorLength(getInput());
   int64_t size = vectorLength(getResult());
-  if (getOffset() < 0 || getOffset() + size > n)
-    return emitOpError() << "slice [" << getOffset() << ", " << getOffset() + size
+  if (Signed(getOffset()) < 0 || Signed(getOffset()) + size > n)
+    return emitOpError() << "slice [" << Signed(getOffset()) << ", " << Signed(getOffset()) + size
                          << ") is outside the input of " << n << " elements";
   return success();
 }

@@ -260,3 +260,16 @@ func.func @residual_scalar_not_scalar(%h: tensor<64xf32>, %x: tensor<64xf32>) ->
   %r = cortiq.residual_rms_norm %h, %x scalar @s group 64 eps 1.0e-6 : tensor<64xf32>
   return %r : tensor<64xf32>
 }
+
+// -----
+
+// expected-error @+1 {{layer must be >= 0, is -1}}
+cortiq.kv_cache @kv_cache_x layer -1 sliding kv_heads 2 head_dim 16
+
+// -----
+
+func.func @slice_negative_offset(%x: tensor<64xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{slice [-4, 12) is outside the input of 64 elements}}
+  %y = cortiq.slice %x[-4] : tensor<64xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}

@@ -1,0 +1,32 @@
+// The cortiq graph passes (declared in Passes.td) and the default pipeline of cortiq-compile.
+#ifndef CORTIQ_PASSES_PASSES_H_
+#define CORTIQ_PASSES_PASSES_H_
+
+#include <memory>
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace cortiq {
+
+std::unique_ptr<mlir::Pass> createFoldConstantsPass();
+std::unique_ptr<mlir::Pass> createFoldNormGainPass();
+std::unique_ptr<mlir::Pass> createFuseLinearPass();
+std::unique_ptr<mlir::Pass> createFuseElementwisePass();
+std::unique_ptr<mlir::Pass> createPlanBuffersPass();
+
+// The pipeline cortiq-compile runs by default: fold-constants, fold-norm-gain, fuse-linear,
+// fuse-elementwise, plan-buffers (folds first so the fused weights are built from the folded
+// ones; buffers last, over the final op order).
+void buildDefaultPipeline(mlir::OpPassManager& pm);
+
+// Attribute names set by plan-buffers and read by the lowering.
+inline constexpr char kArenaOffsetAttr[] = "cortiq.arena_offset";
+inline constexpr char kArenaBytesAttr[] = "cortiq.arena_bytes";
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_PASSES_PASSES_H_

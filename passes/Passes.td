@@ -1,0 +1,149 @@
+// The cortiq graph passes: fusion, folding and buffer planning over the `cortiq` dialect.
+#ifndef CORTIQ_PASSES_TD
+#define CORTIQ_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FoldConstants : Pass<"fold-constants", "::mlir::ModuleOp"> {
+  let summary = "applies scalar scales where they cost nothing";
+  let description = [{
+    Removes `cortiq.scale` steps by moving their factor into something that
+    multiplies anyway:
+    - a scale `c > 0` whose only user is an RMS norm is absorbed into the norm's
+      epsilon: `rms(c z; eps) = rms(z; eps / c^2)` exactly (in real arithmetic; the
+      PLE projection's `hidden_size^-1/2`, spec §3.2 step 1);
+    - a scale of a sum of a gained RMS norm and an embedding lookup is pushed into
+      the norm's gain (a derived f32 gain `g * c`) and the lookup's scale (the PLE
+      mix's `2^-1/2`, spec §3.2 step 4);
+    - consecutive scales, and a scale after an embedding lookup, multiply into one.
+    Numerics: factors are multiplied in f64 and rounded once to f32; derived gains are
+    f32 whatever the checkpoint dtype. The embedding's `sqrt(hidden_size)` stays the
+    exact f32 value chosen at import (as llama.cpp and f32 transformers use).
+
+    Before:
+    ```mlir
+    %p = cortiq.linear @proj(%e) : tensor<64xf32> -> tensor<128xf32>
+    %z = cortiq.scale %p by 1.250000e-01 : tensor<128xf32>
+    %zn = cortiq.rms_norm %z gain @norm group 16 eps 9.99999997E-7 : tensor<128xf32>
+    %r = cortiq.embedding @table[%token] scale 4.000000e+00 : tensor<128xf32>
+    %s = cortiq.add %zn, %r : tensor<128xf32>
+    %u = cortiq.scale %s by 0.707106769 : tensor<128xf32>
+    ```
+    After:
+    ```mlir
+    cortiq.weight @norm.scaled = scale(@norm) factor(0.707106769) : tensor<16xf32>
+    %p = cortiq.linear @proj(%e) : tensor<64xf32> -> tensor<128xf32>
+    %zn = cortiq.rms_norm %p gain @norm.scaled group 16 eps 6.400000e-05 : tensor<128xf32>
+    %r = cortiq.embedding @table[%token] scale 2.82842708 : tensor<128xf32>
+    %u = cortiq.add %zn, %r : tensor<128xf32>
+    ```
+  }];
+  let constructor = "::cortiq::createFoldConstantsPass()";
+}
+
+def FoldNormGain : Pass<"fold-norm-gain", "::mlir::ModuleOp"> {
+  let summary = "folds an RMS norm's gain into the columns of the linears that read it";
+  let description = [{
+    `W (x_hat * g) = (W diag(g)) x_hat`: when every user of a gained RMS norm over the
+    whole vector (group = length) is a `cortiq.linear` (or the LM head, when its table
+    is not also an embedding table), each user's weight becomes a derived weight
+    `scale(@W) columns(@g)` and the norm loses its gain. This is input_layernorm into
+    q/k/v and pre_feedforward_layernorm into gate/up; the tied LM head keeps the final
+    norm's gain because the table is also the token embedding. The derived weight is
+    stored in the source weight's dtype (bf16 weights are rounded once after the
+    product; the golden tests hold their tolerance with it).
+
+    Before:
+    ```mlir
+    %x = cortiq.rms_norm %h gain @input_norm group 64 eps 9.99999997E-7 : tensor<64xf32>
+    %q = cortiq.linear @q(%x) : tensor<64xf32> -> tensor<64xf32>
+    %k = cortiq.linear @k(%x) : tensor<64xf32> -> tensor<32xf32>
+    ```
+    After:
+    ```mlir
+    cortiq.weight @q.gain = scale(@q) columns(@input_norm) : tensor<64x64xf32>
+    cortiq.weight @k.gain = scale(@k) columns(@input_norm) : tensor<32x64xf32>
+    %x = cortiq.rms_norm %h group 64 eps 9.99999997E-7 : tensor<64xf32>
+    %q = cortiq.linear @q.gain(%x) : tensor<64xf32> -> tensor<64xf32>
+    %k = cortiq.linear @k.gain(%x) : tensor<64xf32> -> tensor<32xf32>
+    ```
+  }];
+  let options = [
+    Option<"allowRounding", "allow-rounding", "bool", /*default=*/"false",
+           "also fold into bf16/f16 weights, rounding W diag(g) to their dtype">
+  ];
+  let constructor = "::cortiq::createFoldNormGainPass()";
+}
+
+def FuseLinear : Pass<"fuse-linear", "::mlir::ModuleOp"> {
+  let summary = "merges linears that read the same input into one linear over stacked rows";
+  let description = [{
+    Linears with the same input (q/k/v on KV-owning layers, gate/up in the MLP) become
+    one linear whose weight is `concat_rows` of theirs, followed by `cortiq.slice`
+    views of the result (no copies). One weight stream and one kernel call instead of
+    several; KV-shared layers keep their single q projection.
+
+    Before:
+    ```mlir
+    %g = cortiq.linear @gate(%y) : tensor<64xf32> -> tensor<128xf32>
+    %u = cortiq.linear @up(%y) : tensor<64xf32> -> tensor<128xf32>
+    ```
+    After:
+    ```mlir
+    cortiq.weight @"{gate,up}" = concat_rows(@gate, @up) : tensor<256x64xf32>
+    %gu = cortiq.linear @"{gate,up}"(%y) : tensor<64xf32> -> tensor<256xf32>
+    %g = cortiq.slice %gu[0] : tensor<256xf32> -> tensor<128xf32>
+    %u = cortiq.slice %gu[128] : tensor<256xf32> -> tensor<128xf32>
+    ```
+  }];
+  let constructor = "::cortiq::createFuseLinearPass()";
+}
+
+def FuseElementwise : Pass<"fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "fuses elementwise chains into single steps that have a kernel";
+  let description = [{
+    - `mul(gelu_tanh(a), b)` → `gelu_tanh_mul(a, b)` (MLP and PLE gates);
+    - `add(h, rms_norm(x))` → `residual_rms_norm(h, x)` (every sandwich-norm residual);
+    - `layer_scalar(residual_rms_norm(...))` → the same step with `scalar`.
+    Each fused intermediate must have no other user.
+
+    Before:
+    ```mlir
+    %n = cortiq.rms_norm %c gain @post_norm group 64 eps 9.99999997E-7 : tensor<64xf32>
+    %h2 = cortiq.add %h1, %n : tensor<64xf32>
+    %h3 = cortiq.layer_scalar %h2 by @layer_scalar : tensor<64xf32>
+    ```
+    After:
+    ```mlir
+    %h3 = cortiq.residual_rms_norm %h1, %c gain @post_norm scalar @layer_scalar group 64 eps 9.99999997E-7 : tensor<64xf32>
+    ```
+  }];
+  let constructor = "::cortiq::createFuseElementwisePass()";
+}
+
+def PlanBuffers : Pass<"plan-buffers", "::mlir::ModuleOp"> {
+  let summary = "assigns every intermediate an offset in one activation arena";
+  let description = [{
+    Liveness over the op order of `decode_step`: a value lives from its defining op to
+    its last user (a `cortiq.slice` view or `cortiq.layer_output` keeps its parent
+    alive). Buffers are allocated best-fit from a free list with merging, 64-byte
+    aligned, freed at their last use, and reused in place by elementwise ops whose
+    operand dies at that op and has no other user (ggml-alloc's rule). The returned
+    logits and the `layer_output` taps are pinned. Each op gets a
+    `cortiq.arena_offset` attribute (bytes) and the module `cortiq.arena_bytes`.
+
+    Before:
+    ```mlir
+    %a = cortiq.linear @w(%x) : tensor<64xf32> -> tensor<64xf32>
+    %b = cortiq.gelu_tanh %a : tensor<64xf32>
+    ```
+    After:
+    ```mlir
+    %a = cortiq.linear @w(%x) {cortiq.arena_offset = 256 : i64} : tensor<64xf32> -> tensor<64xf32>
+    %b = cortiq.gelu_tanh %a {cortiq.arena_offset = 256 : i64} : tensor<64xf32>
+    ```
+  }];
+  let constructor = "::cortiq::createPlanBuffersPass()";
+}
+
+#endif  // CORTIQ_PASSES_TD

@@ -1,0 +1,29 @@
+// Helpers shared by the cortiq passes: the decode-step body, and derived-weight creation.
+#ifndef CORTIQ_PASSES_PASS_UTIL_H_
+#define CORTIQ_PASSES_PASS_UTIL_H_
+
+#include <optional>
+#include <string>
+
+#include "compiler/dialect/CortiqDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace cortiq {
+
+// Declares a derived weight `@name` (uniqued if taken) of `type` right after `anchor` (a
+// cortiq.weight), so a derived weight follows its sources in the module.
+//   scale:       weight(name) = scale(@source) [columns(@gain)] [factor(f)]
+//   concat_rows: weight(name) = concat_rows(@sources...)
+WeightOp CreateScaledWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
+                            mlir::Type type, mlir::FlatSymbolRefAttr source,
+                            mlir::FlatSymbolRefAttr column_gain, std::optional<float> factor);
+WeightOp CreateConcatWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
+                            mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources);
+
+// The cortiq.weight named by `symbol`, or null.
+WeightOp LookupWeight(mlir::ModuleOp module, mlir::FlatSymbolRefAttr symbol);
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_PASSES_PASS_UTIL_H_
