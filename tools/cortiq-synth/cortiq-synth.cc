@@ -213,8 +213,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   const std::string dir = absl::GetFlag(FLAGS_o);
   if (args.size() != 1 || dir.empty()) {
-    std::fprintf(stderr, "usage: cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] -o DIR\n");
-    return 2;
+    std::fprintf(stderr,
+                 "cortiq-synth: %s (usage: cortiq-synth --preset tiny|e2b|e4b "
+                 "[--dtype bf16|f32] [--seed N] -o DIR)\n",
+                 dir.empty() ? "-o DIR is required" : "unexpected positional argument");
+    return 1;
   }
   absl::Status status = cortiq::Run(dir);
   if (!status.ok()) {
