@@ -1,0 +1,105 @@
+// cortiq-dump: inspects a compiled MODEL.cortiq artifact without running it: header, plan steps
+// with their cost, buffer plan and liveness, weights, KV caches and KV sharing, per-token totals.
+// Runtime only (no MLIR/LLVM).
+//
+//   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]
+//
+// Output (stdout): text tables, or with --json one JSON object; --dot also writes a Graphviz
+// digraph of the step graph to FILE. Errors: "cortiq-dump: <message>" on stderr, exit status 1.
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/artifact.h"
+#include "runtime/status_macros.h"
+#include "tools/common/command_line.h"
+#include "tools/cortiq-dump/dump_output.h"
+#include "tools/cortiq-dump/plan_analysis.h"
+
+ABSL_FLAG(bool, json, false, "print one JSON object instead of text tables");
+ABSL_FLAG(std::string, dot, "", "also write a Graphviz digraph of the step graph to this file");
+// Read as a string so that bad values get this tool's error format.
+ABSL_FLAG(std::string, ctx_size, "4096",
+          "context size: rows of the full KV caches; attention costs are those of position "
+          "ctx-size - 1 (clamped to the model's max_position_embeddings, like cortiq-run) "
+          "(--ctx-size)");
+
+namespace cortiq {
+namespace {
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_errno = errno;
+  if (std::fclose(f) != 0 || !written) {
+    return absl::InternalError(
+        absl::StrCat(path, ": write failed: ", std::strerror(written ? errno : write_errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run(const std::string& model_path) {
+  int64_t ctx_size = 0;
+  const std::string ctx_text = absl::GetFlag(FLAGS_ctx_size);
+  if (!absl::SimpleAtoi(ctx_text, &ctx_size) || ctx_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ctx-size: '", ctx_text, "' is not a positive integer"));
+  }
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
+  const Plan& plan = artifact->plan();
+  if (plan.model.max_position_embeddings > 0 && ctx_size > plan.model.max_position_embeddings) {
+    ctx_size = plan.model.max_position_embeddings;
+  }
+  const dump::Analysis analysis = dump::Analyze(plan, ctx_size);
+  dump::DumpInput input;
+  input.path = model_path;
+  input.header = artifact->header();
+  input.file_size = artifact->file_size();
+  input.plan = &plan;
+  input.analysis = &analysis;
+
+  const std::string dot_path = absl::GetFlag(FLAGS_dot);
+  if (!dot_path.empty()) CORTIQ_RETURN_IF_ERROR(WriteFile(dot_path, dump::RenderDot(input)));
+  const std::string text =
+      absl::GetFlag(FLAGS_json) ? dump::RenderJson(input) : dump::RenderText(input);
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+    return absl::InternalError(absl::StrCat("stdout: write failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]: prints the artifact's "
+      "header, plan steps, buffer plan, weights, KV caches and per-token totals");
+  const std::vector<std::string> positional = ParseToolCommandLine(argc, argv);
+  if (positional.size() != 2) {
+    std::fprintf(stderr, "cortiq-dump: expected exactly one MODEL.cortiq argument, got %zu\n",
+                 positional.size() - 1);
+    return 1;
+  }
+  if (absl::Status s = Run(positional[1]); !s.ok()) {
+    std::fprintf(stderr, "cortiq-dump: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) { return cortiq::Main(argc, argv); }

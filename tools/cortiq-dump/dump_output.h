@@ -1,0 +1,44 @@
+// cortiq-dump's three renderings of an analysed artifact: aligned text tables, one JSON object,
+// and a Graphviz digraph of the step graph.
+#ifndef CORTIQ_TOOLS_CORTIQ_DUMP_DUMP_OUTPUT_H_
+#define CORTIQ_TOOLS_CORTIQ_DUMP_DUMP_OUTPUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "runtime/artifact.h"
+#include "runtime/plan.h"
+#include "tools/cortiq-dump/plan_analysis.h"
+
+namespace cortiq {
+namespace dump {
+
+// Everything the renderers read.
+struct DumpInput {
+  std::string path;       // the artifact as named on the command line
+  ArtifactHeader header;  // its decoded header
+  uint64_t file_size = 0;
+  const Plan* plan = nullptr;
+  const Analysis* analysis = nullptr;
+};
+
+// Sections: header, layers, steps, buffers, weights, KV caches and sharing, totals per token.
+std::string RenderText(const DumpInput& in);
+// The same information as one JSON object (UTF-8, newline-terminated).
+std::string RenderJson(const DumpInput& in);
+// A Graphviz digraph: one node per step (clustered by layer), solid edges for buffer dataflow
+// (producer -> reader), dashed blue edges kv_append -> attention of the same layer, dashed red
+// edges labelled "KV of layer N" into the attention of KV-shared layers.
+std::string RenderDot(const DumpInput& in);
+
+// `text` as a JSON string literal: quotes, backslashes and control characters escaped, invalid
+// UTF-8 bytes replaced by U+FFFD.
+std::string JsonQuote(absl::string_view text);
+// `text` as a Graphviz double-quoted string (quotes and backslashes escaped, newlines as "\n").
+std::string DotQuote(absl::string_view text);
+
+}  // namespace dump
+}  // namespace cortiq
+
+#endif  // CORTIQ_TOOLS_CORTIQ_DUMP_DUMP_OUTPUT_H_
