@@ -1,6 +1,6 @@
-// Per-target element-wise kernels (GeluTanh, Mul, Add, Scale, Softcap) and
-// their vector formulas (GeluTanhV, SoftcapV) for fusion into other loops; API:
-// ops/elementwise.h.
+// Per-target element-wise kernels (GeluTanh, GeluTanhMul, Mul, Add, Scale,
+// Softcap) and their vector formulas (GeluTanhV, SoftcapV) for fusion into
+// other loops; API: ops/elementwise.h.
 //
 // Per-target code (Highway "toggle" include guard).
 
@@ -58,6 +58,16 @@ inline void GeluTanh(const float* x, float* y, size_t n) {
   const hn::ScalableTag<float> df;
   TransformUnary(df, x, y, n,
                  [](auto d, auto v) HWY_ATTR { return GeluTanhV(d, v); });
+}
+
+// GeluTanhV then one Mul per lane: the same operations, in the same order, as
+// GeluTanh followed by Mul, so the result is bit-identical to that sequence.
+inline void GeluTanhMul(const float* gate, const float* up, float* y,
+                        size_t n) {
+  const hn::ScalableTag<float> df;
+  TransformBinary(df, gate, up, y, n, [](auto d, auto vg, auto vu) HWY_ATTR {
+    return hn::Mul(GeluTanhV(d, vg), vu);
+  });
 }
 
 inline void Mul(const float* a, const float* b, float* y, size_t n) {

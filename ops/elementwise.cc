@@ -1,5 +1,5 @@
-// GeluTanh, Mul, Add, Scale, Softcap (ops/elementwise.h): per-target
-// compilation of ops/elementwise-inl.h and the dispatch.
+// GeluTanh, GeluTanhMul, Mul, Add, Scale, Softcap (ops/elementwise.h):
+// per-target compilation of ops/elementwise-inl.h and the dispatch.
 
 #include "ops/elementwise.h"
 
@@ -16,6 +16,7 @@ namespace cortiq {
 namespace ops {
 
 HWY_EXPORT(GeluTanh);
+HWY_EXPORT(GeluTanhMul);
 HWY_EXPORT(Mul);
 HWY_EXPORT(Add);
 HWY_EXPORT(Scale);
@@ -23,6 +24,9 @@ HWY_EXPORT(Softcap);
 
 void GeluTanh(const float* x, float* y, size_t n) {
   HWY_DYNAMIC_DISPATCH(GeluTanh)(x, y, n);
+}
+void GeluTanhMul(const float* gate, const float* up, float* y, size_t n) {
+  HWY_DYNAMIC_DISPATCH(GeluTanhMul)(gate, up, y, n);
 }
 void Mul(const float* a, const float* b, float* y, size_t n) {
   HWY_DYNAMIC_DISPATCH(Mul)(a, b, y, n);

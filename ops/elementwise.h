@@ -1,5 +1,6 @@
 // Element-wise f32 vector kernels: GELU (tanh approximation), product, sum,
-// scaling and the final-logit soft cap.
+// scaling, the final-logit soft cap, and the fused GELU-times-product of the
+// MLP and PLE gates.
 //
 // All functions: x, a, b, y hold n f32 values (n >= 0, no alignment required).
 // y may be the same array as an input (in place); it must not partially overlap
@@ -26,6 +27,19 @@ namespace ops {
 // evaluation) while |y| < 4e-3. Where -2u >= 88 (x <~ -10, |y| < 1e-37) y = 0;
 // large positive x gives y = x. Never NaN or inf for finite x.
 void GeluTanh(const float* x, float* y, size_t n);
+
+// Fused gate (plan step kGeluTanhMul, op cortiq.gelu_tanh_mul):
+//
+//     y_i = gelu_tanh(gate_i) * up_i
+//
+// HF Gemma4TextMLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)) with act_fn =
+// gelu_pytorch_tanh (spec §3.3 step 6); the PLE gate of spec §3.3 step 7
+// (gelu_t(W_plig h) * u_l).
+// gate, up, y: n f32 each; y may be the same array as gate and/or up.
+// Numerics: bit-identical to GeluTanh(gate, t, n) followed by Mul(t, up, y, n)
+// on every target (the same GeluTanh vector formula, then one f32 multiply,
+// rounded once); accuracy therefore that of GeluTanh plus one rounding.
+void GeluTanhMul(const float* gate, const float* up, float* y, size_t n);
 
 // y_i = a_i * b_i (exact f32 product, rounded once).
 void Mul(const float* a, const float* b, float* y, size_t n);

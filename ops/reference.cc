@@ -101,6 +101,27 @@ void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
   }
 }
 
+void ResidualRmsNormReference(const float* residual, const float* x,
+                              const float* gain, float scalar, float* y,
+                              size_t n, size_t group_size, float eps) {
+  for (size_t g = 0; g < n; g += group_size) {
+    double sum_sq = 0.0;
+    for (size_t i = 0; i < group_size; ++i) {
+      sum_sq += static_cast<double>(x[g + i]) * static_cast<double>(x[g + i]);
+    }
+    const double scale = 1.0 / sqrt(sum_sq / static_cast<double>(group_size) +
+                                    static_cast<double>(eps));
+    // y may alias residual or x exactly: element i is written only after its
+    // inputs are read, and the group's sum of squares is already complete.
+    for (size_t i = 0; i < group_size; ++i) {
+      const double w = gain != nullptr ? static_cast<double>(gain[i]) : 1.0;
+      const double sum = static_cast<double>(residual[g + i]) +
+                         static_cast<double>(x[g + i]) * scale * w;
+      y[g + i] = static_cast<float>(sum * static_cast<double>(scalar));
+    }
+  }
+}
+
 void ApplyRopeReference(float* x, size_t num_heads, size_t head_dim,
                         size_t rotated_pairs, const float* cos,
                         const float* sin) {
@@ -168,6 +189,18 @@ void GeluTanhReference(const float* x, float* y, size_t n) {
     // -19, i.e. x < -7). exp overflows to inf for u < -354, giving the correct
     // limit -0.
     y[i] = static_cast<float>(v / (1.0 + exp(-2.0 * u)));
+  }
+}
+
+void GeluTanhMulReference(const float* gate, const float* up, float* y,
+                          size_t n) {
+  const double k_pi = 3.14159265358979323846;
+  const double k_sqrt_2_over_pi = sqrt(2.0 / k_pi);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = gate[i];
+    const double u = k_sqrt_2_over_pi * (v + 0.044715 * v * v * v);
+    y[i] = static_cast<float>(v / (1.0 + exp(-2.0 * u)) *
+                              static_cast<double>(up[i]));
   }
 }
 

@@ -27,6 +27,11 @@ void LinearBF16Reference(const hwy::bfloat16_t* w, const float* x, float* y,
 // ops/rms_norm.h. Mean square, root and both products in double.
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
                       size_t group_size, float eps);
+// ops/rms_norm.h ResidualRmsNorm. Mean square, root, products, the residual
+// sum and the scalar product all in double, rounded once.
+void ResidualRmsNormReference(const float* residual, const float* x,
+                              const float* gain, float scalar, float* y,
+                              size_t n, size_t group_size, float eps);
 
 // ops/rope.h. Rotation in double from the given f32 cos/sin.
 void ApplyRopeReference(float* x, size_t num_heads, size_t head_dim,
@@ -44,6 +49,9 @@ void AttentionReference(const float* q, const float* k_rows,
 // u = sqrt(2/pi) (x + 0.044715 x^3), in double as x / (1 + exp(-2u))
 // (identical, and free of the cancellation of 1 + tanh(u) for negative x).
 void GeluTanhReference(const float* x, float* y, size_t n);
+// GeluTanhMul: the GeluTanhReference formula times up, in double, rounded once.
+void GeluTanhMulReference(const float* gate, const float* up, float* y,
+                          size_t n);
 void MulReference(const float* a, const float* b, float* y, size_t n);
 void AddReference(const float* a, const float* b, float* y, size_t n);
 void ScaleReference(const float* x, float s, float* y, size_t n);

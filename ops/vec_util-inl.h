@@ -131,6 +131,38 @@ HWY_INLINE void TransformBinary(DF df, const float* a, const float* b, float* y,
   }
 }
 
+// y[i] = func(df, a[i..], b[i..], c[i..]) for i in [0, n), as TransformUnary.
+// y may equal a, b and/or c.
+template <class DF, class Func>
+HWY_INLINE void TransformTernary(DF df, const float* a, const float* b,
+                                 const float* c, float* y, size_t n,
+                                 const Func& func) {
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  if (n >= 2 * N) {
+    for (; i <= n - 2 * N; i += 2 * N) {
+      const auto v0 = func(df, hn::LoadU(df, a + i), hn::LoadU(df, b + i),
+                           hn::LoadU(df, c + i));
+      const auto v1 = func(df, hn::LoadU(df, a + i + N),
+                           hn::LoadU(df, b + i + N), hn::LoadU(df, c + i + N));
+      hn::StoreU(v0, df, y + i);
+      hn::StoreU(v1, df, y + i + N);
+    }
+  }
+  for (; i + N <= n; i += N) {
+    hn::StoreU(func(df, hn::LoadU(df, a + i), hn::LoadU(df, b + i),
+                    hn::LoadU(df, c + i)),
+               df, y + i);
+  }
+  if (i != n) {
+    const size_t r = n - i;
+    StorePartial(df,
+                 func(df, LoadPadded(df, a + i, r), LoadPadded(df, b + i, r),
+                      LoadPadded(df, c + i, r)),
+                 y + i, r);
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ops

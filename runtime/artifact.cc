@@ -172,7 +172,8 @@ constexpr size_t kWeightMinBytes =
     4 + 4 + 4 + 8 + 8;  // name length, format, rank, offset, size
 constexpr size_t kBufferBytes = 8 + 8;
 constexpr size_t kCacheBytes = 8 + 1 + 8 + 8 + 8;
-constexpr size_t kStepBytes = 4 + 5 * 4 + 2 * 8 + 2 * 8 + 1;
+// kind, out, in0, in1, weight, weight2, cache, i0, i1, f0, f1, logits_only.
+constexpr size_t kStepBytes = 4 + 6 * 4 + 2 * 8 + 2 * 8 + 1;
 constexpr size_t kTapMinBytes = 4 + 4;
 // Largest weight rank the decoder accepts (ValidatePlan allows 8; 1 and 2 are
 // used).
@@ -304,6 +305,7 @@ std::string SerializePlan(const Plan& plan) {
     w.I32(s.in0);
     w.I32(s.in1);
     w.I32(s.weight);
+    w.I32(s.weight2);
     w.I32(s.cache);
     w.I64(s.i0);
     w.I64(s.i1);
@@ -377,6 +379,7 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size) {
     CORTIQ_RETURN_IF_ERROR(r.I32("step in0", &s.in0));
     CORTIQ_RETURN_IF_ERROR(r.I32("step in1", &s.in1));
     CORTIQ_RETURN_IF_ERROR(r.I32("step weight", &s.weight));
+    CORTIQ_RETURN_IF_ERROR(r.I32("step weight2", &s.weight2));
     CORTIQ_RETURN_IF_ERROR(r.I32("step cache", &s.cache));
     CORTIQ_RETURN_IF_ERROR(r.I64("step i0", &s.i0));
     CORTIQ_RETURN_IF_ERROR(r.I64("step i1", &s.i1));

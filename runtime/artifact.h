@@ -74,6 +74,8 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 // caches, steps and taps (each a u64 count followed by fixed-layout records;
 // strings as a u32 length and bytes; enums as u32; bools as one byte 0/1;
 // doubles as IEEE binary64), then logits_buffer (i32) and arena_bytes (u64).
+// A step record is kind (u32), out, in0, in1, weight, weight2, cache (i32),
+// i0, i1 (i64), f0, f1 (f64), logits_only (u8): 61 bytes.
 // Does not validate the plan.
 std::string SerializePlan(const Plan& plan);
 

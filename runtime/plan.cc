@@ -67,6 +67,10 @@ const char* StepKindName(StepKind kind) {
       return "softcap";
     case StepKind::kLmHead:
       return "lm_head";
+    case StepKind::kGeluTanhMul:
+      return "gelu_tanh_mul";
+    case StepKind::kResidualRmsNorm:
+      return "residual_rms_norm";
   }
   return "unknown";
 }
@@ -136,6 +140,17 @@ class StepValidator {
     return absl::OkStatus();
   }
 
+  // weight2 names a weight; stores it in *w.
+  absl::Status Weight2(const WeightEntry** w) const {
+    if (step_.weight2 < 0 ||
+        static_cast<size_t>(step_.weight2) >= plan_.weights.size()) {
+      return Error(absl::StrCat("weight2 ", step_.weight2, " out of range [0, ",
+                                plan_.weights.size(), ")"));
+    }
+    *w = &plan_.weights[step_.weight2];
+    return absl::OkStatus();
+  }
+
   // `index` names a cache; stores it in *c.
   absl::Status Cache(const CacheEntry** c) const {
     if (step_.cache < 0 ||
@@ -189,7 +204,10 @@ class StepValidator {
 
   absl::Status ValidateUnary(bool in_place_ok, bool same_size = true,
                              bool uses_cache = false);
+  absl::Status ValidateBinary();
   absl::Status ValidateMatVec();
+  absl::Status ValidateNorm(int32_t operand, const char* field);
+  absl::Status ValidateKind();
 
   const Plan& plan_;
   size_t index_;
@@ -213,6 +231,48 @@ absl::Status StepValidator::ValidateUnary(bool in_place_ok, bool same_size,
                      : Disjoint(step_.out, step_.in0, "in0");
 }
 
+// (in0, in1) -> out, all of one size, each input either exactly the result's
+// bytes or disjoint from them; no weight and no cache.
+absl::Status StepValidator::ValidateBinary() {
+  uint64_t n0 = 0, n1 = 0, n_out = 0;
+  CORTIQ_RETURN_IF_ERROR(Buffer(step_.in0, "in0", &n0));
+  CORTIQ_RETURN_IF_ERROR(Buffer(step_.in1, "in1", &n1));
+  CORTIQ_RETURN_IF_ERROR(Buffer(step_.out, "out", &n_out));
+  CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
+  if (n0 != n1 || n0 != n_out) {
+    return Error(absl::StrCat("in0/in1/out have ", n0, "/", n1, "/", n_out,
+                              " elements; they must be equal"));
+  }
+  CORTIQ_RETURN_IF_ERROR(InPlaceOrDisjoint(step_.out, step_.in0, "in0"));
+  return InPlaceOrDisjoint(step_.out, step_.in1, "in1");
+}
+
+// The RMS norm parameters of rms_norm and residual_rms_norm over the
+// normalized operand `field` (a valid buffer): group size i0 > 0 dividing its
+// size, gain (weight) -1 or of i0 elements, eps f0 finite and >= 0.
+absl::Status StepValidator::ValidateNorm(int32_t operand, const char* field) {
+  const uint64_t n = plan_.buffers[operand].num_elements;
+  if (step_.i0 <= 0 || n % static_cast<uint64_t>(step_.i0) != 0) {
+    return Error(absl::StrCat("group size i0 = ", step_.i0,
+                              " must be positive and divide ", field, "'s ", n,
+                              " elements"));
+  }
+  if (step_.weight != -1) {
+    const WeightEntry* w = nullptr;
+    CORTIQ_RETURN_IF_ERROR(Weight(&w));
+    if (w->num_elements() != step_.i0) {
+      return Error(absl::StrCat("gain '", w->name, "' has ", w->num_elements(),
+                                " elements, expected the group size ",
+                                step_.i0));
+    }
+  }
+  if (!std::isfinite(step_.f0) || step_.f0 < 0) {
+    return Error(
+        absl::StrCat("eps f0 = ", step_.f0, " must be finite and >= 0"));
+  }
+  return absl::OkStatus();
+}
+
 // out = W in0 with W [out.n, in0.n].
 absl::Status StepValidator::ValidateMatVec() {
   CORTIQ_RETURN_IF_ERROR(
@@ -231,6 +291,14 @@ absl::Status StepValidator::ValidateMatVec() {
 }
 
 absl::Status StepValidator::Validate() {
+  // Only residual_rms_norm has a second weight (its scalar).
+  if (step_.kind != StepKind::kResidualRmsNorm) {
+    CORTIQ_RETURN_IF_ERROR(Unused(step_.weight2, "weight2"));
+  }
+  return ValidateKind();
+}
+
+absl::Status StepValidator::ValidateKind() {
   switch (step_.kind) {
     case StepKind::kEmbedding: {
       uint64_t n_out = 0;
@@ -250,29 +318,9 @@ absl::Status StepValidator::Validate() {
     case StepKind::kLinear:
     case StepKind::kLmHead:
       return ValidateMatVec();
-    case StepKind::kRmsNorm: {
+    case StepKind::kRmsNorm:
       CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      const uint64_t n = plan_.buffers[step_.in0].num_elements;
-      if (step_.i0 <= 0 || n % static_cast<uint64_t>(step_.i0) != 0) {
-        return Error(absl::StrCat("group size i0 = ", step_.i0,
-                                  " must be positive and divide in0's ", n,
-                                  " elements"));
-      }
-      if (step_.weight != -1) {
-        const WeightEntry* w = nullptr;
-        CORTIQ_RETURN_IF_ERROR(Weight(&w));
-        if (w->num_elements() != step_.i0) {
-          return Error(
-              absl::StrCat("gain '", w->name, "' has ", w->num_elements(),
-                           " elements, expected the group size ", step_.i0));
-        }
-      }
-      if (!std::isfinite(step_.f0) || step_.f0 < 0) {
-        return Error(
-            absl::StrCat("eps f0 = ", step_.f0, " must be finite and >= 0"));
-      }
-      return absl::OkStatus();
-    }
+      return ValidateNorm(step_.in0, "in0");
     case StepKind::kRope: {
       CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
       CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
@@ -372,19 +420,23 @@ absl::Status StepValidator::Validate() {
       return absl::OkStatus();
     }
     case StepKind::kMul:
-    case StepKind::kAdd: {
-      uint64_t n0 = 0, n1 = 0, n_out = 0;
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.in0, "in0", &n0));
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.in1, "in1", &n1));
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.out, "out", &n_out));
+    case StepKind::kAdd:
+    case StepKind::kGeluTanhMul:
       CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
-      if (n0 != n1 || n0 != n_out) {
-        return Error(absl::StrCat("in0/in1/out have ", n0, "/", n1, "/", n_out,
-                                  " elements; they must be equal"));
+      return ValidateBinary();
+    case StepKind::kResidualRmsNorm: {
+      CORTIQ_RETURN_IF_ERROR(ValidateBinary());
+      CORTIQ_RETURN_IF_ERROR(ValidateNorm(step_.in1, "in1"));
+      if (step_.weight2 != -1) {
+        const WeightEntry* w = nullptr;
+        CORTIQ_RETURN_IF_ERROR(Weight2(&w));
+        if (w->num_elements() != 1) {
+          return Error(absl::StrCat("scalar weight2 '", w->name, "' has ",
+                                    w->num_elements(),
+                                    " elements, expected 1"));
+        }
       }
-      CORTIQ_RETURN_IF_ERROR(InPlaceOrDisjoint(step_.out, step_.in0, "in0"));
-      return InPlaceOrDisjoint(step_.out, step_.in1, "in1");
+      return absl::OkStatus();
     }
   }
   return absl::InvalidArgumentError(absl::StrCat(

@@ -71,6 +71,11 @@ enum class StepKind : uint32_t {
   kLayerScalar = 11, // out = in0 * weight[0]  (weight of one element)
   kSoftcap = 12,     // out = f0 * tanh(in0 / f0)
   kLmHead = 13,      // out[v] = sum_c weight[v, c] * in0[c]   (runs only when logits are wanted)
+  // Fused steps (emitted by the fuse-elementwise pass):
+  kGeluTanhMul = 14,  // out = gelu_tanh(in0) * in1   (MLP gate·up, PLE gate·per-layer input)
+  kResidualRmsNorm = 15,  // out = (in0 + RMS norm of in1 in groups of i0, eps f0, gain = weight
+                          //        or none) * (weight2[0] if weight2 >= 0 else 1)
+                          // (sandwich norm + residual add [+ layer_scalar], spec §3.3 steps 5-8)
 };
 
 // Name of a step kind ("linear", "rms_norm", ...), for errors and dumps.
@@ -81,6 +86,7 @@ struct Step {
   int32_t out = -1;            // result buffer, -1 for kKvAppend
   int32_t in0 = -1, in1 = -1;  // operand buffers
   int32_t weight = -1;         // weight index or -1
+  int32_t weight2 = -1;        // second weight (kResidualRmsNorm's scalar) or -1
   int32_t cache = -1;          // cache index or -1
   int64_t i0 = 0, i1 = 0;
   double f0 = 0.0, f1 = 0.0;
@@ -119,9 +125,10 @@ struct Plan {
 // checks: buffers inside the arena, operands/weights/caches in range, each step's operand,
 // result and weight shapes consistent with its kind (e.g. a linear's weight is [out, in]),
 // caches with positive head counts, weights inside a section of `weight_section_bytes`.
-// Also required (runtime/plan.cc): operand fields a kind does not use are -1; the result of a
-// linear, lm_head or attention step is disjoint from its operand, and other results either
-// are exactly their operand's bytes (in place) or are disjoint from them; every cache is
+// Also required (runtime/plan.cc): operand fields a kind does not use are -1 (weight2 is used
+// only by residual_rms_norm: -1 or a weight of one element); the result of a linear, lm_head
+// or attention step is disjoint from its operand, and other results either are exactly their
+// operands' bytes (in place) or are disjoint from them; every cache is
 // written by a kv_append step (never logits_only) before the first attention step reading
 // it; tap names are unique, 1-255 of [A-Za-z0-9._-] not starting with '.' (they become file
 // names); logits_buffer has vocab_size elements; vocab_size <= INT32_MAX.

@@ -76,7 +76,9 @@ struct Session::Prepared {
   WeightFormat format = WeightFormat::kF32;
   size_t rows = 0, cols = 0;  // weight [rows, cols]: embedding, linear, lm_head
   bool parallel = false;      // linear / lm_head split over the pool
-  const float* gain = nullptr;  // rms_norm gain (f32, possibly a copy) or null
+  const float* gain = nullptr;  // (residual_)rms_norm gain (f32, possibly a
+                                // copy) or null
+  float scalar = 1.0f;  // residual_rms_norm's weight2[0] as f32, 1 if none
   KvCache* cache = nullptr;
   size_t i0 = 0, i1 = 0;
   size_t num_kv_heads = 0, head_dim = 0;  // attention
@@ -183,13 +185,14 @@ absl::Status Session::Prepare(SessionOptions options) {
     rope_index[i] = k;
   }
 
-  // f32 gains: f32 weights are used in place (4-byte aligned: weight offsets
-  // are multiples of 64), bf16 ones are widened once into a copy.
+  // f32 gains of rms_norm and residual_rms_norm steps: f32 weights are used in
+  // place (4-byte aligned: weight offsets are multiples of 64), bf16 ones are
+  // widened once into a copy.
   std::vector<const float*> gain_of(plan.weights.size(), nullptr);
   for (const Step& s : plan.steps) {
-    if (s.kind != StepKind::kRmsNorm || s.weight < 0 ||
-        gain_of[s.weight] != nullptr)
-      continue;
+    const bool has_gain =
+        s.kind == StepKind::kRmsNorm || s.kind == StepKind::kResidualRmsNorm;
+    if (!has_gain || s.weight < 0 || gain_of[s.weight] != nullptr) continue;
     const WeightEntry& w = plan.weights[s.weight];
     const uint8_t* data = weights_ + w.offset;
     if (w.format == WeightFormat::kF32) {
@@ -234,6 +237,13 @@ absl::Status Session::Prepare(SessionOptions options) {
     switch (s.kind) {
       case StepKind::kRmsNorm:
         if (s.weight >= 0) p.gain = gain_of[s.weight];
+        break;
+      case StepKind::kResidualRmsNorm:
+        if (s.weight >= 0) p.gain = gain_of[s.weight];
+        if (s.weight2 >= 0) {  // read once here, never per token
+          const WeightEntry& w2 = plan.weights[s.weight2];
+          p.scalar = WeightElement(weights_ + w2.offset, w2.format, 0);
+        }
         break;
       case StepKind::kRope:
         p.rope = &rope_tables_[rope_index[i]];
@@ -343,6 +353,13 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
         break;
       case StepKind::kGeluTanh:
         ops::GeluTanh(p.in0, p.out, p.n);
+        break;
+      case StepKind::kGeluTanhMul:
+        ops::GeluTanhMul(p.in0, p.in1, p.out, p.n);
+        break;
+      case StepKind::kResidualRmsNorm:
+        ops::ResidualRmsNorm(p.in0, p.in1, p.gain, p.scalar, p.out, p.n, p.i0,
+                             p.f0);
         break;
       case StepKind::kMul:
         ops::Mul(p.in0, p.in1, p.out, p.n);

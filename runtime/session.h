@@ -33,7 +33,8 @@ struct SessionOptions {
 };
 
 // One sequence being decoded. Create allocates everything (arena, caches,
-// attention scratch, RoPE tables, f32 copies of bf16 norm gains); Eval
+// attention scratch, RoPE tables, f32 copies of bf16 norm gains) and reads the
+// scalar weights (layer_scalar, residual_rms_norm's weight2) once; Eval
 // allocates nothing. Not thread-safe: use one Session per thread (they may
 // share the Artifact, which must outlive them).
 class Session {
@@ -107,7 +108,7 @@ class Session {
   FloatArray scratch_;  // attention scores: ctx_size floats
   std::vector<KvCache> caches_;
   std::vector<RopeTable> rope_tables_;
-  std::vector<FloatArray> gains_;  // f32 copies of bf16 rms_norm gains
+  std::vector<FloatArray> gains_;  // f32 copies of bf16 norm gains
   std::vector<Prepared> steps_;
   std::unique_ptr<ThreadPool> pool_;       // null for one thread
   const Prepared* matvec_step_ = nullptr;  // the step MatVecTask works on

@@ -1,6 +1,7 @@
-// Tests GeluTanh, Mul, Add, Scale and Softcap (ops/elementwise.cc): the
-// per-target kernels and the dispatched functions on every compiled Highway
-// target, against the double references.
+// Tests GeluTanh, GeluTanhMul, Mul, Add, Scale and Softcap
+// (ops/elementwise.cc): the per-target kernels and the dispatched functions on
+// every compiled Highway target, against the double references; GeluTanhMul
+// also bit for bit against GeluTanh followed by Mul.
 
 #include "ops/elementwise.h"
 
@@ -105,6 +106,80 @@ void TestGeluTanh() {
   EXPECT_EQ(0.0f, y[2]);
   EXPECT_EQ(FLT_MAX, y[3]);
   EXPECT_EQ(0.0f, y[4]);
+}
+
+// GeluTanhMul against its double reference, in and out of place, and bit for
+// bit against the unfused sequence GeluTanh, Mul (per target and dispatched).
+// Tolerance: GeluTanh's (GeluTol, relative to gelu(gate)) carried through the
+// product, plus one rounding of the product: GeluTol(g, gelu(g)) * |up| +
+// u * |y| (+ 1e-36 absolute where GeluTanh flushes to 0).
+void TestGeluTanhMul() {
+  uint32_t seed = 50;
+  for (size_t n : kSizes) {
+    const std::vector<float> gate = Inputs(n, seed++);
+    std::vector<float> up = test::RandomFloats(n, -3.0f, 3.0f, seed++);
+    // Special factors, not where the product would overflow (gate up to
+    // FLT_MAX).
+    const float kSpecialUp[] = {0.0f, -0.0f, 1.0f, 1e20f, -1e-20f};
+    for (size_t i = 0; i < n && i < 5; ++i) {
+      const size_t at = (i * 11 + 3) % n;
+      if (fabs(gate[at]) < 1e5f) up[at] = kSpecialUp[i];
+    }
+    std::vector<float> gelu(n), expected(n);
+    GeluTanhReference(gate.data(), gelu.data(), n);
+    GeluTanhMulReference(gate.data(), up.data(), expected.data(), n);
+    // The unfused sequence, per target and dispatched.
+    std::vector<float> unfused(n), unfused_dispatched(n);
+    GeluTanh(gate.data(), unfused.data(), n);
+    Mul(unfused.data(), up.data(), unfused.data(), n);
+    ::cortiq::ops::GeluTanh(gate.data(), unfused_dispatched.data(), n);
+    ::cortiq::ops::Mul(unfused_dispatched.data(), up.data(),
+                       unfused_dispatched.data(), n);
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> y(n + 1, test::Sentinel());
+      const char* name = "out of place";
+      if (variant == 0) GeluTanhMul(gate.data(), up.data(), y.data(), n);
+      if (variant == 1) {
+        name = "in place (y == gate)";
+        memcpy(y.data(), gate.data(), n * sizeof(float));
+        GeluTanhMul(y.data(), up.data(), y.data(), n);
+      }
+      if (variant == 2) {
+        name = "in place (y == up)";
+        memcpy(y.data(), up.data(), n * sizeof(float));
+        GeluTanhMul(gate.data(), y.data(), y.data(), n);
+      }
+      if (variant == 3) {
+        name = "dispatched";
+        ::cortiq::ops::GeluTanhMul(gate.data(), up.data(), y.data(), n);
+      }
+      EXPECT_TRUE(isnan(y[n])) << name << ": wrote past n = " << n;
+      const std::vector<float>& same =
+          variant == 3 ? unfused_dispatched : unfused;
+      EXPECT_EQ(0, memcmp(y.data(), same.data(), n * sizeof(float)))
+          << name << ": differs from GeluTanh then Mul, n " << n;
+      for (size_t i = 0; i < n; ++i) {
+        const double tol = GeluTol(gate[i], gelu[i]) * fabs(up[i]) +
+                           test::kU * fabs(expected[i]) + 1e-36;
+        if (isinf(expected[i])) {  // FLT_MAX * |up| > 1 overflows in both
+          ASSERT_EQ(expected[i], y[i]) << gate[i] << " * " << up[i];
+          continue;
+        }
+        ASSERT_TRUE(isfinite(y[i])) << gate[i] << " * " << up[i];
+        ASSERT_NEAR(y[i], expected[i], tol)
+            << "gelu(" << gate[i] << ") * " << up[i] << ", n " << n << " "
+            << name;
+      }
+    }
+  }
+  // gate == up == y (the square of nothing in particular, but legal).
+  std::vector<float> v = test::RandomFloats(37, -4.0f, 4.0f, 9);
+  std::vector<float> expected(37);
+  GeluTanhMulReference(v.data(), v.data(), expected.data(), 37);
+  GeluTanhMul(v.data(), v.data(), v.data(), 37);
+  for (size_t i = 0; i < 37; ++i) {
+    EXPECT_NEAR(v[i], expected[i], 1e-6 * fabs(expected[i]) + 1e-36);
+  }
 }
 
 // Softcap tolerance: x / cap (0.5 u), Tanh (<= 4 ulp), * cap (0.5 u), reference
@@ -221,6 +296,7 @@ namespace cortiq {
 namespace ops {
 HWY_BEFORE_TEST(ElementwiseTest);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestGeluTanh);
+HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestGeluTanhMul);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestSoftcap);
 HWY_EXPORT_AND_TEST_P(ElementwiseTest, TestMulAddScale);
 }  // namespace ops

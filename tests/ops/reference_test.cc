@@ -61,6 +61,31 @@ TEST(ReferenceTest, RmsNorm) {
   EXPECT_EQ(0.25f, z[1]);
 }
 
+TEST(ReferenceTest, ResidualRmsNorm) {
+  // Group [3, 4] (mean square 12.5), gain [2, -1], residual [1, 10], scalar
+  // 0.5: y = (r + x / sqrt(12.5) * gain) * 0.5. Group [0, 0] gives r * 0.5.
+  const float r[4] = {1, 10, -6, 8};
+  const float x[4] = {3, 4, 0, 0};
+  const float gain[2] = {2, -1};
+  float y[4];
+  ResidualRmsNormReference(r, x, gain, 0.5f, y, 4, 2, 0.0f);
+  EXPECT_FLOAT_EQ((1 + 6 / sqrt(12.5)) * 0.5, y[0]);
+  EXPECT_FLOAT_EQ((10 - 4 / sqrt(12.5)) * 0.5, y[1]);
+  ResidualRmsNormReference(r, x, nullptr, 1.0f, y, 4, 2, 1e-6f);
+  EXPECT_FLOAT_EQ(1 + 3 / sqrt(12.5 + 1e-6), y[0]);
+  EXPECT_EQ(-6.0f, y[2]);
+  EXPECT_EQ(8.0f, y[3]);
+  // In place on the residual and on x.
+  float rr[2] = {1, 2}, xx[2] = {3, 4};
+  ResidualRmsNormReference(rr, xx, nullptr, 2.0f, rr, 2, 2, 0.0f);
+  EXPECT_FLOAT_EQ((1 + 3 / sqrt(12.5)) * 2, rr[0]);
+  EXPECT_FLOAT_EQ((2 + 4 / sqrt(12.5)) * 2, rr[1]);
+  const float r2[2] = {1, 2};
+  ResidualRmsNormReference(r2, xx, nullptr, 1.0f, xx, 2, 2, 0.0f);
+  EXPECT_FLOAT_EQ(1 + 3 / sqrt(12.5), xx[0]);
+  EXPECT_FLOAT_EQ(2 + 4 / sqrt(12.5), xx[1]);
+}
+
 TEST(ReferenceTest, ApplyRope) {
   // head_dim 6, 2 of 3 pairs rotated: pair i is (x[i], x[i + 3]).
   float x[6] = {1, 2, 3, 4, 5, 6};
@@ -118,6 +143,12 @@ TEST(ReferenceTest, Elementwise) {
   EXPECT_EQ(1e4f, y[0]);
   EXPECT_EQ(0.0f, y[1]);
   EXPECT_EQ(0.0f, y[2]);
+
+  // GeluTanhMul: gelu(gate) * up, rounded once.
+  const float up[5] = {2.0f, -4.0f, 0.5f, 1e3f, 0.0f};
+  GeluTanhMulReference(x, up, y, 5);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_FLOAT_EQ(static_cast<float>(gelu[i] * up[i]), y[i]);
 
   const float logits[3] = {30.0f, 100.0f, -1e4f};
   SoftcapReference(logits, 30.0f, y, 3);

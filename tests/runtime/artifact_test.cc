@@ -157,6 +157,7 @@ void ExpectPlansEqual(const Plan& a, const Plan& b) {
     EXPECT_EQ(x.in0, y.in0);
     EXPECT_EQ(x.in1, y.in1);
     EXPECT_EQ(x.weight, y.weight);
+    EXPECT_EQ(x.weight2, y.weight2);
     EXPECT_EQ(x.cache, y.cache);
     EXPECT_EQ(x.i0, y.i0);
     EXPECT_EQ(x.i1, y.i1);
@@ -181,6 +182,35 @@ TEST(ArtifactTest, SerializeParseRoundTrip) {
       ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectPlansEqual(toy.plan, *back);
+}
+
+// A plan with the fused steps: weight2 (the residual_rms_norm scalar) is
+// written and read for every step, -1 or a weight index.
+TEST(ArtifactTest, SerializeParseRoundTripFused) {
+  ToyConfig config;
+  config.format = WeightFormat::kBF16;
+  config.post_norms = true;
+  config.fused = true;
+  config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}};
+  const ToyModel toy = BuildToyModel(config);
+  int with_weight2 = 0;
+  for (const Step& s : toy.plan.steps) with_weight2 += s.weight2 >= 0;
+  ASSERT_EQ(with_weight2, 2);  // one per layer (the MLP residual)
+  const std::string bytes = SerializePlan(toy.plan);
+  // A step record is 61 bytes (runtime/artifact.h), weight2 included.
+  Plan one_more = toy.plan;
+  one_more.steps.push_back(toy.plan.steps.back());
+  EXPECT_EQ(SerializePlan(one_more).size(), bytes.size() + 61);
+  absl::StatusOr<Plan> back =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectPlansEqual(toy.plan, *back);
+  // And through a file.
+  const std::string path = WriteToy(toy, "roundtrip_fused");
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  ExpectPlansEqual(toy.plan, (*artifact)->plan());
+  std::remove(path.c_str());
 }
 
 TEST(ArtifactTest, WriteOpenRoundTrip) {

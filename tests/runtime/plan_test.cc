@@ -1,6 +1,6 @@
 // Tests of runtime/plan.cc: names and sizes, and ValidatePlan accepting the toy
-// plans and rejecting each kind of broken plan with an error naming the entry
-// at fault.
+// plans (unfused and fused) and rejecting each kind of broken plan with an
+// error naming the entry at fault.
 #include "runtime/plan.h"
 
 #include <functional>
@@ -35,6 +35,8 @@ TEST(PlanTest, FormatAndKindNames) {
   EXPECT_STREQ(StepKindName(StepKind::kKvAppend), "kv_append");
   EXPECT_STREQ(StepKindName(StepKind::kLayerScalar), "layer_scalar");
   EXPECT_STREQ(StepKindName(StepKind::kLmHead), "lm_head");
+  EXPECT_STREQ(StepKindName(StepKind::kGeluTanhMul), "gelu_tanh_mul");
+  EXPECT_STREQ(StepKindName(StepKind::kResidualRmsNorm), "residual_rms_norm");
   EXPECT_STREQ(StepKindName(static_cast<StepKind>(0)), "unknown");
   WeightEntry w;
   w.shape = {3, 5, 7};
@@ -45,13 +47,42 @@ TEST(PlanTest, FormatAndKindNames) {
 
 TEST(PlanTest, AcceptsToyPlans) {
   for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
-    ToyConfig config;
-    config.format = format;
-    config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
-                     ToyLayer{true, 3, 0}, ToyLayer{false, 0, 1}};
-    const ToyModel toy = BuildToyModel(config);
-    EXPECT_TRUE(ValidatePlan(toy.plan, toy.section_bytes).ok())
-        << ValidatePlan(toy.plan, toy.section_bytes);
+    for (int variant = 0; variant < 4; ++variant) {
+      ToyConfig config;
+      config.format = format;
+      config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                       ToyLayer{true, 3, 0}, ToyLayer{false, 0, 1}};
+      config.post_norms = variant & 1;
+      config.fused = variant & 2;
+      const ToyModel toy = BuildToyModel(config);
+      EXPECT_TRUE(ValidatePlan(toy.plan, toy.section_bytes).ok())
+          << ValidatePlan(toy.plan, toy.section_bytes) << " variant "
+          << variant;
+    }
+  }
+}
+
+// The fused steps accept every exact aliasing of the result with an operand:
+// out == in0 (in place on the residual / gate), out == in1, and in0 == in1 ==
+// out.
+TEST(PlanTest, AcceptsFusedStepsInPlace) {
+  ToyConfig config;
+  config.post_norms = true;
+  config.fused = true;
+  const ToyModel toy = BuildToyModel(config);
+  for (StepKind kind : {StepKind::kGeluTanhMul, StepKind::kResidualRmsNorm}) {
+    for (int alias = 0; alias < 3; ++alias) {
+      Plan plan = toy.plan;
+      for (Step& s : plan.steps) {
+        if (s.kind != kind) continue;
+        if (alias == 0) s.out = s.in0;
+        if (alias == 1) s.out = s.in1;
+        if (alias == 2) s.in0 = s.in1 = s.out;
+      }
+      EXPECT_TRUE(ValidatePlan(plan, toy.section_bytes).ok())
+          << StepKindName(kind) << " alias " << alias << ": "
+          << ValidatePlan(plan, toy.section_bytes);
+    }
   }
 }
 
@@ -62,6 +93,24 @@ size_t FirstStep(const Plan& plan, StepKind kind) {
   }
   ADD_FAILURE() << "no step of kind " << StepKindName(kind);
   return 0;
+}
+
+// Index of the last step of `kind` in `plan`.
+size_t LastStep(const Plan& plan, StepKind kind) {
+  for (size_t i = plan.steps.size(); i-- > 0;) {
+    if (plan.steps[i].kind == kind) return i;
+  }
+  ADD_FAILURE() << "no step of kind " << StepKindName(kind);
+  return 0;
+}
+
+// A new buffer entry of in's size starting one element after it (a partial
+// overlap); returns its index.
+int32_t ShiftedBuffer(Plan& p, int32_t in) {
+  BufferEntry shifted = p.buffers[in];
+  shifted.offset += 4;
+  p.buffers.push_back(shifted);
+  return static_cast<int32_t>(p.buffers.size() - 1);
 }
 
 // A buffer index of `n` elements in `plan` (adds one at the end of the arena if
@@ -297,6 +346,20 @@ const BadPlanCase kBadPlans[] = {
            std::numeric_limits<double>::infinity();
      },
      "is not finite"},
+    {"Weight2OnLinear", [](Plan& p, uint64_t&) { p.steps[2].weight2 = 0; },
+     "step 2 (linear): does not use weight2 (must be -1)"},
+    {"Weight2OnRmsNorm",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].weight2 =
+           FindWeight(p, "l0.scalar");
+     },
+     "(rms_norm): does not use weight2 (must be -1)"},
+    {"Weight2OnLayerScalar",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kLayerScalar)];
+       s.weight2 = s.weight;
+     },
+     "(layer_scalar): does not use weight2 (must be -1)"},
     {"UnknownKind",
      [](Plan& p, uint64_t&) { p.steps[4].kind = static_cast<StepKind>(99); },
      "step 4: unknown kind 99"},
@@ -350,6 +413,146 @@ const BadPlanCase kBadPlans[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(All, BadPlanTest, ::testing::ValuesIn(kBadPlans),
+                         [](const ::testing::TestParamInfo<BadPlanCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// The same over the fused toy (post norms; each layer has a gelu_tanh_mul of
+// [96] gate/up, a residual_rms_norm after attention (out == in1, no scalar)
+// and one after the MLP (fresh out, weight2 = the layer scalar)).
+class BadFusedPlanTest : public ::testing::TestWithParam<BadPlanCase> {};
+
+TEST_P(BadFusedPlanTest, IsRejected) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}};
+  config.post_norms = true;
+  config.fused = true;
+  ToyModel toy = BuildToyModel(config);
+  uint64_t section = toy.section_bytes;
+  ASSERT_TRUE(ValidatePlan(toy.plan, section).ok())
+      << ValidatePlan(toy.plan, section);
+  GetParam().mutate(toy.plan, section);
+  const absl::Status status = ValidatePlan(toy.plan, section);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(GetParam().expected));
+}
+
+const BadPlanCase kBadFusedPlans[] = {
+    {"GeluTanhMulSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].in1 = BufferOfSize(p, 64);
+     },
+     "(gelu_tanh_mul): in0/in1/out have 96/64/96 elements"},
+    {"GeluTanhMulWithWeight",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].weight = 0;
+     },
+     "(gelu_tanh_mul): does not use weight (must be -1)"},
+    {"GeluTanhMulWithWeight2",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].weight2 =
+           FindWeight(p, "l0.scalar");
+     },
+     "(gelu_tanh_mul): does not use weight2 (must be -1)"},
+    {"GeluTanhMulWithCache",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].cache = 0;
+     },
+     "(gelu_tanh_mul): does not use cache (must be -1)"},
+    {"GeluTanhMulPartialOverlapGate",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kGeluTanhMul)];
+       s.out = ShiftedBuffer(p, s.in0);
+     },
+     "partially overlaps in0"},
+    {"GeluTanhMulPartialOverlapUp",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[FirstStep(p, StepKind::kGeluTanhMul)];
+       s.out = ShiftedBuffer(p, s.in1);
+     },
+     "partially overlaps in1"},
+    {"ResidualRmsNormGroupNotDividing",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].i0 = 7;
+     },
+     "(residual_rms_norm): group size i0 = 7 must be positive and divide "
+     "in1's 64 elements"},
+    {"ResidualRmsNormGroupZero",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].i0 = 0;
+     },
+     "group size i0 = 0"},
+    {"ResidualRmsNormGainSize",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].weight =
+           FindWeight(p, "l0.q_norm");
+     },
+     "gain 'l0.q_norm' has 16 elements, expected the group size 64"},
+    {"ResidualRmsNormGainOutOfRange",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].weight = 4444;
+     },
+     "weight 4444 out of range"},
+    {"ResidualRmsNormScalarNotScalar",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 =
+           FindWeight(p, "l0.in_norm");
+     },
+     "(residual_rms_norm): scalar weight2 'l0.in_norm' has 64 elements, "
+     "expected 1"},
+    {"ResidualRmsNormWeight2OutOfRange",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 = 9999;
+     },
+     "weight2 9999 out of range"},
+    {"ResidualRmsNormWeight2Negative",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 = -2;
+     },
+     "weight2 -2 out of range"},
+    {"ResidualRmsNormNegativeEps",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].f0 = -1e-6;
+     },
+     "eps f0 = -1e-06 must be finite and >= 0"},
+    {"ResidualRmsNormNanEps",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].f0 =
+           std::numeric_limits<double>::quiet_NaN();
+     },
+     "eps f0 = nan"},
+    {"ResidualRmsNormSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].in0 =
+           BufferOfSize(p, 96);
+     },
+     "in0/in1/out have 96/64/64 elements; they must be equal"},
+    {"ResidualRmsNormMissingResidual",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].in0 = -1;
+     },
+     "in0 buffer -1 out of range"},
+    {"ResidualRmsNormWithCache",
+     [](Plan& p, uint64_t&) {
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].cache = 1;
+     },
+     "(residual_rms_norm): does not use cache (must be -1)"},
+    {"ResidualRmsNormPartialOverlapResidual",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[LastStep(p, StepKind::kResidualRmsNorm)];
+       s.out = ShiftedBuffer(p, s.in0);
+     },
+     "partially overlaps in0"},
+    {"ResidualRmsNormPartialOverlapX",
+     [](Plan& p, uint64_t&) {
+       Step& s = p.steps[LastStep(p, StepKind::kResidualRmsNorm)];
+       s.out = ShiftedBuffer(p, s.in1);
+     },
+     "partially overlaps in1"},
+};
+
+INSTANTIATE_TEST_SUITE_P(All, BadFusedPlanTest,
+                         ::testing::ValuesIn(kBadFusedPlans),
                          [](const ::testing::TestParamInfo<BadPlanCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -1,7 +1,9 @@
 // Tests of runtime/session.cc: the executor against an independent scalar
 // forward of hand-built toy plans (f32 and bf16 weights; full, sliding and
-// KV-shared layers), and its state handling (token range, context overflow,
-// Reset, logits-only steps, threads, taps).
+// KV-shared layers; sandwich norms; the fused gelu_tanh_mul and
+// residual_rms_norm steps, also bit for bit against the unfused plan), and its
+// state handling (token range, context overflow, Reset, logits-only steps,
+// threads, taps).
 #include "runtime/session.h"
 
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/artifact.h"
@@ -68,6 +71,8 @@ struct ForwardCase {
   WeightFormat format;
   std::vector<ToyLayer> layers;
   int tokens;
+  bool post_norms = false;  // ToyConfig::post_norms
+  bool fused = false;       // ToyConfig::fused
 };
 
 void PrintTo(const ForwardCase& c, std::ostream* os) { *os << c.name; }
@@ -84,6 +89,8 @@ TEST_P(ForwardTest, MatchesScalarReference) {
   ToyConfig config;
   config.format = GetParam().format;
   config.layers = GetParam().layers;
+  config.post_norms = GetParam().post_norms;
+  config.fused = GetParam().fused;
   const ToyModel toy = BuildToyModel(config);
   std::unique_ptr<Session> session = MakeSession(toy);
   ASSERT_NE(session, nullptr);
@@ -126,12 +133,289 @@ const ForwardCase kForwardCases[] = {
      {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0},
       ToyLayer{false, 0, 1}},
      16},
+    // Sandwich norms, unfused (rms_norm + add [+ layer_scalar]) and fused
+    // (residual_rms_norm, gelu_tanh_mul; bf16 gains and scalars widened at
+    // Create).
+    {"PostNormsF32",
+     WeightFormat::kF32,
+     {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}},
+     12,
+     /*post_norms=*/true},
+    {"FusedF32",
+     WeightFormat::kF32,
+     {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}},
+     12,
+     /*post_norms=*/true,
+     /*fused=*/true},
+    {"FusedBF16",
+     WeightFormat::kBF16,
+     {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0},
+      ToyLayer{false, 0, 1}},
+     16,
+     /*post_norms=*/true,
+     /*fused=*/true},
+    // Only the MLP gate fused (no post norms to fuse with the residual adds).
+    {"FusedGateOnlyBF16",
+     WeightFormat::kBF16,
+     {ToyLayer{}, ToyLayer{}},
+     8,
+     /*post_norms=*/false,
+     /*fused=*/true},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, ForwardTest, ::testing::ValuesIn(kForwardCases),
                          [](const ::testing::TestParamInfo<ForwardCase>& info) {
                            return std::string(info.param.name);
                          });
+
+// Number of steps of `kind` in `plan`.
+int CountSteps(const Plan& plan, StepKind kind) {
+  return static_cast<int>(
+      std::count_if(plan.steps.begin(), plan.steps.end(),
+                    [kind](const Step& s) { return s.kind == kind; }));
+}
+
+// The fused kernels are bit-identical to the sequences they replace
+// (ops/elementwise.h GeluTanhMul, ops/rms_norm.h ResidualRmsNorm), so a plan
+// with the fused steps must give exactly the logits and layer outputs of the
+// same plan unfused.
+TEST(SessionTest, FusedPlanIsBitIdenticalToUnfused) {
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
+    for (bool post_norms : {false, true}) {
+      ToyConfig config;
+      config.format = format;
+      config.post_norms = post_norms;
+      config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                       ToyLayer{true, 3, 0}};
+      const ToyModel unfused = BuildToyModel(config);
+      config.fused = true;
+      const ToyModel fused = BuildToyModel(config);
+      const std::string what = absl::StrCat(WeightFormatName(format),
+                                            post_norms ? " post norms" : "");
+      ASSERT_EQ(CountSteps(fused.plan, StepKind::kGeluTanhMul), 3) << what;
+      ASSERT_EQ(CountSteps(fused.plan, StepKind::kResidualRmsNorm),
+                post_norms ? 6 : 0)
+          << what;
+      ASSERT_EQ(CountSteps(fused.plan, StepKind::kMul), 0) << what;
+      ASSERT_EQ(CountSteps(fused.plan, StepKind::kLayerScalar),
+                post_norms ? 0 : 3)
+          << what;
+      std::unique_ptr<Session> a = MakeSession(unfused);
+      std::unique_ptr<Session> b = MakeSession(fused);
+      ASSERT_NE(a, nullptr);
+      ASSERT_NE(b, nullptr);
+      for (int32_t t : Tokens(10, 1101)) {
+        ASSERT_TRUE(a->Eval(t, true).ok());
+        ASSERT_TRUE(b->Eval(t, true).ok());
+        EXPECT_EQ(Logits(*a), Logits(*b))
+            << what << " position " << a->length();
+        for (size_t l = 0; l < config.layers.size(); ++l) {
+          EXPECT_TRUE(
+              std::equal(a->tap(l).begin(), a->tap(l).end(), b->tap(l).begin()))
+              << what << " layer " << l << " position " << a->length();
+        }
+      }
+    }
+  }
+}
+
+// A hand-built plan of only the fused kinds, in every aliasing the validator
+// allows, against a scalar double evaluation. H = 24 in groups of 8 (three
+// groups per norm, as the per-head norms); the vectors are table rows:
+//
+//   0  e = A[t]                      embedding
+//   1  x = B[t]                      embedding
+//   2  e = e + RMS_8(x) * c          residual_rms_norm, no gain, scalar c
+//                                    (in place on the residual)
+//   3  x = e + RMS_8(x; g)           residual_rms_norm, gain g, no scalar
+//                                    (in place on the normalized operand)
+//   4  m = gelu(x) * e               gelu_tanh_mul
+//   5  e = gelu(e) * m               gelu_tanh_mul, in place on the gate
+//   6  m = m + RMS_8(m; g) * c       residual_rms_norm, residual == x == out
+//   7  logits = A e                  lm_head (A is [V, H])
+struct FusedPlan {
+  Plan plan;
+  std::vector<uint64_t> section;           // the weight section, 8-byte aligned
+  std::vector<std::vector<float>> values;  // weight values as f32
+};
+
+FusedPlan BuildFusedPlan(WeightFormat format, float scalar) {
+  constexpr int64_t kV = 37, kH = 24, kGroup = 8;
+  FusedPlan f;
+  f.plan.model = {"fused", kV, kH, 1, 16};
+  std::mt19937 rng(5);
+  uint64_t cursor = 0;
+  const auto weight = [&](const char* name, std::vector<int64_t> shape,
+                          double lo, double hi) {
+    WeightEntry w;
+    w.name = name;
+    w.format = format;
+    w.shape = std::move(shape);
+    w.size_bytes = static_cast<uint64_t>(w.num_elements()) *
+                   WeightFormatElementSize(format);
+    w.offset = (cursor + 63) / 64 * 64;
+    cursor = w.offset + w.size_bytes;
+    std::uniform_real_distribution<float> dist(static_cast<float>(lo),
+                                               static_cast<float>(hi));
+    std::vector<float> v(static_cast<size_t>(w.num_elements()));
+    for (float& e : v) {
+      e = dist(rng);
+      // Round to bf16 (nearest even; finite values) if stored as bf16.
+      if (format == WeightFormat::kBF16) {
+        uint32_t bits;
+        std::memcpy(&bits, &e, 4);
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000u;
+        std::memcpy(&e, &bits, 4);
+      }
+    }
+    f.plan.weights.push_back(w);
+    f.values.push_back(std::move(v));
+    return static_cast<int32_t>(f.plan.weights.size() - 1);
+  };
+  const int32_t A = weight("A", {kV, kH}, -1.5, 1.5);
+  const int32_t B = weight("B", {kV, kH}, -1.0, 1.0);
+  const int32_t g = weight("g", {kGroup}, 0.5, 1.5);
+  const int32_t c = weight("c", {1}, 0, 0);
+  f.values[c][0] = scalar;  // exactly representable in bf16 (test values)
+  uint64_t arena = 0;
+  const auto buffer = [&](int64_t n) {
+    f.plan.buffers.push_back(BufferEntry{arena, static_cast<uint64_t>(n)});
+    arena += 4 * static_cast<uint64_t>(n);
+    return static_cast<int32_t>(f.plan.buffers.size() - 1);
+  };
+  const int32_t e = buffer(kH), x = buffer(kH), m = buffer(kH),
+                logits = buffer(kV);
+  const auto step = [&](StepKind kind, int32_t out, int32_t in0, int32_t in1,
+                        int32_t w, int32_t w2) {
+    Step s;
+    s.kind = kind;
+    s.out = out;
+    s.in0 = in0;
+    s.in1 = in1;
+    s.weight = w;
+    s.weight2 = w2;
+    if (kind == StepKind::kResidualRmsNorm) {
+      s.i0 = kGroup;
+      s.f0 = 1e-6;
+    }
+    if (kind == StepKind::kEmbedding) s.f0 = 1.0;
+    f.plan.steps.push_back(s);
+  };
+  step(StepKind::kEmbedding, e, -1, -1, A, -1);
+  step(StepKind::kEmbedding, x, -1, -1, B, -1);
+  step(StepKind::kResidualRmsNorm, e, e, x, -1, c);
+  step(StepKind::kResidualRmsNorm, x, e, x, g, -1);
+  step(StepKind::kGeluTanhMul, m, x, e, -1, -1);
+  step(StepKind::kGeluTanhMul, e, e, m, -1, -1);
+  step(StepKind::kResidualRmsNorm, m, m, m, g, c);
+  step(StepKind::kLmHead, logits, e, -1, A, -1);
+  f.plan.taps = {Tap{"e", e}, Tap{"x", x}, Tap{"m", m}};
+  f.plan.logits_buffer = logits;
+  f.plan.arena_bytes = arena;
+  f.section.assign((cursor + 63) / 64 * 8, 0);
+  uint8_t* base = reinterpret_cast<uint8_t*>(f.section.data());
+  for (size_t i = 0; i < f.plan.weights.size(); ++i) {
+    const WeightEntry& w = f.plan.weights[i];
+    for (size_t k = 0; k < f.values[i].size(); ++k) {
+      uint32_t bits;
+      std::memcpy(&bits, &f.values[i][k], 4);
+      if (format == WeightFormat::kBF16) {
+        const uint16_t top = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(base + w.offset + 2 * k, &top, 2);
+      } else {
+        std::memcpy(base + w.offset + 4 * k, &bits, 4);
+      }
+    }
+  }
+  return f;
+}
+
+// The plan above in double: returns {e, x, m, logits}.
+std::vector<std::vector<double>> EvalFusedPlan(const FusedPlan& f,
+                                               int32_t token) {
+  const int64_t V = f.plan.model.vocab_size, H = f.plan.model.hidden_size;
+  const std::vector<float>& A = f.values[0];
+  const std::vector<float>& B = f.values[1];
+  const std::vector<float>& g = f.values[2];
+  const double c = f.values[3][0];
+  const auto rms = [&](const std::vector<double>& v, bool gain) {
+    std::vector<double> out(v.size());
+    for (size_t g0 = 0; g0 < v.size(); g0 += 8) {
+      double ms = 0.0;
+      for (size_t i = 0; i < 8; ++i) ms += v[g0 + i] * v[g0 + i];
+      const double inv = 1.0 / std::sqrt(ms / 8.0 + 1e-6);
+      for (size_t i = 0; i < 8; ++i)
+        out[g0 + i] = v[g0 + i] * inv * (gain ? g[i] : 1.0);
+    }
+    return out;
+  };
+  const auto gelu = [](double v) {
+    return 0.5 * v *
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
+  std::vector<double> e(H), x(H), m(H), logits(V, 0.0);
+  for (int64_t i = 0; i < H; ++i) {
+    e[i] = A[token * H + i];
+    x[i] = B[token * H + i];
+  }
+  std::vector<double> n = rms(x, false);
+  for (int64_t i = 0; i < H; ++i) e[i] = (e[i] + n[i]) * c;
+  n = rms(x, true);
+  for (int64_t i = 0; i < H; ++i) x[i] = e[i] + n[i];
+  for (int64_t i = 0; i < H; ++i) m[i] = gelu(x[i]) * e[i];
+  for (int64_t i = 0; i < H; ++i) e[i] = gelu(e[i]) * m[i];
+  n = rms(m, true);
+  for (int64_t i = 0; i < H; ++i) m[i] = (m[i] + n[i]) * c;
+  for (int64_t v = 0; v < V; ++v) {
+    for (int64_t i = 0; i < H; ++i) logits[v] += A[v * H + i] * e[i];
+  }
+  return {e, x, m, logits};
+}
+
+TEST(SessionTest, FusedStepsMatchScalarEvaluation) {
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
+    for (float scalar : {1.0f, -1.375f}) {
+      FusedPlan f = BuildFusedPlan(format, scalar);
+      const uint64_t section_bytes = f.section.size() * 8;
+      absl::StatusOr<std::unique_ptr<Session>> session =
+          Session::CreateFromPlan(
+              f.plan, reinterpret_cast<const uint8_t*>(f.section.data()),
+              section_bytes, {});
+      ASSERT_TRUE(session.ok()) << session.status();
+      const std::string what =
+          absl::StrCat(WeightFormatName(format), " scalar ", scalar);
+      std::vector<std::vector<float>> first;
+      for (int32_t token : {2, 36, 0, 17}) {
+        ASSERT_TRUE((*session)->Eval(token, true).ok());
+        const std::vector<std::vector<double>> expected =
+            EvalFusedPlan(f, token);
+        // f32 kernels over 8-element norms and a 24-term dot product: the
+        // errors are a few f32 ulp of the values (|v| <~ 10); 1e-5 relative
+        // to 1 + |v| leaves a wide margin and still catches a wrong formula,
+        // gain, scalar or aliasing order (each changes results by >= 1e-2).
+        for (size_t t = 0; t < 3; ++t) {
+          EXPECT_LT(MaxRelError((*session)->tap(t), expected[t]), 1e-5)
+              << what << " tap " << f.plan.taps[t].name << " token " << token;
+        }
+        EXPECT_LT(MaxRelError((*session)->logits(), expected[3]), 1e-5)
+            << what << " logits, token " << token;
+        first.push_back(Logits(**session));
+      }
+      // The scalar is read once, at Create: changing its bytes afterwards
+      // changes nothing.
+      uint8_t* c_bytes = reinterpret_cast<uint8_t*>(f.section.data()) +
+                         f.plan.weights[3].offset;
+      std::memset(c_bytes, 0, WeightFormatElementSize(format));
+      (*session)->Reset();
+      size_t i = 0;
+      for (int32_t token : {2, 36, 0, 17}) {
+        ASSERT_TRUE((*session)->Eval(token, true).ok());
+        EXPECT_EQ(Logits(**session), first[i++]) << what;
+      }
+    }
+  }
+}
 
 TEST(SessionTest, RejectsTokenOutsideVocabulary) {
   const ToyModel toy = BuildToyModel(ToyConfig{});
@@ -315,112 +599,125 @@ TEST(SessionTest, FullAttentionRemembersEverything) {
 // Meaningful mainly under AddressSanitizer
 // (-fsanitize=address), where an out-of-bounds access aborts the test.
 TEST(SessionTest, RandomPlansThatValidateRunInBounds) {
-  ToyConfig config;
-  config.vocab = 50;
-  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
-                   ToyLayer{true, 3, 0}};
-  const ToyModel toy = BuildToyModel(config);
-  std::mt19937 rng(11);
-  const auto pick = [&](int64_t lo, int64_t hi) {  // uniform in [lo, hi]
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  int accepted = 0;
-  for (int trial = 0; trial < 4000; ++trial) {
-    Plan plan = toy.plan;
-    const int mutations = 1 + trial % 3;
-    for (int m = 0; m < mutations; ++m) {
-      Step& s = plan.steps[pick(0, plan.steps.size() - 1)];
-      const int64_t nb = static_cast<int64_t>(plan.buffers.size());
-      switch (pick(0, 11)) {
-        case 0:
-          s.out = static_cast<int32_t>(pick(-1, nb - 1));
-          break;
-        case 1:
-          s.in0 = static_cast<int32_t>(pick(-1, nb - 1));
-          break;
-        case 2:
-          s.in1 = static_cast<int32_t>(pick(-1, nb - 1));
-          break;
-        case 3:
-          s.weight = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
-          break;
-        case 4:
-          s.cache = static_cast<int32_t>(pick(-1, plan.caches.size() - 1));
-          break;
-        case 5:
-          s.i0 = pick(0, 70);
-          break;
-        case 6:
-          s.i1 = pick(0, 10);
-          break;
-        case 7:
-          s.kind = static_cast<StepKind>(pick(1, 13));
-          break;
-        case 8: {
-          BufferEntry& b = plan.buffers[pick(0, nb - 1)];
-          b.num_elements = static_cast<uint64_t>(pick(0, 128));
-          break;
-        }
-        case 9: {
-          BufferEntry& b = plan.buffers[pick(0, nb - 1)];
-          b.offset = static_cast<uint64_t>(pick(0, plan.arena_bytes / 4)) * 4;
-          break;
-        }
-        case 10: {
-          CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
-          c.window = pick(0, 4);
-          c.sliding = c.window > 0;
-          break;
-        }
-        case 11: {
-          CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
-          c.num_kv_heads = pick(1, 4);
-          c.head_dim = pick(1, 32);
-          break;
+  for (bool fused : {false, true}) {
+    ToyConfig config;
+    config.vocab = 50;
+    config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                     ToyLayer{true, 3, 0}};
+    config.post_norms = fused;
+    config.fused = fused;
+    const ToyModel toy = BuildToyModel(config);
+    std::mt19937 rng(fused ? 12 : 11);
+    const auto pick = [&](int64_t lo, int64_t hi) {  // uniform in [lo, hi]
+      return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+    };
+    int accepted = 0;
+    for (int trial = 0; trial < 4000; ++trial) {
+      Plan plan = toy.plan;
+      const int mutations = 1 + trial % 3;
+      for (int m = 0; m < mutations; ++m) {
+        Step& s = plan.steps[pick(0, plan.steps.size() - 1)];
+        const int64_t nb = static_cast<int64_t>(plan.buffers.size());
+        switch (pick(0, 12)) {
+          case 0:
+            s.out = static_cast<int32_t>(pick(-1, nb - 1));
+            break;
+          case 1:
+            s.in0 = static_cast<int32_t>(pick(-1, nb - 1));
+            break;
+          case 2:
+            s.in1 = static_cast<int32_t>(pick(-1, nb - 1));
+            break;
+          case 3:
+            s.weight = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
+            break;
+          case 4:
+            s.cache = static_cast<int32_t>(pick(-1, plan.caches.size() - 1));
+            break;
+          case 5:
+            s.i0 = pick(0, 70);
+            break;
+          case 6:
+            s.i1 = pick(0, 10);
+            break;
+          case 7:
+            s.kind = static_cast<StepKind>(pick(1, 15));
+            break;
+          case 8: {
+            BufferEntry& b = plan.buffers[pick(0, nb - 1)];
+            b.num_elements = static_cast<uint64_t>(pick(0, 128));
+            break;
+          }
+          case 9: {
+            BufferEntry& b = plan.buffers[pick(0, nb - 1)];
+            b.offset = static_cast<uint64_t>(pick(0, plan.arena_bytes / 4)) * 4;
+            break;
+          }
+          case 10: {
+            CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
+            c.window = pick(0, 4);
+            c.sliding = c.window > 0;
+            break;
+          }
+          case 11: {
+            CacheEntry& c = plan.caches[pick(0, plan.caches.size() - 1)];
+            c.num_kv_heads = pick(1, 4);
+            c.head_dim = pick(1, 32);
+            break;
+          }
+          case 12:
+            s.weight2 = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
+            break;
         }
       }
+      if (!ValidatePlan(plan, toy.section_bytes).ok()) continue;
+      ++accepted;
+      SessionOptions options;
+      options.ctx_size = 6;
+      absl::StatusOr<std::unique_ptr<Session>> session =
+          Session::CreateFromPlan(plan, toy.weights(), toy.section_bytes,
+                                  options);
+      ASSERT_TRUE(session.ok()) << session.status();
+      for (int32_t t : {2, 49, 0, 17, 5, 9})
+        ASSERT_TRUE((*session)->Eval(t, t != 0).ok());
     }
-    if (!ValidatePlan(plan, toy.section_bytes).ok()) continue;
-    ++accepted;
-    SessionOptions options;
-    options.ctx_size = 6;
-    absl::StatusOr<std::unique_ptr<Session>> session = Session::CreateFromPlan(
-        plan, toy.weights(), toy.section_bytes, options);
-    ASSERT_TRUE(session.ok()) << session.status();
-    for (int32_t t : {2, 49, 0, 17, 5, 9})
-      ASSERT_TRUE((*session)->Eval(t, t != 0).ok());
+    // The mutations do reach the executor.
+    EXPECT_GT(accepted, 100) << (fused ? "fused" : "unfused");
   }
-  EXPECT_GT(accepted, 100);  // the mutations do reach the executor
 }
 
 TEST(SessionTest, ArtifactSessionMatchesInMemorySession) {
-  ToyConfig config;
-  config.format = WeightFormat::kBF16;
-  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
-                   ToyLayer{true, 3, 0}};
-  const ToyModel toy = BuildToyModel(config);
-  const std::string path = ::testing::TempDir() + "/cortiq_session_test_" +
-                           std::to_string(getpid()) + ".cortiq";
-  ASSERT_TRUE(WriteArtifact(path, toy.plan, [&](size_t i, uint8_t* dst) {
-                return toy.Fill(i, dst);
-              }).ok());
-  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
-  ASSERT_TRUE(artifact.ok()) << artifact.status();
-  absl::StatusOr<std::unique_ptr<Session>> from_file =
-      Session::Create(**artifact, {});
-  ASSERT_TRUE(from_file.ok()) << from_file.status();
-  // Two sessions on one artifact are independent.
-  absl::StatusOr<std::unique_ptr<Session>> second =
-      Session::Create(**artifact, {});
-  ASSERT_TRUE(second.ok());
-  std::unique_ptr<Session> in_memory = MakeSession(toy);
-  for (int32_t t : Tokens(10, 1101)) {
-    ASSERT_TRUE((*from_file)->Eval(t, true).ok());
-    ASSERT_TRUE(in_memory->Eval(t, true).ok());
-    EXPECT_EQ(Logits(**from_file), Logits(*in_memory));
+  for (bool fused : {false, true}) {
+    ToyConfig config;
+    config.format = WeightFormat::kBF16;
+    config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
+                     ToyLayer{true, 3, 0}};
+    config.post_norms = fused;
+    config.fused = fused;  // weight2 goes through the file
+    const ToyModel toy = BuildToyModel(config);
+    const std::string path = ::testing::TempDir() + "/cortiq_session_test_" +
+                             std::to_string(getpid()) + ".cortiq";
+    ASSERT_TRUE(WriteArtifact(path, toy.plan, [&](size_t i, uint8_t* dst) {
+                  return toy.Fill(i, dst);
+                }).ok());
+    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    absl::StatusOr<std::unique_ptr<Session>> from_file =
+        Session::Create(**artifact, {});
+    ASSERT_TRUE(from_file.ok()) << from_file.status();
+    // Two sessions on one artifact are independent.
+    absl::StatusOr<std::unique_ptr<Session>> second =
+        Session::Create(**artifact, {});
+    ASSERT_TRUE(second.ok());
+    std::unique_ptr<Session> in_memory = MakeSession(toy);
+    for (int32_t t : Tokens(10, 1101)) {
+      ASSERT_TRUE((*from_file)->Eval(t, true).ok());
+      ASSERT_TRUE(in_memory->Eval(t, true).ok());
+      EXPECT_EQ(Logits(**from_file), Logits(*in_memory));
+    }
+    EXPECT_EQ((*second)->length(), 0);
+    std::remove(path.c_str());
   }
-  EXPECT_EQ((*second)->length(), 0);
-  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -89,8 +89,9 @@ class Builder {
   // Appends a step; returns its out buffer.
   int Add(StepKind kind, int out, int in0, int in1 = -1, int weight = -1,
           int cache = -1, int64_t i0 = 0, int64_t i1 = 0, double f0 = 0.0,
-          bool logits_only = false) {
+          bool logits_only = false, int weight2 = -1) {
     Step s;
+    s.weight2 = weight2;
     s.kind = kind;
     s.out = out;
     s.in0 = in0;
@@ -160,7 +161,16 @@ ToyModel Builder::Build() {
                           1.0 / std::sqrt(static_cast<double>(q_n)));
     int a = Add(StepKind::kLinear, Buffer(H), o, -1, wo);
     a = Add(StepKind::kScale, Buffer(H), a, -1, -1, -1, 0, 0, c.residual_scale);
-    h = Add(StepKind::kAdd, Buffer(H), h, a);
+    const int g_pa =
+        c.post_norms ? Weight(p + "post_attn_norm", {H}, 1.0, 0.2) : -1;
+    if (!c.post_norms) {
+      h = Add(StepKind::kAdd, Buffer(H), h, a);
+    } else if (c.fused) {
+      h = Add(StepKind::kResidualRmsNorm, a, h, a, g_pa, -1, H, 0, c.eps);
+    } else {
+      Add(StepKind::kRmsNorm, a, a, -1, g_pa, -1, H, 0, c.eps);  // in place
+      h = Add(StepKind::kAdd, Buffer(H), h, a);
+    }
     const int g_ff = Weight(p + "ff_norm", {H}, 1.0, 0.2);
     const int wg = Weight(p + "gate", {c.ffn, H}, 0.0, a_h);
     const int wu = Weight(p + "up", {c.ffn, H}, 0.0, a_h);
@@ -169,13 +179,24 @@ ToyModel Builder::Build() {
     const int y =
         Add(StepKind::kRmsNorm, Buffer(H), h, -1, g_ff, -1, H, 0, c.eps);
     const int g = Add(StepKind::kLinear, Buffer(c.ffn), y, -1, wg);
-    Add(StepKind::kGeluTanh, g, g);  // in place
+    if (!c.fused) Add(StepKind::kGeluTanh, g, g);  // in place
     const int u = Add(StepKind::kLinear, Buffer(c.ffn), y, -1, wu);
-    const int m = Add(StepKind::kMul, Buffer(c.ffn), g, u);
+    const int m = Add(c.fused ? StepKind::kGeluTanhMul : StepKind::kMul,
+                      Buffer(c.ffn), g, u);
     const int dn = Add(StepKind::kLinear, Buffer(H), m, -1, wd);
-    h = Add(StepKind::kAdd, Buffer(H), h, dn);
+    const int g_pf =
+        c.post_norms ? Weight(p + "post_ff_norm", {H}, 1.0, 0.2) : -1;
     const int scalar = Weight(p + "scalar", {1}, 0.9, 0.05);
-    h = Add(StepKind::kLayerScalar, Buffer(H), h, -1, scalar);
+    if (c.post_norms && c.fused) {
+      h = Add(StepKind::kResidualRmsNorm, Buffer(H), h, dn, g_pf, -1, H, 0,
+              c.eps, /*logits_only=*/false, /*weight2=*/scalar);
+    } else {
+      if (c.post_norms) {
+        Add(StepKind::kRmsNorm, dn, dn, -1, g_pf, -1, H, 0, c.eps);  // in place
+      }
+      h = Add(StepKind::kAdd, Buffer(H), h, dn);
+      h = Add(StepKind::kLayerScalar, Buffer(H), h, -1, scalar);
+    }
     model_.plan.taps.push_back(Tap{absl::StrCat("layer.", l), h});
   }
   const int g_f = Weight("final_norm", {H}, 1.0, 0.2);
@@ -338,13 +359,16 @@ std::vector<double> ToyReference::Eval(int32_t token) {
           o[hh * d + e] += a * values_[src][t][j * d + e];
       }
     }
-    const std::vector<double> attn = Linear(w(pre + "o"), o);
-    for (int64_t i = 0; i < H; ++i) h[i] += attn[i] * c.residual_scale;
+    std::vector<double> attn = Linear(w(pre + "o"), o);
+    for (double& v : attn) v *= c.residual_scale;
+    if (c.post_norms) attn = Rms(attn, w(pre + "post_attn_norm"), H);
+    for (int64_t i = 0; i < H; ++i) h[i] += attn[i];
     const std::vector<double> y = Rms(h, w(pre + "ff_norm"), H);
     std::vector<double> g = Linear(w(pre + "gate"), y);
     const std::vector<double> u = Linear(w(pre + "up"), y);
     for (size_t i = 0; i < g.size(); ++i) g[i] = Gelu(g[i]) * u[i];
-    const std::vector<double> dn = Linear(w(pre + "down"), g);
+    std::vector<double> dn = Linear(w(pre + "down"), g);
+    if (c.post_norms) dn = Rms(dn, w(pre + "post_ff_norm"), H);
     const double lambda = m_.values[w(pre + "scalar")][0];
     for (int64_t i = 0; i < H; ++i) h[i] = (h[i] + dn[i]) * lambda;
     layer_out_[l] = h;

@@ -44,6 +44,14 @@ struct ToyConfig {
   double residual_scale = 0.75;  // a kScale step on the attention output
   int64_t max_position_embeddings = 4096;
   WeightFormat format = WeightFormat::kF32;
+  // Gemma's sandwich norms: RMS(attention output; g_pa) and RMS(MLP output;
+  // g_pf) before their residual adds (spec §3.3 steps 5-6).
+  bool post_norms = false;
+  // Emit the fused steps of the fuse-elementwise pass: kGeluTanhMul for the
+  // MLP gate and, with post_norms, kResidualRmsNorm for both residual adds
+  // (the MLP one with the layer scalar as weight2). Same weights (same values,
+  // same order) and the same function as the unfused plan.
+  bool fused = false;
   std::vector<ToyLayer> layers = {ToyLayer{}, ToyLayer{}};
   uint32_t seed = 1;
 };
@@ -73,9 +81,14 @@ struct ToyModel {
 //     x = RMS(h; g_in); q = RoPE(RMS_d(Wq x; g_q))
 //     if it owns a cache: k = RoPE(RMS_d(Wk x; g_k)), v = RMS0_d(Wv x), append
 //     o = attention(q over its own or its source's cache)
-//     h = h + 0.75 * Wo o
-//     y = RMS(h; g_ff); h = h + Wd (gelu(Wg y) * (Wu y))
-//     h = h * lambda_l (layer_scalar); tap "layer.l" = h
+//     h = h + 0.75 * Wo o        (post_norms: h + RMS(0.75 Wo o; g_pa))
+//     y = RMS(h; g_ff); m = Wd (gelu(Wg y) * (Wu y))
+//     h = (h + m) * lambda_l     (post_norms: (h + RMS(m; g_pf)) * lambda_l;
+//                                 lambda_l = layer_scalar)
+//     tap "layer.l" = h
+//   fused: gelu(.) * (.) is one gelu_tanh_mul step; with post_norms each
+//   residual add above (with its norm and, for the MLP, lambda_l) is one
+//   residual_rms_norm step, the attention one in place on its normed operand.
 //   head (logits_only): logits = softcap(E · RMS(h; g_f))
 ToyModel BuildToyModel(const ToyConfig& config);
 
