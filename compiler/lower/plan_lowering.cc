@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "compiler/import/importer.h"
+#include "passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,10 +34,16 @@ class Lowering {
   int32_t NewBuffer(mlir::Value value) {
     int64_t n = value.getType().cast<mlir::RankedTensorType>().getNumElements();
     BufferEntry entry;
-    entry.offset = arena_bytes_;
     entry.num_elements = static_cast<uint64_t>(n);
-    arena_bytes_ += (4 * entry.num_elements + kBufferAlignment - 1) / kBufferAlignment *
-                    kBufferAlignment;
+    auto planned = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kArenaOffsetAttr);
+    if (planned_arena_ && planned) {
+      entry.offset = static_cast<uint64_t>(planned.getInt());
+    } else {
+      // No plan-buffers: every value gets its own bytes.
+      entry.offset = arena_bytes_;
+      arena_bytes_ += (4 * entry.num_elements + kBufferAlignment - 1) / kBufferAlignment *
+                      kBufferAlignment;
+    }
     plan_.buffers.push_back(entry);
     int32_t index = static_cast<int32_t>(plan_.buffers.size() - 1);
     buffers_[value] = index;
@@ -51,6 +58,7 @@ class Lowering {
   const LoweringOptions& options_;
   Plan plan_;
   uint64_t arena_bytes_ = 0;
+  bool planned_arena_ = false;  // plan-buffers ran: offsets come from the IR
   llvm::DenseMap<mlir::Value, int32_t> buffers_;
   absl::flat_hash_map<std::string, int32_t> weights_;
   absl::flat_hash_map<std::string, int32_t> caches_;
@@ -65,7 +73,10 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   WeightEntry entry;
   entry.name = name;
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  if (options_.weight_format) {
+  if (type.getRank() == 1) {
+    // Norm gains and scalars are tiny: f32 keeps them (and folded gains) exact at no cost.
+    entry.format = WeightFormat::kF32;
+  } else if (options_.weight_format) {
     entry.format = *options_.weight_format;
   } else {
     entry.format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
@@ -150,13 +161,23 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
   } else if (auto s = mlir::dyn_cast<SoftcapOp>(op)) {
     unary(StepKind::kSoftcap, s.getInput(), s.getResult());
     step.f0 = s.getCap().convertToFloat();
+  } else if (auto g = mlir::dyn_cast<GeluTanhMulOp>(op)) {
+    unary(StepKind::kGeluTanhMul, g.getGate(), g.getResult());
+    step.in1 = Buffer(g.getUp());
+  } else if (auto r = mlir::dyn_cast<ResidualRmsNormOp>(op)) {
+    unary(StepKind::kResidualRmsNorm, r.getResidual(), r.getResult());
+    step.in1 = Buffer(r.getUpdate());
+    step.weight = r.getGainAttr() ? Weight(r.getGainAttr()) : -1;
+    step.weight2 = r.getScalarAttr() ? Weight(r.getScalarAttr()) : -1;
+    step.i0 = static_cast<int64_t>(r.getGroupSize());
+    step.f0 = r.getEps().convertToFloat();
   } else if (auto h = mlir::dyn_cast<LmHeadOp>(op)) {
     unary(StepKind::kLmHead, h.getInput(), h.getResult());
     step.weight = Weight(h.getTableAttr());
   } else if (auto s = mlir::dyn_cast<SliceOp>(op)) {
     // A view into the parent's bytes: no step.
     BufferEntry view = plan_.buffers[Buffer(s.getInput())];
-    view.offset += 4 * static_cast<uint64_t>(s.getOffset());
+    view.offset += 4 * static_cast<uint64_t>(s.getOffset());  // same as its planned offset
     view.num_elements = static_cast<uint64_t>(
         s.getResult().getType().cast<mlir::RankedTensorType>().getNumElements());
     plan_.buffers.push_back(view);
@@ -192,6 +213,10 @@ absl::StatusOr<Plan> Lowering::Run() {
     plan_.model.max_position_embeddings = get("max_position_embeddings");
   }
   mlir::Block& body = func.getBody().front();
+  if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr)) {
+    planned_arena_ = true;
+    arena_bytes_ = static_cast<uint64_t>(arena.getInt());
+  }
 
   // Ops whose results reach a KV append or a layer output are needed for every token; the rest
   // (final norm, LM head, softcap) only when the token's logits are wanted.

@@ -11,14 +11,15 @@
 namespace cortiq {
 
 struct LoweringOptions {
-  // Storage format of every weight; unset keeps each tensor's checkpoint dtype (f16, which has
-  // no kernel, is widened to f32).
+  // Storage format of every matrix; unset keeps each tensor's dtype (f16, which has no
+  // kernel, is widened to f32). 1-D weights (norm gains, layer scalars) are always f32.
   std::optional<WeightFormat> weight_format;
 };
 
 // Lowers the `decode_step` function of `module` to a Plan: one step per op in program order
-// (slices and layer_output are views/taps, not steps), one arena buffer per value (64-byte
-// aligned, no reuse), one weight entry per referenced cortiq.weight (offsets are assigned by
+// (slices and layer_output are views/taps, not steps), one arena buffer per value (at the
+// offsets plan-buffers assigned, or 64-byte aligned without reuse when it did not run), one
+// weight entry per referenced cortiq.weight (offsets are assigned by
 // the artifact writer), one cache per cortiq.kv_cache. Steps that feed neither a KV append nor
 // a layer output (the final norm, LM head and softcap) are marked `logits_only`.
 // Errors: InvalidArgument if the module has no decode_step function or holds an op the

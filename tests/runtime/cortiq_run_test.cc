@@ -171,10 +171,10 @@ TEST_F(CortiqRunTest, FlagSpellingsAndThreadsAgree) {
   EXPECT_THAT(c.out, StartsWith(ids));
 }
 
-TEST_F(CortiqRunTest, NoPredictionPrintsAnEmptyLine) {
+TEST_F(CortiqRunTest, NoPredictionPrintsNoIdLine) {
   const RunResult r = Run(absl::StrCat(*model_, " --tokens 2"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, StartsWith("\nprompt: 1 tokens"));
+  EXPECT_THAT(r.out, StartsWith("prompt: 1 tokens"));
 }
 
 TEST_F(CortiqRunTest, DumpsLogitsOfEveryPromptPosition) {

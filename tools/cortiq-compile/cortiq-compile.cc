@@ -10,6 +10,8 @@
 #include "compiler/checkpoint/safetensors.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
+#include "compiler/lower/weight_materializer.h"
+#include "passes/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "runtime/artifact.h"
@@ -33,6 +35,7 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cortiq::registerCortiqPasses();
   absl::SetProgramUsageMessage(
       "cortiq-compile CHECKPOINT_DIR -o MODEL.cortiq [--weights f32|bf16] [--no-opt]\n"
       "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors) into a cortiq artifact.");
@@ -59,8 +62,9 @@ int main(int argc, char** argv) {
   const std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
   if (!pipeline.empty() || !absl::GetFlag(FLAGS_no_opt)) {
     mlir::PassManager pm(&context);
-    if (!pipeline.empty() &&
-        mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
+    if (pipeline.empty()) {
+      cortiq::buildDefaultPipeline(pm);
+    } else if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
     }
     if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");
@@ -78,21 +82,10 @@ int main(int argc, char** argv) {
   auto checkpoint = cortiq::SafetensorsCheckpoint::Open(checkpoint_dir, /*map_data=*/true);
   if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
   const std::vector<cortiq::WeightEntry> entries = plan->weights;
+  cortiq::WeightMaterializer materializer(**module, *checkpoint);
   absl::Status status = cortiq::WriteArtifact(
-      output, std::move(*plan), [&](size_t index, uint8_t* dst) -> absl::Status {
-        const cortiq::WeightEntry& entry = entries[index];
-        const cortiq::TensorInfo* info = checkpoint->Find(entry.name);
-        if (info == nullptr) {
-          return absl::NotFoundError(
-              absl::StrCat(checkpoint_dir, ": tensor '", entry.name, "' is missing"));
-        }
-        switch (entry.format) {
-          case cortiq::WeightFormat::kF32:
-            return checkpoint->ReadAsF32(*info, reinterpret_cast<float*>(dst));
-          case cortiq::WeightFormat::kBF16:
-            return checkpoint->ReadAsBF16(*info, reinterpret_cast<uint16_t*>(dst));
-        }
-        return absl::InternalError("unknown weight format");
+      output, std::move(*plan), [&](size_t index, uint8_t* dst) {
+        return materializer.Write(entries[index].name, entries[index].format, dst);
       });
   if (!status.ok()) return Fail(std::string(status.message()));
   std::printf("cortiq-compile: wrote %s (%zu weights, %s)\n", output.c_str(), entries.size(),

@@ -291,16 +291,18 @@ absl::Status Run(const std::string& model_path) {
   for (auto& f : layer_files) CORTIQ_RETURN_IF_ERROR(f->Close());
 
   const auto rate = [](double n, double seconds) {
-    return seconds > 0 ? absl::StrCat(n / seconds) : std::string("-");
+    return seconds > 0 && n > 0 ? absl::StrCat(n / seconds) : std::string("-");
   };
-  std::printf("%s\n", absl::StrJoin(generated, ",").c_str());
+  if (!generated.empty()) std::printf("%s\n", absl::StrJoin(generated, ",").c_str());
+  // The first generated token comes from the prompt's last logits; the rate counts the
+  // n_predict - 1 evaluations that produced the others.
   std::printf(
       "prompt: %zu tokens, %s tok/s; generation: %lld tokens, %s tok/s; load: "
       "%.1f ms\n",
       tokens.size(),
       rate(static_cast<double>(tokens.size()), prompt_seconds).c_str(),
       static_cast<long long>(n_predict),
-      rate(static_cast<double>(n_predict), gen_seconds).c_str(),
+      rate(static_cast<double>(n_predict > 1 ? n_predict - 1 : 0), gen_seconds).c_str(),
       load_seconds * 1e3);
   return absl::OkStatus();
 }

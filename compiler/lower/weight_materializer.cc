@@ -1,0 +1,92 @@
+// Weight materialization: checkpoint reads and the compile-time evaluation of derived weights.
+#include "compiler/lower/weight_materializer.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/checkpoint/dtype.h"
+#include "compiler/dialect/CortiqDialect.h"
+#include "runtime/status_macros.h"
+
+namespace cortiq {
+namespace {
+
+WeightOp Find(mlir::ModuleOp module, const std::string& name) {
+  return mlir::dyn_cast_or_null<WeightOp>(mlir::SymbolTable::lookupSymbolIn(module, name));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> WeightMaterializer::ComputeF32(const std::string& name) const {
+  WeightOp op = Find(module_, name);
+  if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
+  const int64_t count = op.getTensorType().getNumElements();
+  std::vector<float> out(static_cast<size_t>(count));
+  if (op.isCheckpointTensor()) {
+    const TensorInfo* info = checkpoint_.Find(name);
+    if (info == nullptr) {
+      return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
+    }
+    CORTIQ_RETURN_IF_ERROR(checkpoint_.ReadAsF32(*info, out.data()));
+    return out;
+  }
+  if (auto sources = op.getConcatRowsAttr()) {
+    size_t at = 0;
+    for (mlir::Attribute source : sources) {
+      CORTIQ_ASSIGN_OR_RETURN(
+          std::vector<float> part,
+          ComputeF32(source.cast<mlir::FlatSymbolRefAttr>().getValue().str()));
+      if (at + part.size() > out.size()) {
+        return absl::InternalError(absl::StrCat("weight '", name, "': sources overflow it"));
+      }
+      std::memcpy(out.data() + at, part.data(), part.size() * sizeof(float));
+      at += part.size();
+    }
+    return out;
+  }
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<float> source, ComputeF32(op.getScaleOfAttr().getValue().str()));
+  std::vector<float> gain;
+  if (auto gain_attr = op.getColumnGainAttr()) {
+    CORTIQ_ASSIGN_OR_RETURN(gain, ComputeF32(gain_attr.getValue().str()));
+  }
+  const double factor = op.getFactor() ? op.getFactor()->convertToDouble() : 1.0;
+  const size_t cols = gain.empty() ? 1 : gain.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    double g = gain.empty() ? 1.0 : static_cast<double>(gain[i % cols]);
+    out[i] = static_cast<float>(static_cast<double>(source[i]) * g * factor);
+  }
+  return out;
+}
+
+absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat format,
+                                       uint8_t* dst) const {
+  WeightOp op = Find(module_, name);
+  if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
+  if (op.isCheckpointTensor()) {
+    // Straight from the file, without an f32 copy of a large bf16 tensor.
+    const TensorInfo* info = checkpoint_.Find(name);
+    if (info == nullptr) {
+      return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
+    }
+    switch (format) {
+      case WeightFormat::kF32:
+        return checkpoint_.ReadAsF32(*info, reinterpret_cast<float*>(dst));
+      case WeightFormat::kBF16:
+        return checkpoint_.ReadAsBF16(*info, reinterpret_cast<uint16_t*>(dst));
+    }
+  }
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<float> values, ComputeF32(name));
+  switch (format) {
+    case WeightFormat::kF32:
+      std::memcpy(dst, values.data(), values.size() * sizeof(float));
+      return absl::OkStatus();
+    case WeightFormat::kBF16: {
+      auto* out = reinterpret_cast<uint16_t*>(dst);
+      for (size_t i = 0; i < values.size(); ++i) out[i] = F32ToBf16(values[i]);
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("weight '", name, "': unknown format"));
+}
+
+}  // namespace cortiq

@@ -1,0 +1,42 @@
+// Materializes the data of any cortiq.weight — a checkpoint tensor or a weight derived by the
+// passes (concat_rows, scale columns/factor) — in a plan weight format, for the artifact writer.
+#ifndef CORTIQ_COMPILER_LOWER_WEIGHT_MATERIALIZER_H_
+#define CORTIQ_COMPILER_LOWER_WEIGHT_MATERIALIZER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/checkpoint/safetensors.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "runtime/plan.h"
+
+namespace cortiq {
+
+class WeightMaterializer {
+ public:
+  // `module` holds the cortiq.weight symbols; `checkpoint` (opened with data) their sources.
+  // Both must outlive the materializer.
+  WeightMaterializer(mlir::ModuleOp module, const SafetensorsCheckpoint& checkpoint)
+      : module_(module), checkpoint_(checkpoint) {}
+
+  // Writes weight `name` (a symbol of the module) as `format` into `dst`, which holds
+  // elements × WeightFormatElementSize(format) bytes. Checkpoint tensors are converted straight
+  // from the file; derived ones are computed in f32 (products in f64, rounded once) and then
+  // rounded to the format (bf16: round to nearest even).
+  // Errors: NotFound for an unknown symbol or a checkpoint tensor missing from the files;
+  // the checkpoint's read errors.
+  absl::Status Write(const std::string& name, WeightFormat format, uint8_t* dst) const;
+
+ private:
+  absl::StatusOr<std::vector<float>> ComputeF32(const std::string& name) const;
+
+  mlir::ModuleOp module_;
+  const SafetensorsCheckpoint& checkpoint_;
+};
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_COMPILER_LOWER_WEIGHT_MATERIALIZER_H_
