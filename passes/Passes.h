@@ -20,6 +20,10 @@ std::unique_ptr<mlir::Pass> createPlanBuffersPass();
 // ones; buffers last, over the final op order).
 void buildDefaultPipeline(mlir::OpPassManager& pm);
 
+// Registers buildDefaultPipeline as the pipeline "cortiq-default" (for --pass-pipeline and
+// cortiq-opt --cortiq-default).
+void registerCortiqPipelines();
+
 // Attribute names set by plan-buffers and read by the lowering.
 inline constexpr char kArenaOffsetAttr[] = "cortiq.arena_offset";
 inline constexpr char kArenaBytesAttr[] = "cortiq.arena_bytes";

@@ -1,4 +1,5 @@
 // The default pass pipeline of cortiq-compile.
+#include "mlir/Pass/PassRegistry.h"
 #include "passes/Passes.h"
 
 namespace cortiq {
@@ -9,6 +10,15 @@ void buildDefaultPipeline(mlir::OpPassManager& pm) {
   pm.addPass(createFuseLinearPass());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createPlanBuffersPass());
+}
+
+}  // namespace cortiq
+
+namespace cortiq {
+
+void registerCortiqPipelines() {
+  mlir::PassPipelineRegistration<>("cortiq-default", "the default pipeline of cortiq-compile",
+                                   buildDefaultPipeline);
 }
 
 }  // namespace cortiq

@@ -14,6 +14,9 @@ namespace {
 
 // 64 bytes: a cache line and a full AVX-512 vector, so every buffer starts aligned for SIMD.
 constexpr uint64_t kArenaAlignment = 64;
+// Larger than any E-series activation set by orders of magnitude (E4B: ~1.5 MB); a bigger
+// request means absurd shapes, which would overflow the offsets below.
+constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
 
 class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
  public:
@@ -43,8 +46,15 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
         mlir::Value result = op.getResult(0);
         BufferRequest request;
         request.def = step;
-        request.bytes =
-            4 * static_cast<uint64_t>(result.getType().cast<mlir::RankedTensorType>().getNumElements());
+        const int64_t elements =
+            result.getType().cast<mlir::RankedTensorType>().getNumElements();
+        if (elements <= 0 || static_cast<uint64_t>(elements) > kMaxArenaBytes / 4) {
+          op.emitError() << "plan-buffers: a value of " << elements
+                         << " elements does not fit the activation arena (at most "
+                         << kMaxArenaBytes << " bytes)";
+          return signalPassFailure();
+        }
+        request.bytes = 4 * static_cast<uint64_t>(elements);
         if (auto slice = mlir::dyn_cast<SliceOp>(op)) {
           request.view_of = index.lookup(slice.getInput());
           request.view_offset = 4 * static_cast<uint64_t>(slice.getOffset());
@@ -67,6 +77,11 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
       ++step;
     }
     BufferPlan plan = PlanArena(requests, kArenaAlignment);
+    if (plan.arena_bytes > kMaxArenaBytes) {
+      module.emitError() << "plan-buffers: the activation arena would need " << plan.arena_bytes
+                         << " bytes (at most " << kMaxArenaBytes << ")";
+      return signalPassFailure();
+    }
     mlir::Builder builder(&getContext());
     for (size_t i = 0; i < producers.size(); ++i) {
       producers[i]->setAttr(kArenaOffsetAttr,

@@ -2,6 +2,8 @@
 // (shapes against weights, KV-cache reads after writes, shared-KV reads of a matching cache).
 #include "compiler/dialect/CortiqDialect.h"
 
+#include <cmath>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -144,6 +146,27 @@ LogicalResult WeightOp::verify() {
 
 LogicalResult WeightOp::verifySymbolUses(SymbolTableCollection& symbols) {
   RankedTensorType type = getTensorType();
+  // A derived weight must not derive from itself, directly or through others: materializing
+  // it would never end.
+  if (!isCheckpointTensor()) {
+    llvm::SmallVector<WeightOp> stack{*this};
+    llvm::DenseSet<Operation*> seen;
+    while (!stack.empty()) {
+      WeightOp weight = stack.pop_back_val();
+      llvm::SmallVector<Attribute> sources;
+      if (auto rows = weight.getConcatRowsAttr()) sources.append(rows.begin(), rows.end());
+      if (auto source = weight.getScaleOfAttr()) sources.push_back(source);
+      if (auto gain = weight.getColumnGainAttr()) sources.push_back(gain);
+      for (Attribute attr : sources) {
+        auto source = symbols.lookupNearestSymbolFrom<WeightOp>(*this, attr.cast<FlatSymbolRefAttr>());
+        if (!source) continue;  // reported below
+        if (source == *this)
+          return emitOpError() << "derives from itself through "
+                               << FlatSymbolRefAttr::get(weight.getSymNameAttr());
+        if (seen.insert(source).second) stack.push_back(source);
+      }
+    }
+  }
   if (auto sources = getConcatRowsAttr()) {
     int64_t rows = 0;
     for (Attribute attr : sources) {
@@ -246,8 +269,8 @@ LogicalResult RmsNormOp::verify() {
   int64_t n = vectorLength(getInput());
   if (Signed(getGroupSize()) <= 0 || n % Signed(getGroupSize()) != 0)
     return emitOpError() << "group " << Signed(getGroupSize()) << " does not divide the input length " << n;
-  if (!(getEps().convertToFloat() >= 0.0f))
-    return emitOpError() << "eps must be >= 0";
+  if (!(getEps().convertToFloat() >= 0.0f) || !std::isfinite(getEps().convertToFloat()))
+    return emitOpError() << "eps must be finite and >= 0";
   return success();
 }
 
@@ -274,7 +297,8 @@ LogicalResult RopeOp::verify() {
                          << Signed(getRotatedPairs());
   if (Signed(getRotatedPairs()) <= 0 || Signed(getRotatedPairs()) > half)
     return emitOpError() << "pairs " << Signed(getRotatedPairs()) << " must be in [1, " << half << "]";
-  if (!(getTheta().convertToDouble() > 0.0)) return emitOpError() << "theta must be positive";
+  if (!(getTheta().convertToDouble() > 0.0) || !std::isfinite(getTheta().convertToDouble()))
+    return emitOpError() << "theta must be positive and finite";
   return success();
 }
 
@@ -291,6 +315,8 @@ LogicalResult KvAppendOp::verifySymbolUses(SymbolTableCollection& symbols) {
 }
 
 LogicalResult AttentionOp::verify() {
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError() << "scale must be finite";
   if (getLayerType() == AttentionType::full && getWindow())
     return emitOpError() << "a full-attention layer has no window";
   if (getLayerType() == AttentionType::sliding && (!getWindow() || Signed(*getWindow()) <= 0))
@@ -338,15 +364,21 @@ LogicalResult LayerScalarOp::verifySymbolUses(SymbolTableCollection& symbols) {
 }
 
 LogicalResult SoftcapOp::verify() {
-  if (!(getCap().convertToFloat() > 0.0f)) return emitOpError() << "cap must be positive";
+  if (!(getCap().convertToFloat() > 0.0f) || !std::isfinite(getCap().convertToFloat()))
+    return emitOpError() << "cap must be positive";
   return success();
 }
 
 LogicalResult SliceOp::verify() {
   int64_t n = vectorLength(getInput());
   int64_t size = vectorLength(getResult());
-  if (Signed(getOffset()) < 0 || Signed(getOffset()) + size > n)
-    return emitOpError() << "slice [" << Signed(getOffset()) << ", " << Signed(getOffset()) + size
+  int64_t offset = Signed(getOffset());
+  int64_t end = 0;
+  if (__builtin_add_overflow(offset, size, &end))
+    return emitOpError() << "slice offset " << offset << " is outside the input of " << n
+                         << " elements";
+  if (offset < 0 || end > n)
+    return emitOpError() << "slice [" << offset << ", " << end
                          << ") is outside the input of " << n << " elements";
   return success();
 }

@@ -58,8 +58,42 @@ absl::StatusOr<std::vector<float>> WeightMaterializer::ComputeF32(const std::str
   return out;
 }
 
+namespace {
+
+// NaN or Inf in a weight would only show up as NaN logits; reject it at compile time instead.
+absl::Status CheckFinite(const std::string& name, WeightFormat format, const uint8_t* data,
+                         size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    bool finite;
+    if (format == WeightFormat::kF32) {
+      uint32_t bits;
+      std::memcpy(&bits, data + 4 * i, 4);
+      finite = (bits & 0x7F800000u) != 0x7F800000u;
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      finite = (bits & 0x7F80u) != 0x7F80u;
+    }
+    if (!finite) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "weight '", name, "' has a non-finite value (NaN or Inf) at element ", i,
+          format == WeightFormat::kBF16 ? " (after rounding to bf16)" : ""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat format,
                                        uint8_t* dst) const {
+  CORTIQ_RETURN_IF_ERROR(WriteUnchecked(name, format, dst));
+  WeightOp op = Find(module_, name);
+  return CheckFinite(name, format, dst, static_cast<size_t>(op.getTensorType().getNumElements()));
+}
+
+absl::Status WeightMaterializer::WriteUnchecked(const std::string& name, WeightFormat format,
+                                                uint8_t* dst) const {
   WeightOp op = Find(module_, name);
   if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
   if (op.isCheckpointTensor()) {

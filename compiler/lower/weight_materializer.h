@@ -27,10 +27,12 @@ class WeightMaterializer {
   // from the file; derived ones are computed in f32 (products in f64, rounded once) and then
   // rounded to the format (bf16: round to nearest even).
   // Errors: NotFound for an unknown symbol or a checkpoint tensor missing from the files;
-  // the checkpoint's read errors.
+  // InvalidArgument naming the weight and element for a NaN or Inf (in the checkpoint, or
+  // produced by rounding to bf16); the checkpoint's read errors.
   absl::Status Write(const std::string& name, WeightFormat format, uint8_t* dst) const;
 
  private:
+  absl::Status WriteUnchecked(const std::string& name, WeightFormat format, uint8_t* dst) const;
   absl::StatusOr<std::vector<float>> ComputeF32(const std::string& name) const;
 
   mlir::ModuleOp module_;

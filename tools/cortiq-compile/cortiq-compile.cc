@@ -36,6 +36,7 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   cortiq::registerCortiqPasses();
+  cortiq::registerCortiqPipelines();
   absl::SetProgramUsageMessage(
       "cortiq-compile CHECKPOINT_DIR -o MODEL.cortiq [--weights f32|bf16] [--no-opt]\n"
       "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors) into a cortiq artifact.");

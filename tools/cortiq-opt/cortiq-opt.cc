@@ -7,8 +7,7 @@
 
 int main(int argc, char** argv) {
   cortiq::registerCortiqPasses();
-  mlir::PassPipelineRegistration<>(
-      "cortiq-default", "the default pipeline of cortiq-compile", cortiq::buildDefaultPipeline);
+  cortiq::registerCortiqPipelines();
   mlir::DialectRegistry registry;
   registry.insert<cortiq::CortiqDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

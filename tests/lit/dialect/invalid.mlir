@@ -273,3 +273,40 @@ func.func @slice_negative_offset(%x: tensor<64xf32>) -> tensor<16xf32> {
   %y = cortiq.slice %x[-4] : tensor<64xf32> -> tensor<16xf32>
   return %y : tensor<16xf32>
 }
+
+// -----
+
+func.func @slice_offset_overflow(%x: tensor<64xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{slice offset 9223372036854775800 is outside the input of 64 elements}}
+  %y = cortiq.slice %x[9223372036854775800] : tensor<64xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{derives from itself through @self}}
+cortiq.weight @self = concat_rows(@self) : tensor<4x4xf32>
+
+// -----
+
+// expected-error @+1 {{derives from itself through @b}}
+cortiq.weight @a = scale(@b) factor(2.0) : tensor<4x4xf32>
+cortiq.weight @b = scale(@a) factor(2.0) : tensor<4x4xf32>
+
+// -----
+
+func.func @rope_infinite_theta(%x: tensor<64xf32>, %position: i32) -> tensor<64xf32> {
+  // expected-error @+1 {{theta must be positive and finite}}
+  %y = cortiq.rope default %x at %position theta 0x7FF0000000000000 head_dim 16 pairs 8 : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+cortiq.kv_cache @kv_cache_2 layer 2 sliding kv_heads 2 head_dim 16
+func.func @attention_nan_scale(%q: tensor<64xf32>, %k: tensor<32xf32>, %position: i32) -> tensor<64xf32> {
+  cortiq.kv_append %k, %k into @kv_cache_2 at %position : tensor<32xf32>, tensor<32xf32>
+  // expected-error @+1 {{scale must be finite}}
+  %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 window 8 scale 0x7FC00000 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
