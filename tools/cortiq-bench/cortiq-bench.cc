@@ -1,0 +1,249 @@
+// cortiq-bench: prompt-processing and generation speed of a compiled artifact, like llama-bench,
+// reported against the weight bytes each token streams and the machine's measured read
+// bandwidth (the decode roofline).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "runtime/artifact.h"
+#include "runtime/session.h"
+#include "runtime/status_macros.h"
+#include "tools/common/command_line.h"
+#include "tools/cortiq-bench/memory_bandwidth.h"
+
+ABSL_FLAG(std::string, p, "512", "prompt lengths to test, comma-separated (0 = none)");
+ABSL_FLAG(std::string, n, "128", "generation lengths to test, comma-separated (0 = none)");
+ABSL_FLAG(std::string, t, "1,2", "thread counts, comma-separated");
+ABSL_FLAG(int, r, 5, "repetitions of each test (median, min and max are reported)");
+ABSL_FLAG(bool, json, false, "print one JSON object instead of the markdown table");
+ABSL_FLAG(bool, measure_bandwidth, true,
+          "measure the read bandwidth for each thread count (1 GiB buffer, best of 5)");
+ABSL_FLAG(double, bandwidth_gbs, 0.0,
+          "use this read bandwidth (GB/s) instead of measuring it");
+
+namespace cortiq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const std::string& text,
+                                               int64_t min_value) {
+  std::vector<int64_t> values;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(part, &v) || v < min_value || v > (int64_t{1} << 30)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("-", flag, ": '", part, "' is not an integer >= ", min_value));
+    }
+    values.push_back(v);
+  }
+  if (values.empty()) return absl::InvalidArgumentError(absl::StrCat("-", flag, " is empty"));
+  return values;
+}
+
+// Weight bytes one token reads: every matrix of a linear / LM-head step, one row of each
+// embedding table, the gains and scalars of the norms. This is what decode streams from memory.
+uint64_t WeightBytesPerToken(const Plan& plan, bool with_head) {
+  uint64_t bytes = 0;
+  for (const Step& step : plan.steps) {
+    if (step.logits_only && !with_head) continue;
+    for (int32_t w : {step.weight, step.weight2}) {
+      if (w < 0) continue;
+      const WeightEntry& entry = plan.weights[w];
+      if (step.kind == StepKind::kEmbedding && !entry.shape.empty() && entry.shape[0] > 0) {
+        bytes += entry.size_bytes / static_cast<uint64_t>(entry.shape[0]);
+      } else {
+        bytes += entry.size_bytes;
+      }
+    }
+  }
+  return bytes;
+}
+
+struct Result {
+  std::string test;  // "pp512" / "tg128"
+  int threads = 1;
+  double median = 0, min = 0, max = 0;  // tokens/s
+  double gbs = 0;                       // weight GB/s at the median
+  double bandwidth_percent = 0;         // of the measured read bandwidth
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+absl::Status Run(const std::string& path) {
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> prompts,
+                          ParseList("p", absl::GetFlag(FLAGS_p), 0));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> gens, ParseList("n", absl::GetFlag(FLAGS_n), 0));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> threads,
+                          ParseList("t", absl::GetFlag(FLAGS_t), 1));
+  const int reps = absl::GetFlag(FLAGS_r);
+  if (reps < 1 || reps > 1000) return absl::InvalidArgumentError("-r must be in [1, 1000]");
+  for (int64_t t : threads) {
+    if (t > 256) return absl::InvalidArgumentError("-t: at most 256 threads");
+  }
+
+  const Clock::time_point load_begin = Clock::now();
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(path));
+  const Plan& plan = artifact->plan();
+  const int32_t vocab = static_cast<int32_t>(plan.model.vocab_size);
+  int64_t longest = 1;
+  for (int64_t p : prompts) longest = std::max(longest, p);
+  for (int64_t n : gens) longest = std::max(longest, n);
+  SessionOptions options;
+  options.ctx_size = longest + 1;
+  options.threads = static_cast<int>(threads[0]);
+  double load_ms = 0;
+  {
+    CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> first, Session::Create(*artifact, options));
+    CORTIQ_RETURN_IF_ERROR(first->Eval(2, true));
+    load_ms = 1e3 * Seconds(load_begin, Clock::now());
+  }
+
+  // Deterministic pseudo-random token ids (LCG), away from the special ids 0..3.
+  std::vector<int32_t> tokens(static_cast<size_t>(longest));
+  uint64_t state = 12345;
+  for (int32_t& token : tokens) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    token = static_cast<int32_t>(4 + (state >> 33) % static_cast<uint64_t>(std::max(vocab - 4, 1)));
+  }
+
+  const uint64_t bytes_with_head = WeightBytesPerToken(plan, true);
+  const uint64_t bytes_without_head = WeightBytesPerToken(plan, false);
+  std::vector<double> bandwidth(threads.size(), 0.0);
+  for (size_t i = 0; i < threads.size(); ++i) {
+    if (absl::GetFlag(FLAGS_bandwidth_gbs) > 0) {
+      bandwidth[i] = absl::GetFlag(FLAGS_bandwidth_gbs) * 1e9;
+    } else if (absl::GetFlag(FLAGS_measure_bandwidth)) {
+      bandwidth[i] = MeasureReadBandwidth(size_t{1} << 30, static_cast<int>(threads[i]), 5);
+    }
+  }
+
+  std::vector<Result> results;
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    options.threads = static_cast<int>(threads[ti]);
+    CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(*artifact, options));
+    auto measure = [&](const std::string& test, int64_t count, bool is_prompt) -> absl::Status {
+      if (count == 0) return absl::OkStatus();
+      std::vector<double> rates;
+      for (int rep = 0; rep < reps; ++rep) {
+        session->Reset();
+        const Clock::time_point begin = Clock::now();
+        for (int64_t i = 0; i < count; ++i) {
+          // A prompt wants only its last logits; generation wants every token's.
+          const bool want_logits = !is_prompt || i + 1 == count;
+          CORTIQ_RETURN_IF_ERROR(session->Eval(tokens[static_cast<size_t>(i)], want_logits));
+        }
+        rates.push_back(static_cast<double>(count) / Seconds(begin, Clock::now()));
+      }
+      Result r;
+      r.test = test;
+      r.threads = options.threads;
+      r.median = Median(rates);
+      r.min = *std::min_element(rates.begin(), rates.end());
+      r.max = *std::max_element(rates.begin(), rates.end());
+      const double bytes = static_cast<double>(is_prompt ? bytes_without_head : bytes_with_head);
+      r.gbs = r.median * bytes / 1e9;
+      r.bandwidth_percent = bandwidth[ti] > 0 ? 100.0 * r.median * bytes / bandwidth[ti] : 0.0;
+      results.push_back(r);
+      return absl::OkStatus();
+    };
+    for (int64_t p : prompts) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("pp", p), p, true));
+    for (int64_t n : gens) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("tg", n), n, false));
+  }
+
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  const double peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  std::string formats;
+  for (const WeightEntry& w : plan.weights) {
+    if (w.shape.size() == 2 && formats.find(WeightFormatName(w.format)) == std::string::npos) {
+      absl::StrAppend(&formats, formats.empty() ? "" : "+", WeightFormatName(w.format));
+    }
+  }
+
+  if (absl::GetFlag(FLAGS_json)) {
+    std::string out = absl::StrFormat(
+        "{\"model\": \"%s\", \"weight_formats\": \"%s\", \"file_bytes\": %d, "
+        "\"weight_bytes_per_token\": %d, \"weight_bytes_per_prompt_token\": %d, "
+        "\"load_ms\": %.3f, \"peak_rss_mb\": %.1f, \"bandwidth_gbs\": {",
+        absl::CEscape(path), formats, artifact->file_size(), bytes_with_head,
+        bytes_without_head, load_ms, peak_rss_mb);
+    for (size_t i = 0; i < threads.size(); ++i) {
+      absl::StrAppendFormat(&out, "%s\"%d\": %.3f", i ? ", " : "", threads[i], bandwidth[i] / 1e9);
+    }
+    out += "}, \"results\": [";
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Result& r = results[i];
+      absl::StrAppendFormat(&out,
+                            "%s{\"test\": \"%s\", \"threads\": %d, \"tokens_per_s\": {\"median\": "
+                            "%.4f, \"min\": %.4f, \"max\": %.4f}, \"gbs\": %.3f, "
+                            "\"bandwidth_percent\": %.2f}",
+                            i ? ", " : "", r.test, r.threads, r.median, r.min, r.max, r.gbs,
+                            r.bandwidth_percent);
+    }
+    out += "]}\n";
+    std::fputs(out.c_str(), stdout);
+    return absl::OkStatus();
+  }
+  std::printf("model: %s (%s weights, %.2f GB file)\n", path.c_str(), formats.c_str(),
+              static_cast<double>(artifact->file_size()) / 1e9);
+  std::printf("weight bytes per token: %.3f GB (generation, with LM head), %.3f GB (prompt "
+              "tokens but the last, without it)\n",
+              static_cast<double>(bytes_with_head) / 1e9,
+              static_cast<double>(bytes_without_head) / 1e9);
+  for (size_t i = 0; i < threads.size(); ++i) {
+    if (bandwidth[i] > 0) {
+      std::printf("read bandwidth, %lld thread(s): %.2f GB/s\n",
+                  static_cast<long long>(threads[i]), bandwidth[i] / 1e9);
+    }
+  }
+  std::printf("load (mmap → first token): %.1f ms; peak RSS: %.0f MB\n\n", load_ms, peak_rss_mb);
+  std::printf("| threads | test | t/s (median) | min | max | weight GB/s | %% of read BW |\n");
+  std::printf("|--:|--:|--:|--:|--:|--:|--:|\n");
+  for (const Result& r : results) {
+    std::printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n", r.threads, r.test.c_str(),
+                r.median, r.min, r.max, r.gbs,
+                r.bandwidth_percent > 0 ? absl::StrFormat("%.1f%%", r.bandwidth_percent).c_str()
+                                        : "-");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-r 5] [--json]\n"
+      "Prompt (token by token) and generation tokens/s, weight GB/s and % of the measured read "
+      "bandwidth.");
+  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
+  if (args.size() != 2) {
+    std::fprintf(stderr, "cortiq-bench: expected one MODEL.cortiq (see --help)\n");
+    return 1;
+  }
+  absl::Status status = cortiq::Run(args[1]);
+  if (!status.ok()) {
+    std::fprintf(stderr, "cortiq-bench: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
