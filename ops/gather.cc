@@ -1,5 +1,5 @@
-// GatherRowF32 / GatherRowBF16 (ops/gather.h): per-target compilation of
-// ops/gather-inl.h and the dispatch.
+// GatherRowF32 / GatherRowBF16 / GatherRowQ8_0 / GatherRowQ4_0 (ops/gather.h):
+// per-target compilation of ops/gather-inl.h and the dispatch.
 
 #include "ops/gather.h"
 
@@ -19,6 +19,8 @@ namespace ops {
 
 HWY_EXPORT(GatherRowF32);
 HWY_EXPORT(GatherRowBF16);
+HWY_EXPORT(GatherRowQ8_0);
+HWY_EXPORT(GatherRowQ4_0);
 
 void GatherRowF32(const float* table, size_t cols, size_t row, size_t col_begin,
                   size_t count, float scale, float* y) {
@@ -28,6 +30,17 @@ void GatherRowF32(const float* table, size_t cols, size_t row, size_t col_begin,
 void GatherRowBF16(const hwy::bfloat16_t* table, size_t cols, size_t row,
                    size_t col_begin, size_t count, float scale, float* y) {
   HWY_DYNAMIC_DISPATCH(GatherRowBF16)
+  (table, cols, row, col_begin, count, scale, y);
+}
+
+void GatherRowQ8_0(const void* table, size_t cols, size_t row, size_t col_begin,
+                   size_t count, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(GatherRowQ8_0)
+  (table, cols, row, col_begin, count, scale, y);
+}
+void GatherRowQ4_0(const void* table, size_t cols, size_t row, size_t col_begin,
+                   size_t count, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(GatherRowQ4_0)
   (table, cols, row, col_begin, count, scale, y);
 }
 

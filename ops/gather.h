@@ -1,5 +1,5 @@
 // Scaled copy of part of one table row to f32: the token-embedding lookup and
-// the per-layer (PLE) table lookup, for f32 or bf16 tables.
+// the per-layer (PLE) table lookup, for f32, bf16, Q8_0 or Q4_0 tables.
 
 #ifndef CORTIQ_OPS_GATHER_H_
 #define CORTIQ_OPS_GATHER_H_
@@ -30,6 +30,20 @@ void GatherRowF32(const float* table, size_t cols, size_t row, size_t col_begin,
 // the multiply.
 void GatherRowBF16(const hwy::bfloat16_t* table, size_t cols, size_t row,
                    size_t col_begin, size_t count, float scale, float* y);
+
+// As GatherRowF32 for a Q8_0 table (ops/quantize.h): num_rows * cols / 32
+// llama.cpp blocks, row r at byte r * Q8_0RowBytes(cols), no alignment needed;
+// cols must be a multiple of 32 (debug-asserted). col_begin and count are
+// arbitrary (col_begin + count <= cols): the blocks covering the range are
+// decoded and only y[0, count) is written. Each entry w = d * q is exact in
+// f32, so y[j] = scale * w is rounded once, bit-identical to the reference.
+// Spec §3.2's PLE slices (P = 256) and embedding rows are whole blocks.
+void GatherRowQ8_0(const void* table, size_t cols, size_t row, size_t col_begin,
+                   size_t count, float scale, float* y);
+
+// As GatherRowQ8_0 for a Q4_0 table (row r at byte r * Q4_0RowBytes(cols)).
+void GatherRowQ4_0(const void* table, size_t cols, size_t row, size_t col_begin,
+                   size_t count, float scale, float* y);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -1,6 +1,6 @@
 // Matrix-vector product y = W x (the decoder's Linear layers and the tied LM
-// head), with f32 or bf16 weights and f32 activations, over a range of output
-// rows (for splitting across threads).
+// head), with f32, bf16, Q8_0 or Q4_0 weights and f32 activations, over a
+// range of output rows (for splitting across threads).
 
 #ifndef CORTIQ_OPS_LINEAR_H_
 #define CORTIQ_OPS_LINEAR_H_
@@ -38,6 +38,27 @@ void LinearF32(const float* w, const float* x, float* y, size_t rows,
 // bit-identical to LinearF32 on the widened matrix.
 // Scalar reference: LinearBF16Reference.
 void LinearBF16(const hwy::bfloat16_t* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearF32 with Q8_0 weights: w holds rows * cols / 32 llama.cpp Q8_0
+// blocks (ops/quantize.h; 34 bytes each, row r at byte r * Q8_0RowBytes(cols),
+// no alignment required), weight w_rc = d * q of its block, used in place (a
+// GGUF Q8_0 tensor's data as is). Requires cols to be a multiple of 32 (the
+// caller only picks this format then; debug-asserted).
+//
+// Blocks are decoded in registers. Per row and block, s = sum_j q_j x_j in f32
+// FMAs over 32 / N lanes (N = f32 lanes, at most 16), then acc += d * s by one
+// FMA; lane accumulators are summed at the end. Error: |y - exact| <= k *
+// 2^-24 * sum_c |w_rc x_c| with k ~ cols / 32 + 32 / N + log2 N + 4 (cols =
+// 2560, AVX-512: k ~ 90).
+// Scalar reference: LinearQ8_0Reference.
+void LinearQ8_0(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearQ8_0 with Q4_0 weights (18-byte blocks, row r at byte r *
+// Q4_0RowBytes(cols)); w_rc = d * (nibble - 8). Same summation and error
+// bound. Scalar reference: LinearQ4_0Reference.
+void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);
 
 }  // namespace ops

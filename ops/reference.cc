@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hwy/base.h"
+#include "ops/quantize.h"
 
 namespace cortiq {
 namespace ops {
@@ -70,6 +71,49 @@ void GatherRowReference(const T* table, size_t cols, size_t row,
   }
 }
 
+// Weight c of the quantized row starting at `row` (a byte pointer), straight
+// from the block definitions in ops/quantize.h.
+double Q8_0Weight(const uint8_t* row, size_t c) {
+  BlockQ8_0 block;
+  memcpy(&block, row + c / kQuantBlockSize * kQ8_0BlockBytes, sizeof(block));
+  return static_cast<double>(F16BitsToF32(block.d)) *
+         block.qs[c % kQuantBlockSize];
+}
+double Q4_0Weight(const uint8_t* row, size_t c) {
+  BlockQ4_0 block;
+  memcpy(&block, row + c / kQuantBlockSize * kQ4_0BlockBytes, sizeof(block));
+  const size_t j = c % kQuantBlockSize;
+  const int nibble = j < kQuantBlockSize / 2
+                         ? block.qs[j] & 0x0F
+                         : block.qs[j - kQuantBlockSize / 2] >> 4;
+  return static_cast<double>(F16BitsToF32(block.d)) * (nibble - 8);
+}
+
+template <class WeightFn>
+void LinearQuantReference(const void* w, size_t row_bytes, WeightFn weight,
+                          const float* x, float* y, size_t cols,
+                          size_t row_begin, size_t row_end) {
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = static_cast<const uint8_t*>(w) + r * row_bytes;
+    double sum = 0.0;
+    for (size_t c = 0; c < cols; ++c) {
+      sum += weight(row, c) * static_cast<double>(x[c]);
+    }
+    y[r] = static_cast<float>(sum);
+  }
+}
+
+template <class WeightFn>
+void GatherRowQuantReference(const void* table, size_t row_bytes,
+                             WeightFn weight, size_t row, size_t col_begin,
+                             size_t count, float scale, float* y) {
+  const uint8_t* src = static_cast<const uint8_t*>(table) + row * row_bytes;
+  for (size_t j = 0; j < count; ++j) {
+    y[j] = static_cast<float>(static_cast<double>(scale) *
+                              weight(src, col_begin + j));
+  }
+}
+
 }  // namespace
 
 void LinearF32Reference(const float* w, const float* x, float* y, size_t rows,
@@ -83,6 +127,20 @@ void LinearBF16Reference(const hwy::bfloat16_t* w, const float* x, float* y,
                          size_t row_end) {
   (void)rows;
   LinearReference(w, x, y, cols, row_begin, row_end);
+}
+
+void LinearQ8_0Reference(const void* w, const float* x, float* y, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end) {
+  (void)rows;
+  LinearQuantReference(w, Q8_0RowBytes(cols), Q8_0Weight, x, y, cols, row_begin,
+                       row_end);
+}
+
+void LinearQ4_0Reference(const void* w, const float* x, float* y, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end) {
+  (void)rows;
+  LinearQuantReference(w, Q4_0RowBytes(cols), Q4_0Weight, x, y, cols, row_begin,
+                       row_end);
 }
 
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
@@ -242,6 +300,20 @@ void GatherRowBF16Reference(const hwy::bfloat16_t* table, size_t cols,
                             size_t row, size_t col_begin, size_t count,
                             float scale, float* y) {
   GatherRowReference(table, cols, row, col_begin, count, scale, y);
+}
+
+void GatherRowQ8_0Reference(const void* table, size_t cols, size_t row,
+                            size_t col_begin, size_t count, float scale,
+                            float* y) {
+  GatherRowQuantReference(table, Q8_0RowBytes(cols), Q8_0Weight, row, col_begin,
+                          count, scale, y);
+}
+
+void GatherRowQ4_0Reference(const void* table, size_t cols, size_t row,
+                            size_t col_begin, size_t count, float scale,
+                            float* y) {
+  GatherRowQuantReference(table, Q4_0RowBytes(cols), Q4_0Weight, row, col_begin,
+                          count, scale, y);
 }
 
 }  // namespace ops

@@ -23,6 +23,13 @@ void LinearF32Reference(const float* w, const float* x, float* y, size_t rows,
 void LinearBF16Reference(const hwy::bfloat16_t* w, const float* x, float* y,
                          size_t rows, size_t cols, size_t row_begin,
                          size_t row_end);
+// ops/linear.h LinearQ8_0 / LinearQ4_0. Each weight is decoded on its own from
+// the block definition (d * q, or d * (nibble - 8), with d widened from f16),
+// and the products are summed in double, in column order.
+void LinearQ8_0Reference(const void* w, const float* x, float* y, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end);
+void LinearQ4_0Reference(const void* w, const float* x, float* y, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end);
 
 // ops/rms_norm.h. Mean square, root and both products in double.
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
@@ -64,6 +71,14 @@ void GatherRowF32Reference(const float* table, size_t cols, size_t row,
 void GatherRowBF16Reference(const hwy::bfloat16_t* table, size_t cols,
                             size_t row, size_t col_begin, size_t count,
                             float scale, float* y);
+// Weights decoded one at a time as for LinearQ8_0Reference; scale * w in
+// double, rounded once.
+void GatherRowQ8_0Reference(const void* table, size_t cols, size_t row,
+                            size_t col_begin, size_t count, float scale,
+                            float* y);
+void GatherRowQ4_0Reference(const void* table, size_t cols, size_t row,
+                            size_t col_begin, size_t count, float scale,
+                            float* y);
 
 // Scalar helpers for the above and for tests: exact bf16 -> f32 widening, and
 // f32 -> bf16 with round-to-nearest-even (NaN stays NaN), as torch's

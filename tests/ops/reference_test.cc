@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "hwy/base.h"
+#include "ops/quantize.h"
 
 namespace cortiq {
 namespace ops {
@@ -40,6 +41,50 @@ TEST(ReferenceTest, Linear) {
   float y2;
   LinearF32Reference(w2, ones, &y2, 1, 3, 0, 1);
   EXPECT_EQ(1.0f, y2);
+}
+
+// Quantized rows built by hand from the block definitions (ops/quantize.h).
+TEST(ReferenceTest, LinearAndGatherQuantized) {
+  // Q8_0, two rows of one block: row 0 d = 0.5 (f16 0x3800), q = [2, -4, 6,
+  // 0...]; row 1 d = -2 (0xC000), q = [1, 1, 0, ..., 0, 3 at j = 31].
+  BlockQ8_0 q8[2] = {};
+  q8[0].d = 0x3800;
+  q8[0].qs[0] = 2;
+  q8[0].qs[1] = -4;
+  q8[0].qs[2] = 6;
+  q8[1].d = 0xC000;
+  q8[1].qs[0] = 1;
+  q8[1].qs[1] = 1;
+  q8[1].qs[31] = 3;
+  float x[32] = {};
+  x[0] = 1;
+  x[1] = 2;
+  x[2] = 3;
+  x[31] = -1;
+  float y[2];
+  // Row 0: 0.5 * (2 - 8 + 18) = 6; row 1: -2 * (1 + 2 - 3) = 0.
+  LinearQ8_0Reference(q8, x, y, 2, 32, 0, 2);
+  EXPECT_EQ(6.0f, y[0]);
+  EXPECT_EQ(0.0f, y[1]);
+  float g[3];
+  GatherRowQ8_0Reference(q8, 32, 1, 30, 2, 0.5f, g);  // 0.5 * -2 * [0, 3]
+  EXPECT_EQ(0.0f, g[0]);
+  EXPECT_EQ(-3.0f, g[1]);
+  // Q4_0, one block: d = 0.25 (0x3400); byte 0 = 0xA3: weight 0 = 0.25 * (3 -
+  // 8) = -1.25, weight 16 = 0.25 * (10 - 8) = 0.5; the others nibble 8 (0).
+  BlockQ4_0 q4 = {};
+  q4.d = 0x3400;
+  for (int j = 0; j < 16; ++j) q4.qs[j] = 0x88;
+  q4.qs[0] = 0xA3;
+  float x4[32] = {};
+  x4[0] = 4;
+  x4[16] = -2;
+  LinearQ4_0Reference(&q4, x4, y, 1, 32, 0, 1);
+  EXPECT_EQ(-6.0f, y[0]);  // -1.25 * 4 + 0.5 * -2
+  GatherRowQ4_0Reference(&q4, 32, 0, 15, 3, 2.0f, g);  // 2 * [0, 0.5, 0]
+  EXPECT_EQ(0.0f, g[0]);
+  EXPECT_EQ(1.0f, g[1]);
+  EXPECT_EQ(0.0f, g[2]);
 }
 
 TEST(ReferenceTest, RmsNorm) {
