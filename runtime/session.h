@@ -83,6 +83,11 @@ class Session {
   // Starts a new sequence at position 0. Cache contents are not cleared (rows
   // are only read after being rewritten).
   void Reset() { length_ = 0; }
+  // Sets length() to `length` (0 <= length <= ctx_size()) without touching the
+  // caches, for the C API's truncate and restore (runtime/c_api.cc): the caller
+  // guarantees that every cache row the next positions read holds what
+  // evaluating the sequence's first `length` tokens wrote.
+  void SetLength(int64_t length) { length_ = length; }
 
   const Plan& plan() const { return *plan_; }
 

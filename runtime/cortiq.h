@@ -1,0 +1,247 @@
+/* cortiq.h: the C API of the cortiq runtime (libcortiq.so): open a compiled model (MODEL.cortiq)
+ * and drive it token by token from any language with a C FFI. Pure C99; runtime/cortiq.hpp
+ * holds RAII C++ wrappers.
+ *
+ * Conventions
+ * - Opaque handles: cortiq_model (an opened artifact, mmapped read-only) and cortiq_session (one
+ *   sequence: its KV caches, activation arena and threads).
+ * - Every function that can fail returns a cortiq_status; on failure cortiq_last_error() gives a
+ *   message and output parameters are left unchanged. Only cortiq_api_version,
+ *   cortiq_status_string, cortiq_last_error, cortiq_model_close and cortiq_session_free return
+ *   something else (they cannot fail).
+ * - Nothing is thrown across the API: C++ exceptions (e.g. std::bad_alloc) become status codes.
+ *   NULL handles or pointers, short buffers, token ids outside [0, vocab_size), a full context
+ *   and malformed artifacts or state buffers are reported as errors, never crashes.
+ * - Units: token ids are int32; positions, lengths and context sizes count tokens; logits are
+ *   float32 (counts of floats); state buffers and model sizes are in bytes.
+ *
+ * Thread safety
+ * - A cortiq_model is immutable: any number of threads may create and run sessions on it
+ *   concurrently. Closing it is deferred until its last session is freed.
+ * - A cortiq_session holds one sequence; use it from one thread at a time (one session per
+ *   thread). It may migrate between threads. Overlapping calls on the same session are detected
+ *   and fail with CORTIQ_STATUS_BUSY without touching it.
+ * - cortiq_last_error() is per thread.
+ */
+#ifndef CORTIQ_H_
+#define CORTIQ_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define CORTIQ_API __attribute__((visibility("default")))
+#else
+#define CORTIQ_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* API version: a new major breaks source or binary compatibility; a new minor only adds. A host
+ * compiled against major M works with a library whose cortiq_api_version() has major M and an
+ * equal or newer minor. */
+#define CORTIQ_API_VERSION_MAJOR 1
+#define CORTIQ_API_VERSION_MINOR 0
+#define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
+
+/* Status codes. Values are part of the ABI and never change. */
+typedef enum cortiq_status {
+  CORTIQ_STATUS_OK = 0,
+  CORTIQ_STATUS_INVALID_ARGUMENT = 1,    /* NULL handle/pointer, bad option, short buffer,
+                                            token id outside [0, vocab_size) */
+  CORTIQ_STATUS_NOT_FOUND = 2,           /* the model file does not exist */
+  CORTIQ_STATUS_PERMISSION_DENIED = 3,   /* the model file cannot be read */
+  CORTIQ_STATUS_OUT_OF_RANGE = 4,        /* truncate beyond the length; a state longer than the
+                                            session's context */
+  CORTIQ_STATUS_CONTEXT_FULL = 5,        /* eval would go past the session's context size */
+  CORTIQ_STATUS_CORRUPT_DATA = 6,        /* not a (valid) artifact or state buffer */
+  CORTIQ_STATUS_UNSUPPORTED_VERSION = 7, /* artifact or state written by a newer cortiq */
+  CORTIQ_STATUS_MODEL_MISMATCH = 8,      /* state saved from a different model */
+  CORTIQ_STATUS_NUMERIC_ERROR = 9,       /* non-finite logits (NaN/Inf weights or overflow) */
+  CORTIQ_STATUS_FAILED_PRECONDITION = 10, /* e.g. logits asked for before any eval */
+  CORTIQ_STATUS_BUSY = 11,               /* another call on this session is running */
+  CORTIQ_STATUS_OUT_OF_MEMORY = 12,      /* an allocation failed or its size overflows */
+  CORTIQ_STATUS_IO_ERROR = 13,           /* reading or mapping the file failed */
+  CORTIQ_STATUS_INTERNAL = 14            /* a bug in cortiq */
+} cortiq_status;
+
+/* Weight storage formats, as bits of cortiq_model_info.weight_formats. */
+#define CORTIQ_WEIGHT_F32 (1u << 0)
+#define CORTIQ_WEIGHT_BF16 (1u << 1)
+
+typedef struct cortiq_model cortiq_model;     /* an opened artifact */
+typedef struct cortiq_session cortiq_session; /* one sequence being decoded */
+
+/* Facts about an opened model. The caller sets struct_size = sizeof(cortiq_model_info) (its own
+ * version of the struct): the library fills the fields it knows that fit and zeroes the rest. */
+typedef struct cortiq_model_info {
+  size_t struct_size;      /* bytes: sizeof(cortiq_model_info) as the caller compiled it */
+  int64_t vocab_size;      /* logits per token; valid token ids are [0, vocab_size) */
+  int64_t hidden_size;     /* width of the hidden state (floats) */
+  int64_t num_layers;      /* decoder layers; taps are named "layer.0" .. */
+  int64_t max_context;     /* positions: the model's max_position_embeddings */
+  int64_t sliding_window;  /* positions seen by sliding-attention layers, 0 if none */
+  uint64_t weight_bytes;   /* bytes of the weight section */
+  uint64_t file_bytes;     /* bytes of the artifact file */
+  uint32_t weight_formats; /* CORTIQ_WEIGHT_* bits of the formats the weights use */
+  uint32_t reserved;       /* 0 */
+} cortiq_model_info;
+
+/* Options of cortiq_session_create. Start from cortiq_session_options_default(). Fields a newer
+ * header adds after `threads` must be zero when given to an older library (else
+ * CORTIQ_STATUS_INVALID_ARGUMENT). */
+typedef struct cortiq_session_options {
+  size_t struct_size; /* bytes: sizeof(cortiq_session_options) as the caller compiled it */
+  size_t ctx_size;    /* positions the session can hold (0 = 4096); clamped to max_context */
+  int32_t threads;    /* threads for the matrix-vector products, 1..256 (0 = 1); logits are
+                         bit-identical for every count */
+} cortiq_session_options;
+
+/* The default options (ctx_size 4096 clamped to the model, 1 thread), with struct_size set. */
+static inline cortiq_session_options cortiq_session_options_default(void) {
+  cortiq_session_options options = {sizeof(cortiq_session_options), 0, 0};
+  return options;
+}
+
+/* Called by cortiq_session_eval after each evaluated token, once per tap of the model (taps are
+ * the hidden states after each decoder layer, named "layer.N"). `data` holds `count` floats
+ * (hidden_size) and is valid during the call only; `position` is the token's position. The
+ * callback must not call into the same session (that fails with CORTIQ_STATUS_BUSY). */
+typedef void (*cortiq_observer_fn)(void* user_data, const char* name, int64_t position,
+                                   const float* data, size_t count);
+
+/* ---- Library ---------------------------------------------------------------------------- */
+
+/* The library's API version, (major << 16) | minor; compare the major with
+ * CORTIQ_API_VERSION_MAJOR. */
+CORTIQ_API uint32_t cortiq_api_version(void);
+
+/* A static, human-readable name for `status` ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN" for
+ * values not in the enum. */
+CORTIQ_API const char* cortiq_status_string(cortiq_status status);
+
+/* The message of the last failed call made on this thread, naming the function ("" once a
+ * call returned CORTIQ_STATUS_OK). The pointer stays valid until the next cortiq call on this
+ * thread. Never NULL. */
+CORTIQ_API const char* cortiq_last_error(void);
+
+/* ---- Models ----------------------------------------------------------------------------- */
+
+/* Maps and validates the artifact at `path` (a file written by cortiq-compile) and stores a new
+ * handle in *model. Validation reads the header and plan only (O(metadata)), plus a few pages of
+ * the weights for the model's identity. Errors: INVALID_ARGUMENT (NULL path/model),
+ * NOT_FOUND, PERMISSION_DENIED, CORRUPT_DATA (not a regular file, not an artifact, truncated,
+ * checksum or plan invalid), UNSUPPORTED_VERSION (newer format), OUT_OF_MEMORY, IO_ERROR. */
+CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** model);
+
+/* Releases the caller's handle. Sessions created from it stay valid (the mapping is released
+ * when the last of them is freed). NULL is ignored. */
+CORTIQ_API void cortiq_model_close(cortiq_model* model);
+
+/* Fills *info (see cortiq_model_info). Errors: INVALID_ARGUMENT (NULL model/info, or
+ * info->struct_size smaller than the API 1.0 struct). */
+CORTIQ_API cortiq_status cortiq_model_get_info(const cortiq_model* model,
+                                               cortiq_model_info* info);
+
+/* ---- Sessions --------------------------------------------------------------------------- */
+
+/* Creates a session on `model` with `options` (NULL = cortiq_session_options_default()) and
+ * stores it in *session. Allocates the arena, the KV caches (full-attention caches hold
+ * ctx_size rows, sliding ones min(window, ctx_size)) and the token history (4 bytes per
+ * position); nothing is allocated per token afterwards. Errors: INVALID_ARGUMENT (NULL
+ * model/session, struct_size too small or unknown non-zero fields, threads outside 0..256),
+ * OUT_OF_MEMORY. */
+CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
+                                               const cortiq_session_options* options,
+                                               cortiq_session** session);
+
+/* Frees the session (and the model, if it was closed and this was its last session). NULL is
+ * ignored. */
+CORTIQ_API void cortiq_session_free(cortiq_session* session);
+
+/* Evaluates n_tokens token ids at positions length .. length + n_tokens - 1 and advances the
+ * length by n_tokens. Afterwards cortiq_session_logits gives the last token's logits. If
+ * all_logits is not NULL, row i of all_logits ([n_tokens, vocab_size] float32, row-major) gets
+ * the logits after tokens[i]; all_logits_count is its capacity in floats and must be >=
+ * n_tokens * vocab_size (ignored when all_logits is NULL). Without all_logits only the last
+ * token runs the LM head. n_tokens = 0 does nothing. The observer, if set, is called after each
+ * token. Errors (nothing evaluated): INVALID_ARGUMENT (NULL session, NULL tokens with
+ * n_tokens > 0, short all_logits, a token id outside [0, vocab_size): the message names its
+ * index and value), CONTEXT_FULL (length + n_tokens > context size), BUSY. NUMERIC_ERROR if a
+ * computed logit is NaN/Inf: the tokens before the failing one stay evaluated (see
+ * cortiq_session_length), the failing one is not, and no logits are available. */
+CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int32_t* tokens,
+                                             size_t n_tokens, float* all_logits,
+                                             size_t all_logits_count);
+
+/* Copies the logits of the last evaluated token (vocab_size floats) to out, whose capacity is
+ * `count` floats. Available after a successful eval of at least one token, and after restoring
+ * a state saved while they were available; not after create, reset, truncate (to a shorter
+ * length) or a failed eval. Errors: INVALID_ARGUMENT (NULL session/out, count < vocab_size),
+ * FAILED_PRECONDITION (no logits available), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_logits(cortiq_session* session, float* out,
+                                               size_t count);
+
+/* Stores in *length the number of positions evaluated (the next token's position). Errors:
+ * INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_length(cortiq_session* session, size_t* length);
+
+/* Stores in *ctx_size the session's context size in positions (options.ctx_size after
+ * defaults and clamping). Errors: INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_context_size(cortiq_session* session, size_t* ctx_size);
+
+/* Starts a new sequence at position 0 (O(1): caches are not cleared, rows are only read after
+ * being rewritten). Errors: INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_reset(cortiq_session* session);
+
+/* Forgets every position >= `length` (0 <= length <= current length): the next eval sees
+ * exactly what a session that evaluated only the first `length` tokens sees (bit-identical
+ * logits), for every length. Full-attention caches keep every position, but sliding-attention
+ * layers keep a ring of `window` rows, in which positions >= length may have overwritten rows
+ * that the positions after the cut still need (length - window + 1 .. length - 1). The session
+ * keeps its token history and then recomputes the caches by re-evaluating tokens 0 .. length-1
+ * without the LM head (up to `length` token evaluations; the full-attention layers and the
+ * stacked windows make every later row depend on every earlier token, so it starts at 0). That
+ * happens when the session went more than one position past `length` and more than `window`
+ * positions in all since those rows were computed; otherwise (e.g. cutting one token, or a
+ * sequence that never exceeded `window`) truncation is O(1). length = 0 is a reset. Logits
+ * are not available afterwards (unless length is the current length) until the next eval.
+ * Errors: INVALID_ARGUMENT (NULL), OUT_OF_RANGE (length > current length), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_truncate(cortiq_session* session, size_t length);
+
+/* Stores in *size the bytes cortiq_session_save needs for the session's current state: a
+ * header, the KV rows the sequence still uses (every position for full-attention caches, at
+ * most `window` positions for sliding ones), the token history and, if available, the last
+ * logits. Errors: INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_state_size(cortiq_session* session, size_t* size);
+
+/* Writes the session's state into buf (capacity `size` bytes, >= cortiq_session_state_size;
+ * exactly that many bytes are written). The state records the model's identity (its plan
+ * checksum and a digest of sampled weight pages), a format version and a checksum of its
+ * contents; it is in host byte order. Errors: INVALID_ARGUMENT (NULL session/buf, size too
+ * small), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_save(cortiq_session* session, void* buf, size_t size);
+
+/* Replaces the session's state by one written by cortiq_session_save, for the same model, in
+ * this or another session (of any context size that holds its length and any thread count);
+ * `size` must be the saved size. Everything is checked before anything changes: on error the
+ * session is untouched. Errors: INVALID_ARGUMENT (NULL session/buf, size differs from the
+ * state's recorded size), CORRUPT_DATA (not a cortiq state, checksum mismatch, inconsistent
+ * contents), UNSUPPORTED_VERSION (newer state format, other byte order), MODEL_MISMATCH,
+ * OUT_OF_RANGE (state longer than this session's context), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_restore(cortiq_session* session, const void* buf,
+                                                size_t size);
+
+/* Sets (or with fn = NULL removes) the observer called by cortiq_session_eval after each token
+ * (see cortiq_observer_fn). Truncate and restore do not call it. Errors: INVALID_ARGUMENT
+ * (NULL session), BUSY. */
+CORTIQ_API cortiq_status cortiq_session_set_observer(cortiq_session* session,
+                                                     cortiq_observer_fn fn, void* user_data);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CORTIQ_H_ */
