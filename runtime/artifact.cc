@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/file_checks.h"
 #include "runtime/status_macros.h"
 
 namespace cortiq {
@@ -194,16 +195,13 @@ absl::Status ErrnoStatus(absl::string_view message) {
     case EPERM:
       return absl::PermissionDeniedError(text);
     case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
     case ENOMEM:
       return absl::ResourceExhaustedError(text);
     default:
       return absl::InternalError(text);
   }
-}
-
-absl::Status Prefixed(const std::string& path, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat(path, ": ", status.message()));
 }
 
 // Closes a file descriptor and unmaps a mapping on scope exit.
@@ -214,6 +212,23 @@ struct FileGuard {
   ~FileGuard() {
     if (map != MAP_FAILED) munmap(map, map_size);
     if (fd >= 0) close(fd);
+  }
+};
+
+// FileGuard for a file being written: also removes `unlink_path` (when set) on scope exit, so
+// no error path, early return or exception from a fill callback leaves a stray PATH.tmp.
+struct TempFile : FileGuard {
+  std::string unlink_path;
+  ~TempFile() {
+    if (map != MAP_FAILED) {
+      munmap(map, map_size);
+      map = MAP_FAILED;
+    }
+    if (fd >= 0) {
+      close(fd);
+      fd = -1;
+    }
+    if (!unlink_path.empty()) unlink(unlink_path.c_str());
   }
 };
 
@@ -464,25 +479,40 @@ absl::Status WriteArtifact(
     return absl::InvalidArgumentError(absl::StrCat(path, ": file too large"));
   }
 
-  const std::string tmp_path = path + ".tmp";
-  FileGuard file;
-  file.fd =
-      open(tmp_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Never replace a device node, directory or FIFO by the rename below, and write through a
+  // symlink to its target (renaming onto the link itself would replace the link).
+  CORTIQ_RETURN_IF_ERROR(CheckOutputPath(path, {}));
+  CORTIQ_ASSIGN_OR_RETURN(const std::string target, ResolveOutputPath(path));
+  const std::string tmp_path = target + ".tmp";
+  TempFile file;
+  // A stale PATH.tmp from a killed writer is ours to replace; unlinking it first (with O_EXCL
+  // below) also means a symlink planted there is never followed.
+  if (unlink(tmp_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot remove the stale temporary file"));
+  }
+  file.fd = open(tmp_path.c_str(),
+                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (file.fd < 0)
     return ErrnoStatus(absl::StrCat(tmp_path, ": cannot create"));
-  const auto fail = [&](const absl::Status& status) {
-    unlink(tmp_path.c_str());
-    return status;
-  };
-  if (ftruncate(file.fd, static_cast<off_t>(header.file_size)) != 0) {
-    return fail(ErrnoStatus(absl::StrCat(tmp_path, ": cannot resize to ",
-                                         header.file_size, " bytes")));
+  // From here on the guard removes tmp_path on every return that does not reach the rename.
+  file.unlink_path = tmp_path;
+  // The file is written through a shared mapping: pages of a sparse file get their disk blocks
+  // only when first touched, and a full disk then raises SIGBUS in the middle of a store. So
+  // every block is reserved up front, turning "disk full" into an error here.
+  int reserve_error;
+  do {
+    reserve_error = posix_fallocate(file.fd, 0, static_cast<off_t>(header.file_size));
+  } while (reserve_error == EINTR);
+  if (reserve_error != 0) {
+    errno = reserve_error;  // posix_fallocate returns the error instead of setting errno
+    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot reserve ", header.file_size,
+                                    " bytes for ", path));
   }
   file.map_size = static_cast<size_t>(header.file_size);
   file.map = mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
                   file.fd, 0);
   if (file.map == MAP_FAILED)
-    return fail(ErrnoStatus(absl::StrCat(tmp_path, ": cannot mmap")));
+    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot mmap"));
   uint8_t* base = static_cast<uint8_t*>(file.map);
   EncodeArtifactHeader(header, base);
   std::memcpy(base + header.metadata_offset, metadata.data(), metadata.size());
@@ -490,9 +520,9 @@ absl::Status WriteArtifact(
     absl::Status s =
         fill(i, base + header.weights_offset + plan.weights[i].offset);
     if (!s.ok()) {
-      return fail(absl::Status(
+      return absl::Status(
           s.code(), absl::StrCat(path, ": weight ", i, " '",
-                                 plan.weights[i].name, "': ", s.message())));
+                                 plan.weights[i].name, "': ", s.message()));
     }
     // The written pages stay in the page cache (MAP_SHARED) and reach the file; dropping them
     // from this process keeps the writer's RSS near one weight instead of the whole model.
@@ -500,18 +530,19 @@ absl::Status WriteArtifact(
                  plan.weights[i].size_bytes);
   }
   if (msync(file.map, file.map_size, MS_SYNC) != 0) {
-    return fail(ErrnoStatus(absl::StrCat(tmp_path, ": cannot write")));
+    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot write"));
   }
   munmap(file.map, file.map_size);
   file.map = MAP_FAILED;
   const int fd = file.fd;
   file.fd = -1;
   if (close(fd) != 0)
-    return fail(ErrnoStatus(absl::StrCat(tmp_path, ": cannot close")));
-  if (rename(tmp_path.c_str(), path.c_str()) != 0) {
-    return fail(ErrnoStatus(
-        absl::StrCat(path, ": cannot rename ", tmp_path, " to it")));
+    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot close"));
+  if (rename(tmp_path.c_str(), target.c_str()) != 0) {
+    return ErrnoStatus(
+        absl::StrCat(path, ": cannot rename ", tmp_path, " to ", target));
   }
+  file.unlink_path.clear();  // renamed: nothing left to clean up
   return absl::OkStatus();
 }
 
@@ -527,10 +558,17 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   const auto invalid = [&](absl::string_view message) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
   };
-  FileGuard file;
-  file.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) return ErrnoStatus(absl::StrCat(path, ": cannot open"));
+  // Opening a FIFO for reading blocks until a writer appears, and opening a device can have
+  // side effects: check the type before opening, and open non-blocking so a file swapped for a
+  // FIFO in between still cannot hang (O_NONBLOCK changes nothing for a regular file's reads or
+  // mmap).
   struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return invalid("not a regular file");
+  }
+  FileGuard file;
+  file.fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (file.fd < 0) return ErrnoStatus(absl::StrCat(path, ": cannot open"));
   if (fstat(file.fd, &st) != 0)
     return ErrnoStatus(absl::StrCat(path, ": cannot stat"));
   if (!S_ISREG(st.st_mode)) return invalid("not a regular file");
@@ -603,7 +641,15 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
     return invalid("corrupted: checksum mismatch");
   }
   absl::StatusOr<Plan> plan = ParsePlan(metadata, metadata_size);
-  if (!plan.ok()) return Prefixed(path, plan.status());
+  if (!plan.ok()) {
+    // The checksum matched, so these are the bytes the writer meant: a metadata layout this
+    // build does not read, most likely from another (unreleased) cortiq build of the same format
+    // version, rather than corruption.
+    return invalid(absl::StrCat(
+        plan.status().message(), " (the metadata does not match this build's format v",
+        kArtifactVersionMajor, ".", kArtifactVersionMinor,
+        " layout: recompile the model with this cortiq)"));
+  }
   if (absl::Status s = ValidatePlan(*plan, h.weights_size); !s.ok()) {
     return invalid(absl::StrCat("invalid plan: ", s.message()));
   }

@@ -91,9 +91,17 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size);
 // in index order), the plan is checked with ValidatePlan, and then each
 // weight's bytes are produced by calling fill(i, dst), dst pointing at
 // size_bytes writable bytes of the mmapped output file (so multi-GB models need
-// no RAM copy). The file is written as `path`.tmp and renamed to `path` only on
-// success. Errors name the path (and the weight for fill errors): invalid plan
-// (InvalidArgument), I/O failures (Internal / the errno's status), or fill's
+// no RAM copy). An existing `path` must be a regular file (CheckOutputPath: a
+// device node, directory or FIFO is refused, never replaced); a symlink `path`
+// is written through (its target is replaced, the link kept). The file is
+// written as TARGET.tmp (TARGET = `path` with symlinks resolved), its full size
+// reserved up front with posix_fallocate (so a full disk is an error, not a
+// SIGBUS in the mapping), and renamed to TARGET only on success; TARGET.tmp is
+// removed on every failure. Callers that have inputs should also check `path`
+// against them with CheckOutputPath (runtime/file_checks.h). Errors name the
+// path (and the weight for fill errors): invalid plan or output path
+// (InvalidArgument), I/O failures (the errno's status: ResourceExhausted for
+// "No space left on device", naming the size; Internal otherwise), or fill's
 // status.
 absl::Status WriteArtifact(
     const std::string& path, Plan plan,
@@ -104,13 +112,18 @@ absl::Status WriteArtifact(
 // threads; it must outlive them.
 class Artifact {
  public:
-  // Maps and checks `path`, in order: size >= 64-byte header, magic ("not a
+  // Maps and checks `path`, in order: a regular file ("not a regular file",
+  // checked before any blocking open, so a FIFO or device never hangs it),
+  // size >= 64-byte header, magic ("not a
   // cortiq artifact"), version (major > 1: "was written by a newer cortiq
   // (format vX.Y); this build reads v1"), header file_size == actual size
   // ("truncated: header says N bytes, file has M"), metadata and weight ranges
   // inside the file and not overlapping the header or each other,
   // weights_offset % 64 == 0, checksum ("corrupted: checksum mismatch"), the
-  // metadata parse (ParsePlan) and ValidatePlan against weights_size. Every
+  // metadata parse (ParsePlan; with a valid checksum a parse failure means a
+  // layout this build does not read: "... (the metadata does not match this
+  // build's format v1.0 layout: recompile the model with this cortiq)") and
+  // ValidatePlan against weights_size. Every
   // error message starts with `path`. Errors: NotFound/PermissionDenied/... for
   // the open, InvalidArgument for the content, FailedPrecondition for a newer
   // version.

@@ -29,17 +29,25 @@ absl::StatusOr<FloatArray> AllocateFloats(uint64_t n, const char* what) {
 
 absl::StatusOr<KvCache> KvCache::Create(const CacheEntry& entry,
                                         int64_t ctx_size) {
+  const std::string what = absl::StrCat("the KV cache of layer ", entry.layer);
   KvCache cache;
   cache.sliding_ = entry.sliding;
   cache.window_ = entry.window;
   cache.rows_ = entry.sliding ? std::min(entry.window, ctx_size) : ctx_size;
-  cache.row_width_ = entry.num_kv_heads * entry.head_dim;
-  const uint64_t rows = static_cast<uint64_t>(cache.rows_);
-  const uint64_t width = static_cast<uint64_t>(cache.row_width_);
-  const uint64_t n = width != 0 && rows > (uint64_t{1} << 58) / width
-                         ? ~uint64_t{0}
-                         : rows * width;
-  const std::string what = absl::StrCat("the KV cache of layer ", entry.layer);
+  // Every factor is checked and every product overflow-checked: a wrapped size would allocate a
+  // small block that Append then overruns. ValidatePlan's bounds make these unreachable for
+  // validated plans; this function must not rely on them.
+  int64_t width = 0;
+  uint64_t n = 0;
+  if (cache.rows_ < 1 || entry.num_kv_heads < 1 || entry.head_dim < 1 ||
+      __builtin_mul_overflow(entry.num_kv_heads, entry.head_dim, &width) ||
+      __builtin_mul_overflow(static_cast<uint64_t>(cache.rows_),
+                             static_cast<uint64_t>(width), &n)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate ", what, ": ", cache.rows_, " rows of ", entry.num_kv_heads,
+        " heads x ", entry.head_dim, " floats is not a valid size"));
+  }
+  cache.row_width_ = width;
   CORTIQ_ASSIGN_OR_RETURN(cache.keys_, AllocateFloats(n, what.c_str()));
   CORTIQ_ASSIGN_OR_RETURN(cache.values_, AllocateFloats(n, what.c_str()));
   return cache;

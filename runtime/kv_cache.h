@@ -39,8 +39,9 @@ absl::StatusOr<FloatArray> AllocateFloats(uint64_t n, const char* what);
 class KvCache {
  public:
   // Allocates the storage for `entry` (validated by ValidatePlan) and a context
-  // of `ctx_size` >= 1 positions. Errors: ResourceExhausted if the allocation
-  // fails or its size overflows.
+  // of `ctx_size` >= 1 positions. Errors: ResourceExhausted if a dimension is
+  // not positive, the size (rows * num_kv_heads * head_dim floats) overflows,
+  // or the allocation fails.
   static absl::StatusOr<KvCache> Create(const CacheEntry& entry,
                                         int64_t ctx_size);
 

@@ -3,6 +3,7 @@
 // for the executor to run.
 #include "runtime/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -378,9 +379,11 @@ absl::Status StepValidator::ValidateKind() {
                                   step_.cache, "'s num_kv_heads ",
                                   c->num_kv_heads));
       }
+      // Division, not num_heads * head_dim: i0 is untrusted and the product could wrap.
       if (static_cast<uint64_t>(step_.i0) > n ||
-          n != static_cast<uint64_t>(step_.i0) *
-                   static_cast<uint64_t>(c->head_dim)) {
+          n % static_cast<uint64_t>(step_.i0) != 0 ||
+          n / static_cast<uint64_t>(step_.i0) !=
+              static_cast<uint64_t>(c->head_dim)) {
         return Error(absl::StrCat("q/out have ", n,
                                   " elements, expected num_heads ", step_.i0,
                                   " * head_dim ", c->head_dim));
@@ -566,6 +569,15 @@ absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes) {
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     CORTIQ_RETURN_IF_ERROR(
         ValidateWeight(i, plan.weights[i], weight_section_bytes));
+  }
+  // The session allocates the arena in one piece: bound it before any buffer is checked against
+  // it (a huge arena_bytes would make every buffer "fit" and the allocation size wrap).
+  const uint64_t arena_limit = std::min<uint64_t>(
+      kMaxArenaBytes, std::numeric_limits<size_t>::max());
+  if (plan.arena_bytes > arena_limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("arena_bytes = ", plan.arena_bytes, " exceeds the limit of ", arena_limit,
+                     " bytes"));
   }
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     CORTIQ_RETURN_IF_ERROR(

@@ -109,6 +109,12 @@ struct ModelInfo {
   int64_t max_position_embeddings = 0; // the longest context the model supports
 };
 
+// Largest activation arena a plan may ask for: 2^40 bytes (1 TiB), orders of magnitude above any
+// decoder's (Gemma-4 E4B needs a few MiB), so ValidatePlan can reject hostile sizes such as
+// 2^64 - 1, and every size derived from it (floats, offset + size, rounding up) stays far from
+// overflowing 64 bits.
+inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
+
 // A complete per-token plan.
 struct Plan {
   ModelInfo model;
@@ -118,11 +124,12 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<Tap> taps;
   int32_t logits_buffer = -1;  // [vocab_size] f32 after a token whose logits were wanted
-  uint64_t arena_bytes = 0;    // size of the activation arena
+  uint64_t arena_bytes = 0;    // size of the activation arena, <= kMaxArenaBytes
 };
 
 // Checks every index, size and shape of `plan` so the executor can run it without further
-// checks: buffers inside the arena, operands/weights/caches in range, each step's operand,
+// checks: arena_bytes <= kMaxArenaBytes (and <= SIZE_MAX), buffers inside the arena,
+// operands/weights/caches in range, each step's operand,
 // result and weight shapes consistent with its kind (e.g. a linear's weight is [out, in]),
 // caches with positive head counts, weights inside a section of `weight_section_bytes`.
 // Also required (runtime/plan.cc): operand fields a kind does not use are -1 (weight2 is used

@@ -48,6 +48,18 @@ float WeightElement(const uint8_t* data, WeightFormat format, size_t i) {
   return f;
 }
 
+// True if no element of `values` is NaN or +-Inf. Tests the exponent bits rather than
+// std::isfinite so that the check survives -ffinite-math-only and vectorizes.
+bool AllFinite(absl::Span<const float> values) {
+  uint32_t non_finite = 0;
+  for (float v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return non_finite == 0;
+}
+
 // First row of thread `t`'s share of `rows` rows split over `threads` threads.
 // Interior boundaries are multiples of 4, so each thread's rows fall into the
 // same groups of four (DotRows4) and the same < 4 leftover rows (Dot) as in a
@@ -138,8 +150,15 @@ absl::Status Session::Prepare(SessionOptions options) {
   }
   ctx_size_ = std::min(options.ctx_size, plan.model.max_position_embeddings);
 
-  CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats((plan.arena_bytes + 3) / 4,
-                                                 "the activation arena"));
+  // ValidatePlan bounds arena_bytes; re-checked here because a wrapped size would allocate a tiny
+  // arena that every step then overruns. Rounded up by division, which cannot wrap
+  // ((arena_bytes + 3) / 4 is 0 for arena_bytes = 2^64 - 1).
+  if (plan.arena_bytes > kMaxArenaBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "arena_bytes = ", plan.arena_bytes, " exceeds the limit of ", kMaxArenaBytes, " bytes"));
+  }
+  const uint64_t arena_floats = plan.arena_bytes / 4 + (plan.arena_bytes % 4 != 0 ? 1 : 0);
+  CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats(arena_floats, "the activation arena"));
   CORTIQ_ASSIGN_OR_RETURN(scratch_,
                           AllocateFloats(static_cast<uint64_t>(ctx_size_),
                                          "the attention scratch"));
@@ -375,6 +394,14 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
         ops::Softcap(p.in0, p.f0, p.out, p.n);
         break;
     }
+  }
+  // A NaN or Inf logit would make greedy decoding silently pick token 0: report it instead.
+  if (want_logits && !AllFinite(logits())) {
+    // Roll back: the position's KV rows lie at or beyond length(), so no later query reads them
+    // before they are rewritten (a sliding ring's overwritten row held a position the next query
+    // at this position no longer sees), and the session stays usable, e.g. with another token.
+    return absl::DataLossError(absl::StrCat("non-finite logits at position ", position,
+                                            " (NaN/Inf in the weights, or an overflow)"));
   }
   ++length_;
   return absl::OkStatus();

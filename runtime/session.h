@@ -40,9 +40,11 @@ struct SessionOptions {
 class Session {
  public:
   // Prepares a session for `artifact`'s plan (already validated by
-  // Artifact::Open). Errors: InvalidArgument for ctx_size < 1 or threads
-  // outside [1, 256]; ResourceExhausted if an allocation fails (the message
-  // names it and its size).
+  // Artifact::Open). Every allocation size is overflow-checked (the arena is
+  // bounded by kMaxArenaBytes, cache sizes by KvCache::Create). Errors:
+  // InvalidArgument for ctx_size < 1 or threads outside [1, 256];
+  // ResourceExhausted if an allocation fails or its size overflows (the
+  // message names it and its size).
   static absl::StatusOr<std::unique_ptr<Session>> Create(
       const Artifact& artifact, SessionOptions options);
 
@@ -62,10 +64,16 @@ class Session {
 
   // Evaluates `token` at position length() and advances length() by one. If
   // want_logits, also runs the logits_only steps (final norm, LM head,
-  // softcap), after which logits() holds this position's logits. Errors (state
-  // unchanged): InvalidArgument if token < 0 or token >= vocab_size (names the
-  // id); ResourceExhausted "context full: ctx-size N" if length() ==
-  // ctx_size().
+  // softcap), after which logits() holds this position's logits, and checks
+  // that every logit is finite. Errors: InvalidArgument if token < 0 or
+  // token >= vocab_size (names the id); ResourceExhausted "context full:
+  // ctx-size N" if length() == ctx_size() (for both nothing is evaluated);
+  // DataLoss "non-finite logits at position P (NaN/Inf in the weights, or an
+  // overflow)" if want_logits and a logit is NaN or infinite. For that last
+  // error the position is NOT consumed: length() stays P (its KV rows are
+  // rewritten by the next Eval before anything reads them), so the caller may
+  // continue with another token; logits() and the taps keep the non-finite
+  // values for inspection. Without want_logits nothing is checked.
   absl::Status Eval(int32_t token, bool want_logits);
 
   // [vocab_size] f32 logits of the last Eval(..., true); unspecified before

@@ -4,20 +4,29 @@
 // right error with the path.
 #include "runtime/artifact.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/toy_model.h"
 
@@ -300,6 +309,153 @@ TEST(ArtifactTest, WriterReportsUnwritablePath) {
   EXPECT_THAT(std::string(status.message()), HasSubstr(path));
 }
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+mode_t FileType(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 ? (st.st_mode & S_IFMT) : 0;
+}
+
+TEST(ArtifactTest, WriterRefusesSpecialFileOutputs) {
+  // Writing PATH.tmp and renaming it over PATH replaced device nodes, FIFOs (and, as root,
+  // /dev/null itself) with a regular file.
+  const ToyModel toy = Toy();
+  const auto fill = [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); };
+  const std::string fifo = TempPath("out_fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  absl::Status status = WriteArtifact(fifo, toy.plan, fill);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(status.message()),
+            fifo + ": is a FIFO, not a regular file; refusing to overwrite it");
+  EXPECT_EQ(FileType(fifo), S_IFIFO);
+  EXPECT_FALSE(FileExists(fifo + ".tmp"));
+  std::remove(fifo.c_str());
+
+  const std::string dir = TempPath("out_dir");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  status = WriteArtifact(dir, toy.plan, fill);
+  EXPECT_EQ(std::string(status.message()),
+            dir + ": is a directory, not a regular file; refusing to overwrite it");
+  EXPECT_EQ(FileType(dir), S_IFDIR);
+  EXPECT_FALSE(FileExists(dir + ".tmp"));
+  rmdir(dir.c_str());
+
+  // A private stand-in for /dev/null (making device nodes needs root).
+  const std::string null = TempPath("out_null");
+  if (mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    status = WriteArtifact(null, toy.plan, fill);
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr(null + ": is a character device, not a regular file"));
+    EXPECT_EQ(FileType(null), S_IFCHR);
+    EXPECT_FALSE(FileExists(null + ".tmp"));
+    std::remove(null.c_str());
+  }
+}
+
+TEST(ArtifactTest, WriterWritesThroughSymlinks) {
+  // The rename used to replace the link itself, leaving its target unwritten.
+  const ToyModel toy = Toy();
+  const auto fill = [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); };
+  const std::string dir = TempPath("links");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir + "/models").c_str(), 0755), 0);
+  const std::string link = dir + "/link.cortiq";
+  const std::string target = dir + "/models/target.cortiq";
+  // Dangling, with a target relative to the link's directory.
+  ASSERT_EQ(symlink("models/target.cortiq", link.c_str()), 0);
+  for (int round = 0; round < 2; ++round) {  // create the target, then replace it
+    const absl::Status status = WriteArtifact(link, toy.plan, fill);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(FileType(link), S_IFLNK) << "round " << round;
+    EXPECT_EQ(FileType(target), S_IFREG) << "round " << round;
+    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(target);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    ExpectPlansEqual(toy.plan, (*artifact)->plan());
+    EXPECT_FALSE(FileExists(link + ".tmp"));
+    EXPECT_FALSE(FileExists(target + ".tmp"));
+  }
+  std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
+}
+
+TEST(ArtifactTest, WriterReplacesStaleTmpWithoutFollowingIt) {
+  // A leftover PATH.tmp that is a symlink was opened with O_TRUNC through the link: its target
+  // was overwritten, and PATH became a link to it.
+  const ToyModel toy = Toy();
+  const std::string victim = TempPath("victim");
+  { std::ofstream(victim) << "precious"; }
+  const std::string path = TempPath("stale");
+  ASSERT_EQ(symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
+  const absl::Status status = WriteArtifact(
+      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(ReadText(victim), "precious");
+  EXPECT_EQ(FileType(path), S_IFREG);
+  EXPECT_TRUE(Artifact::Open(path).ok());
+  EXPECT_FALSE(FileExists(path + ".tmp"));
+  std::remove(path.c_str());
+  std::remove(victim.c_str());
+}
+
+// Child-process exit codes of WriterReportsFullDisk.
+constexpr int kChildOk = 0;
+constexpr int kChildSkip = 77;  // no private tmpfs possible here
+
+// In a forked child: mounts a 64 KiB tmpfs at `mount_point` in a private mount namespace (so the
+// mount never leaks, even if the child dies) and writes the ~300 KB toy artifact onto it.
+int WriteToFullDisk(const ToyModel& toy, const std::string& mount_point) {
+  if (geteuid() != 0) {
+    // An unprivileged user may mount a tmpfs inside its own user namespace.
+    const uid_t uid = geteuid();
+    const gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return kChildSkip;
+    std::ofstream("/proc/self/setgroups") << "deny";
+    std::ofstream("/proc/self/uid_map") << "0 " << uid << " 1";
+    std::ofstream("/proc/self/gid_map") << "0 " << gid << " 1";
+  } else if (unshare(CLONE_NEWNS) != 0) {
+    return kChildSkip;
+  }
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    return kChildSkip;
+  }
+  const std::string path = mount_point + "/model.cortiq";
+  const absl::Status status = WriteArtifact(
+      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+  std::fprintf(stderr, "WriteArtifact on a full disk: %s\n", status.ToString().c_str());
+  if (status.code() != absl::StatusCode::kResourceExhausted) return 2;
+  const std::string message(status.message());
+  if (message.find(path + ".tmp: cannot reserve ") != 0 ||
+      message.find(" bytes for " + path + ": No space left on device") == std::string::npos) {
+    return 3;
+  }
+  if (FileExists(path) || FileExists(path + ".tmp")) return 4;
+  return kChildOk;
+}
+
+TEST(ArtifactTest, WriterReportsFullDiskInsteadOfSigbus) {
+  // Stores into a mapped sparse file on a full filesystem raised SIGBUS (and left PATH.tmp).
+  const ToyModel toy = Toy();
+  const std::string mount_point = TempPath("full_disk");
+  ASSERT_EQ(mkdir(mount_point.c_str(), 0755), 0);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(WriteToFullDisk(toy, mount_point));
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(pid, &wait_status, 0), pid);
+  rmdir(mount_point.c_str());
+  ASSERT_FALSE(WIFSIGNALED(wait_status))
+      << "the writer was killed by signal " << WTERMSIG(wait_status);
+  ASSERT_TRUE(WIFEXITED(wait_status));
+  if (WEXITSTATUS(wait_status) == kChildSkip) {
+    GTEST_SKIP() << "cannot mount a private tmpfs here";
+  }
+  EXPECT_EQ(WEXITSTATUS(wait_status), kChildOk) << "see the child's message above";
+}
+
 // A written toy artifact as bytes, for the corruption tests.
 class CorruptArtifactTest : public ::testing::Test {
  protected:
@@ -516,6 +672,43 @@ TEST_F(CorruptArtifactTest, HostileCountWithValidChecksum) {
           "metadata: weight count at byte 39: count 1099511627776 exceeds"));
 }
 
+TEST_F(CorruptArtifactTest, HostileArenaBytesWithValidChecksum) {
+  // The session allocated (arena_bytes + 3) / 4 floats: 0 for 2^64 - 1, then overran it.
+  Plan plan = toy_.plan;
+  plan.arena_bytes = ~uint64_t{0};
+  ReplaceMetadata(&bytes_, plan);
+  const absl::Status status = Reopen();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(": invalid plan: arena_bytes = 18446744073709551615 exceeds the "
+                        "limit of 1099511627776 bytes"));
+}
+
+TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
+  // Steps encoded as before weight2 existed (57-byte records) under the same format version and
+  // with a valid checksum: a file from another cortiq build, not a corrupted one.
+  const std::string metadata = SerializePlan(toy_.plan);
+  size_t tail = 8 + 4 + 8;  // tap count, logits_buffer, arena_bytes
+  for (const Tap& t : toy_.plan.taps) tail += 4 + t.name.size() + 4;
+  const size_t steps_begin = metadata.size() - tail - 61 * toy_.plan.steps.size();
+  std::string old_layout = metadata.substr(0, steps_begin);
+  for (size_t i = 0; i < toy_.plan.steps.size(); ++i) {
+    const std::string record = metadata.substr(steps_begin + 61 * i, 61);
+    old_layout += record.substr(0, 20) + record.substr(24);  // drop weight2 (bytes 20-23)
+  }
+  old_layout += metadata.substr(metadata.size() - tail);
+  const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  std::memcpy(bytes_.data() + h.metadata_offset, old_layout.data(), old_layout.size());
+  EditHeader(
+      &bytes_, [&](ArtifactHeader& e) { e.metadata_size = old_layout.size(); }, true);
+  const absl::Status status = Reopen();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), StartsWith(path_ + ": metadata: "));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(" (the metadata does not match this build's format v1.0 layout: "
+                        "recompile the model with this cortiq)"));
+}
+
 TEST(ArtifactTest, OpenMissingFile) {
   const std::string path = TempPath("does_not_exist");
   const absl::Status status = OpenStatus(path);
@@ -527,6 +720,24 @@ TEST(ArtifactTest, OpenMissingFile) {
 TEST(ArtifactTest, OpenDirectory) {
   const absl::Status status = OpenStatus(::testing::TempDir());
   EXPECT_THAT(std::string(status.message()), HasSubstr("not a regular file"));
+}
+
+TEST(ArtifactTest, OpenFifoFailsWithoutBlocking) {
+  // open(O_RDONLY) of a FIFO blocks until a writer appears: Open hung forever.
+  const std::string path = TempPath("fifo");
+  ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+  std::future<absl::Status> opened =
+      std::async(std::launch::async, [&] { return OpenStatus(path); });
+  if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    // Opening the write end releases the blocked reader, so the test can still finish.
+    const int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK);
+    ADD_FAILURE() << "Artifact::Open blocked on a FIFO";
+    opened.wait();
+    if (fd >= 0) close(fd);
+  } else {
+    EXPECT_EQ(std::string(opened.get().message()), path + ": not a regular file");
+  }
+  std::remove(path.c_str());
 }
 
 TEST(ParsePlanTest, RejectsEveryTruncation) {

@@ -79,8 +79,9 @@ class CortiqRunTest : public ::testing::Test {
   // Runs cortiq-run with `args` (shell syntax).
   static RunResult Run(const std::string& args) {
     const std::string out = *dir_ + "/stdout", err = *dir_ + "/stderr";
+    // The timeout turns a hang (e.g. blocking on a FIFO) into a failure (exit 124).
     const int status = std::system(
-        absl::StrCat(CORTIQ_RUN_BINARY, " ", args, " >", out, " 2>", err)
+        absl::StrCat("timeout 60 ", CORTIQ_RUN_BINARY, " ", args, " >", out, " 2>", err)
             .c_str());
     RunResult r;
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
@@ -240,6 +241,100 @@ TEST_F(CortiqRunTest, BadInputsFailCleanly) {
               "cannot create directory");
   ExpectError(m + " --tokens 2 --dump-logits " + *dir_ + "/no/such/file",
               "/no/such/file: cannot create");
+}
+
+// Writes `bytes` to `path` (replacing it).
+void WriteText(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+TEST_F(CortiqRunTest, DumpOntoTheModelIsRefused) {
+  // --dump-logits MODEL truncated the mapped model: SIGBUS, and the model was lost.
+  const std::string model = *dir_ + "/victim.cortiq";
+  const std::string original = ReadText(*model_);
+  WriteText(model, original);
+  ASSERT_EQ(symlink("victim.cortiq", (*dir_ + "/victim-link").c_str()), 0);
+  ExpectError(model + " --tokens 2,3,4 --n-predict 2 --dump-logits " + model,
+              model + ": is the same file as the input " + model +
+                  "; refusing to overwrite it");
+  ExpectError(model + " --tokens 2 --dump-logits " + *dir_ + "/victim-link",
+              "victim-link: is the same file as the input " + model);
+  // A tap file that is the model (here through a symlink in the dump directory).
+  const std::string layers = *dir_ + "/aliased_layers";
+  ASSERT_EQ(mkdir(layers.c_str(), 0755), 0);
+  ASSERT_EQ(symlink(model.c_str(), (layers + "/layer.1.f32").c_str()), 0);
+  ExpectError(model + " --tokens 2 --dump-layers " + layers,
+              "layer.1.f32: is the same file as the input " + model);
+  // A tap file that is the logits dump.
+  const std::string layers2 = *dir_ + "/aliased_layers2";
+  ASSERT_EQ(mkdir(layers2.c_str(), 0755), 0);
+  const std::string logits = *dir_ + "/aliased_logits.f32";
+  ASSERT_EQ(symlink(logits.c_str(), (layers2 + "/layer.0.f32").c_str()), 0);
+  ExpectError(model + " --tokens 2 --dump-logits " + logits + " --dump-layers " + layers2,
+              "layer.0.f32: is the same file as the input " + logits);
+  EXPECT_EQ(ReadText(model), original);
+  EXPECT_TRUE(Artifact::Open(model).ok());
+}
+
+TEST_F(CortiqRunTest, DumpOntoSpecialFilesIsRefused) {
+  // A FIFO without a reader blocked the run forever (timeout: exit 124).
+  const std::string fifo = *dir_ + "/dump-fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  ExpectError("--tokens 2 --dump-logits " + fifo + " " + *model_,
+              fifo + ": is a FIFO, not a regular file; refusing to overwrite it");
+  ExpectError(*model_ + " --tokens 2 --dump-logits " + *dir_,
+              *dir_ + ": is a directory, not a regular file");
+  // --dump-layers onto an existing regular file.
+  const std::string file = *dir_ + "/not-a-dir";
+  WriteText(file, "x");
+  ExpectError(*model_ + " --tokens 2 --dump-layers " + file,
+              file + ": exists and is not a directory (--dump-layers)");
+}
+
+TEST_F(CortiqRunTest, FifoModelFailsWithoutBlocking) {
+  const std::string fifo = *dir_ + "/model-fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  ExpectError(fifo + " --tokens 2", fifo + ": not a regular file");
+}
+
+TEST_F(CortiqRunTest, NonFiniteLogitsFailCleanly) {
+  // All-NaN logits were printed as greedy ids 0,0,0 with exit status 0.
+  const std::string model = *dir_ + "/nan.cortiq";
+  const int32_t poisoned = ::cortiq::testing::FindWeight(toy_->plan, "final_norm");
+  ASSERT_TRUE(WriteArtifact(model, toy_->plan, [&](size_t i, uint8_t* dst) {
+                if (static_cast<int32_t>(i) != poisoned) return toy_->Fill(i, dst);
+                // All-ones bytes are a NaN in both f32 and bf16.
+                std::memset(dst, 0xff, toy_->plan.weights[i].size_bytes);
+                return absl::OkStatus();
+              }).ok());
+  ExpectError(model + " --tokens 2,3,4 --n-predict 3",
+              "cortiq-run: non-finite logits at position 2 (NaN/Inf in the weights, or an "
+              "overflow)");
+  // With --dump-logits every prompt position is checked, the first one fails.
+  ExpectError(model + " --tokens 2,3,4 --dump-logits " + *dir_ + "/nan-logits.f32",
+              "non-finite logits at position 0");
+}
+
+TEST_F(CortiqRunTest, HugeArenaFailsCleanly) {
+  // arena_bytes = 2^64 - 1 with a valid checksum: a heap overflow (glibc abort) before.
+  std::string bytes = ReadText(*model_);
+  ArtifactHeader h = DecodeArtifactHeader(reinterpret_cast<const uint8_t*>(bytes.data()));
+  Plan plan = toy_->plan;
+  plan.arena_bytes = ~uint64_t{0};
+  const std::string metadata = SerializePlan(plan);
+  ASSERT_EQ(metadata.size(), h.metadata_size);
+  bytes.replace(h.metadata_offset, metadata.size(), metadata);
+  h.checksum = ArtifactChecksum(h, reinterpret_cast<const uint8_t*>(metadata.data()),
+                                metadata.size());
+  uint8_t header[kArtifactHeaderSize];
+  EncodeArtifactHeader(h, header);
+  bytes.replace(0, kArtifactHeaderSize, reinterpret_cast<const char*>(header),
+                kArtifactHeaderSize);
+  const std::string bad = *dir_ + "/huge-arena.cortiq";
+  WriteText(bad, bytes);
+  ExpectError(bad + " --tokens 2,17,300 --n-predict 2",
+              bad + ": invalid plan: arena_bytes = 18446744073709551615 exceeds the limit");
 }
 
 TEST_F(CortiqRunTest, CorruptArtifactFailsCleanly) {

@@ -83,6 +83,27 @@ TEST(KvCacheTest, HugeCacheFailsCleanly) {
               HasSubstr("cannot allocate the KV cache of layer 3"));
 }
 
+TEST(KvCacheTest, OverflowingRowWidthFailsCleanly) {
+  // 2^40 * 2^40 wraps int64 to 0: the cache was "allocated" with one float and every Append
+  // wrote past it.
+  CacheEntry e = Entry(false, 0);
+  e.num_kv_heads = int64_t{1} << 40;
+  e.head_dim = int64_t{1} << 40;
+  absl::StatusOr<KvCache> cache = KvCache::Create(e, 8);
+  EXPECT_EQ(cache.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(cache.status().message()),
+              HasSubstr("cannot allocate the KV cache of layer 3"));
+  // rows * width past 2^64 (each factor fits).
+  e.num_kv_heads = int64_t{1} << 31;
+  e.head_dim = int64_t{1} << 31;
+  EXPECT_EQ(KvCache::Create(e, int64_t{1} << 40).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // Non-positive dimensions (an unvalidated entry).
+  e.num_kv_heads = -2;
+  e.head_dim = -4;
+  EXPECT_EQ(KvCache::Create(e, 8).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(KvCacheTest, AllocateFloatsZeroes) {
   absl::StatusOr<FloatArray> a = AllocateFloats(1000, "test");
   ASSERT_TRUE(a.ok());

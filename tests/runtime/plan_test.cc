@@ -164,6 +164,12 @@ const BadPlanCase kBadPlans[] = {
        p.buffers[1].num_elements = 8;
      },
      "exceed the arena"},
+    {"ArenaWraps",  // (arena_bytes + 3) / 4 floats wrapped to 0 in Session
+     [](Plan& p, uint64_t&) { p.arena_bytes = ~uint64_t{0}; },
+     "arena_bytes = 18446744073709551615 exceeds the limit of 1099511627776 bytes"},
+    {"ArenaPastLimit",
+     [](Plan& p, uint64_t&) { p.arena_bytes = kMaxArenaBytes + 64; },
+     "arena_bytes = 1099511627840 exceeds the limit"},
     {"BufferHugeCount",
      [](Plan& p, uint64_t&) { p.buffers[1].num_elements = uint64_t{1} << 62; },
      "exceed the arena"},

@@ -5,7 +5,8 @@
 //   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]
 //
 // Output (stdout): text tables, or with --json one JSON object; --dot also writes a Graphviz
-// digraph of the step graph to FILE. Errors: "cortiq-dump: <message>" on stderr, exit status 1.
+// digraph of the step graph to FILE (refused if FILE is the model or not a regular file). Errors:
+// "cortiq-dump: <message>" on stderr, exit status 1.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/artifact.h"
+#include "runtime/file_checks.h"
 #include "runtime/status_macros.h"
 #include "tools/common/command_line.h"
 #include "tools/cortiq-dump/dump_output.h"
@@ -73,7 +75,11 @@ absl::Status Run(const std::string& model_path) {
   input.analysis = &analysis;
 
   const std::string dot_path = absl::GetFlag(FLAGS_dot);
-  if (!dot_path.empty()) CORTIQ_RETURN_IF_ERROR(WriteFile(dot_path, dump::RenderDot(input)));
+  if (!dot_path.empty()) {
+    // The model is mapped: overwriting it would destroy it (and could crash this run).
+    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(dot_path, {model_path}));
+    CORTIQ_RETURN_IF_ERROR(WriteFile(dot_path, dump::RenderDot(input)));
+  }
   const std::string text =
       absl::GetFlag(FLAGS_json) ? dump::RenderJson(input) : dump::RenderText(input);
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {

@@ -8,7 +8,9 @@
 //
 // Output (stdout): the generated ids on one line (comma-separated; empty for
 // N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
-// exit status 1.
+// exit status 1; among them non-finite (NaN/Inf) logits at any position whose
+// logits are computed, and dump paths that are not regular files or are the
+// model itself (runtime/file_checks.h).
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -34,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/artifact.h"
+#include "runtime/file_checks.h"
 #include "runtime/session.h"
 #include "runtime/status_macros.h"
 
@@ -238,10 +241,16 @@ absl::Status Run(const std::string& model_path) {
                      tokens.size(), " prompt tokens and ", n_predict,
                      " generated ones need ", positions, " positions"));
   }
+  // Every dump file is checked before it is created (truncated): the model is mapped, so
+  // truncating it would crash this run with SIGBUS and destroy the model; each file is also
+  // checked against the dumps created before it, so two dumps never share a file.
+  std::vector<std::string> inputs = {model_path};
   std::unique_ptr<DumpFile> logits_file;
-  if (!absl::GetFlag(FLAGS_dump_logits).empty()) {
-    CORTIQ_ASSIGN_OR_RETURN(logits_file,
-                            DumpFile::Create(absl::GetFlag(FLAGS_dump_logits)));
+  const std::string logits_path = absl::GetFlag(FLAGS_dump_logits);
+  if (!logits_path.empty()) {
+    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(logits_path, inputs));
+    CORTIQ_ASSIGN_OR_RETURN(logits_file, DumpFile::Create(logits_path));
+    inputs.push_back(logits_path);
   }
   std::vector<std::unique_ptr<DumpFile>> layer_files;
   const std::string layers_dir = absl::GetFlag(FLAGS_dump_layers);
@@ -250,12 +259,17 @@ absl::Status Run(const std::string& model_path) {
       return absl::InvalidArgumentError(absl::StrCat(
           layers_dir, ": cannot create directory: ", std::strerror(errno)));
     }
+    struct stat dir_stat;
+    if (stat(layers_dir.c_str(), &dir_stat) != 0 || !S_ISDIR(dir_stat.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(layers_dir, ": exists and is not a directory (--dump-layers)"));
+    }
     // Tap names are restricted by ValidatePlan to [A-Za-z0-9._-], so they stay
     // in the dir.
     for (const Tap& tap : plan.taps) {
-      CORTIQ_ASSIGN_OR_RETURN(
-          std::unique_ptr<DumpFile> f,
-          DumpFile::Create(absl::StrCat(layers_dir, "/", tap.name, ".f32")));
+      const std::string path = absl::StrCat(layers_dir, "/", tap.name, ".f32");
+      CORTIQ_RETURN_IF_ERROR(CheckOutputPath(path, inputs));
+      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<DumpFile> f, DumpFile::Create(path));
       layer_files.push_back(std::move(f));
     }
   }
