@@ -429,23 +429,14 @@ absl::Status WriteArtifact(
   uint64_t cursor = 0;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     WeightEntry& w = plan.weights[i];
-    const size_t element_size = WeightFormatElementSize(w.format);
-    uint64_t elements = 1;
-    bool ok = element_size != 0;
-    for (int64_t d : w.shape) {
-      if (d <= 0 || static_cast<uint64_t>(d) > (uint64_t{1} << 58) / elements) {
-        ok = false;
-        break;
-      }
-      elements *= static_cast<uint64_t>(d);
-    }
-    if (!ok) {
+    const uint64_t size = WeightFormatBytes(w.format, w.shape);
+    if (size == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": invalid plan: weight ", i, " '", w.name,
           "' has an unknown format (", static_cast<uint32_t>(w.format),
-          ") or an invalid shape"));
+          ") or an invalid shape for it"));
     }
-    w.size_bytes = elements * element_size;
+    w.size_bytes = size;
     w.offset = AlignUp(cursor, 64);
     cursor = w.offset + w.size_bytes;
     if (cursor > (uint64_t{1} << 62)) {

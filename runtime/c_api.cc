@@ -342,8 +342,12 @@ CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** mode
     data->weight_digest = WeightDigest(*data->artifact);
     const cortiq::Plan& plan = data->artifact->plan();
     for (const cortiq::WeightEntry& w : plan.weights) {
-      data->weight_formats |=
-          w.format == cortiq::WeightFormat::kBF16 ? CORTIQ_WEIGHT_BF16 : CORTIQ_WEIGHT_F32;
+      switch (w.format) {
+        case cortiq::WeightFormat::kF32: data->weight_formats |= CORTIQ_WEIGHT_F32; break;
+        case cortiq::WeightFormat::kBF16: data->weight_formats |= CORTIQ_WEIGHT_BF16; break;
+        case cortiq::WeightFormat::kQ8_0: data->weight_formats |= CORTIQ_WEIGHT_Q8_0; break;
+        case cortiq::WeightFormat::kQ4_0: data->weight_formats |= CORTIQ_WEIGHT_Q4_0; break;
+      }
     }
     for (const cortiq::CacheEntry& c : plan.caches) {
       if (c.sliding) data->sliding_window = std::max(data->sliding_window, c.window);

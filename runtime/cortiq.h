@@ -70,6 +70,8 @@ typedef enum cortiq_status {
 /* Weight storage formats, as bits of cortiq_model_info.weight_formats. */
 #define CORTIQ_WEIGHT_F32 (1u << 0)
 #define CORTIQ_WEIGHT_BF16 (1u << 1)
+#define CORTIQ_WEIGHT_Q8_0 (1u << 2) /* llama.cpp Q8_0 blocks */
+#define CORTIQ_WEIGHT_Q4_0 (1u << 3) /* llama.cpp Q4_0 blocks */
 
 typedef struct cortiq_model cortiq_model;     /* an opened artifact */
 typedef struct cortiq_session cortiq_session; /* one sequence being decoded */

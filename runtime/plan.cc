@@ -26,6 +26,9 @@ size_t WeightFormatElementSize(WeightFormat format) {
       return 4;
     case WeightFormat::kBF16:
       return 2;
+    case WeightFormat::kQ8_0:
+    case WeightFormat::kQ4_0:
+      return 0;
   }
   return 0;
 }
@@ -36,8 +39,36 @@ const char* WeightFormatName(WeightFormat format) {
       return "f32";
     case WeightFormat::kBF16:
       return "bf16";
+    case WeightFormat::kQ8_0:
+      return "q8_0";
+    case WeightFormat::kQ4_0:
+      return "q4_0";
   }
   return "unknown";
+}
+
+bool IsBlockFormat(WeightFormat format) {
+  return format == WeightFormat::kQ8_0 || format == WeightFormat::kQ4_0;
+}
+
+uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shape) {
+  constexpr uint64_t kLimit = uint64_t{1} << 62;
+  uint64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || static_cast<uint64_t>(d) > kLimit / elements) return 0;
+    elements *= static_cast<uint64_t>(d);
+  }
+  switch (format) {
+    case WeightFormat::kF32:
+    case WeightFormat::kBF16:
+      return elements <= kLimit / 4 ? elements * WeightFormatElementSize(format) : 0;
+    case WeightFormat::kQ8_0:
+    case WeightFormat::kQ4_0: {
+      if (shape.empty() || shape.back() % 32 != 0) return 0;
+      return elements / 32 * (format == WeightFormat::kQ8_0 ? 34 : 18);
+    }
+  }
+  return 0;
 }
 
 const char* StepKindName(StepKind kind) {
@@ -296,7 +327,19 @@ absl::Status StepValidator::Validate() {
   if (step_.kind != StepKind::kResidualRmsNorm) {
     CORTIQ_RETURN_IF_ERROR(Unused(step_.weight2, "weight2"));
   }
-  return ValidateKind();
+  CORTIQ_RETURN_IF_ERROR(ValidateKind());
+  // Block formats are decoded only by the matrix kernels and the row gathers; gains and
+  // scalars are read element by element.
+  const bool reads_blocks = step_.kind == StepKind::kEmbedding ||
+                            step_.kind == StepKind::kLinear || step_.kind == StepKind::kLmHead;
+  for (int32_t w : {step_.weight, step_.weight2}) {
+    if (w >= 0 && !reads_blocks && IsBlockFormat(plan_.weights[w].format)) {
+      return Error(absl::StrCat("weight '", plan_.weights[w].name, "' is ",
+                                WeightFormatName(plan_.weights[w].format),
+                                ", which this step cannot read"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status StepValidator::ValidateKind() {
@@ -485,8 +528,9 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
     return absl::InvalidArgumentError(
         absl::StrCat("weight ", i, " '", w.name, "': ", message));
   };
-  const size_t element_size = WeightFormatElementSize(w.format);
-  if (element_size == 0) {
+  const bool known = w.format == WeightFormat::kF32 || w.format == WeightFormat::kBF16 ||
+                     IsBlockFormat(w.format);
+  if (!known) {
     return error(
         absl::StrCat("unknown format ", static_cast<uint32_t>(w.format)));
   }
@@ -501,10 +545,14 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
     }
     elements *= static_cast<uint64_t>(d);
   }
-  if (w.size_bytes != elements * element_size) {
-    return error(absl::StrCat("size_bytes ", w.size_bytes, " != ", elements,
-                              " ", WeightFormatName(w.format), " elements * ",
-                              element_size));
+  if (IsBlockFormat(w.format) && (w.shape.size() != 2 || w.shape[1] % 32 != 0)) {
+    return error(absl::StrCat(WeightFormatName(w.format),
+                              " needs a matrix whose rows are multiples of 32 weights"));
+  }
+  const uint64_t expected = WeightFormatBytes(w.format, w.shape);
+  if (w.size_bytes != expected) {
+    return error(absl::StrCat("size_bytes ", w.size_bytes, " != ", expected, " for ",
+                              elements, " ", WeightFormatName(w.format), " weights"));
   }
   if (w.offset % 64 != 0) {
     return error(absl::StrCat("offset ", w.offset, " is not a multiple of 64"));

@@ -17,11 +17,27 @@ namespace cortiq {
 enum class WeightFormat : uint32_t {
   kF32 = 0,   // little-endian IEEE binary32
   kBF16 = 1,  // bfloat16 (top half of an f32)
+  // llama.cpp's block formats (ggml-common.h), so GGUF tensors are used in place. A row of
+  // `cols` weights (cols % 32 == 0) is cols / 32 consecutive blocks; only matrices read by
+  // linear, lm_head and embedding steps may use them.
+  kQ8_0 = 2,  // block_q8_0: f16 scale d + 32 int8 q (34 bytes); w = d * q
+  kQ4_0 = 3,  // block_q4_0: f16 scale d + 16 bytes of nibbles (18 bytes); w = d * (q - 8),
+              // element j < 16 the low nibble of byte j, element j + 16 its high nibble
 };
 
-// Bytes per element of `format`.
+// True for kQ8_0 and kQ4_0.
+bool IsBlockFormat(WeightFormat format);
+
+// Bytes of a weight of `shape` stored as `format`: product(shape) × element size for f32/bf16;
+// for the block formats (rank ≥ 1, last dimension a multiple of 32) the number of 32-weight
+// blocks × 34 (Q8_0) or 18 (Q4_0). Returns 0 for an unknown format, a non-positive dimension,
+// a block format whose last dimension is not a multiple of 32, or a size past 2^62.
+uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shape);
+
+// Bytes per element of `format` (f32 4, bf16 2); 0 for the block formats, whose sizes come
+// from WeightFormatBytes.
 size_t WeightFormatElementSize(WeightFormat format);
-// "f32" / "bf16".
+// "f32" / "bf16" / "q8_0" / "q4_0".
 const char* WeightFormatName(WeightFormat format);
 
 // A weight tensor stored in the artifact's weight section.

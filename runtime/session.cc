@@ -290,12 +290,25 @@ void Session::MatVecTask(void* context, int thread_index) {
   const size_t begin = SplitRow(p.rows, threads, thread_index);
   const size_t end = SplitRow(p.rows, threads, thread_index + 1);
   if (begin >= end) return;
-  if (p.format == WeightFormat::kBF16) {
-    ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0,
-                    p.out, p.rows, p.cols, begin, end);
-  } else {
-    ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out,
-                   p.rows, p.cols, begin, end);
+  LinearRows(p, begin, end);
+}
+
+void Session::LinearRows(const Prepared& p, size_t begin, size_t end) {
+  switch (p.format) {
+    case WeightFormat::kBF16:
+      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0, p.out, p.rows,
+                      p.cols, begin, end);
+      return;
+    case WeightFormat::kQ8_0:
+      ops::LinearQ8_0(p.weight, p.in0, p.out, p.rows, p.cols, begin, end);
+      return;
+    case WeightFormat::kQ4_0:
+      ops::LinearQ4_0(p.weight, p.in0, p.out, p.rows, p.cols, begin, end);
+      return;
+    case WeightFormat::kF32:
+      ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out, p.rows, p.cols,
+                     begin, end);
+      return;
   }
 }
 
@@ -305,13 +318,7 @@ void Session::RunMatVec(const Prepared& p) {
     pool_->Run(&Session::MatVecTask, this);
     return;
   }
-  if (p.format == WeightFormat::kBF16) {
-    ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0,
-                    p.out, p.rows, p.cols, 0, p.rows);
-  } else {
-    ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out,
-                   p.rows, p.cols, 0, p.rows);
-  }
+  LinearRows(p, 0, p.rows);
 }
 
 absl::Status Session::Eval(int32_t token, bool want_logits) {
@@ -334,12 +341,21 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
         const size_t row = static_cast<size_t>(token) < p.rows
                                ? static_cast<size_t>(token)
                                : 0;
-        if (p.format == WeightFormat::kBF16) {
-          ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight),
-                             p.cols, row, 0, p.cols, p.f0, p.out);
-        } else {
-          ops::GatherRowF32(reinterpret_cast<const float*>(p.weight), p.cols,
-                            row, 0, p.cols, p.f0, p.out);
+        switch (p.format) {
+          case WeightFormat::kBF16:
+            ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.cols, row,
+                               0, p.cols, p.f0, p.out);
+            break;
+          case WeightFormat::kQ8_0:
+            ops::GatherRowQ8_0(p.weight, p.cols, row, 0, p.cols, p.f0, p.out);
+            break;
+          case WeightFormat::kQ4_0:
+            ops::GatherRowQ4_0(p.weight, p.cols, row, 0, p.cols, p.f0, p.out);
+            break;
+          case WeightFormat::kF32:
+            ops::GatherRowF32(reinterpret_cast<const float*>(p.weight), p.cols, row, 0,
+                              p.cols, p.f0, p.out);
+            break;
         }
         break;
       }

@@ -110,6 +110,8 @@ class Session {
   Session() = default;
   absl::Status Prepare(SessionOptions options);
   void RunMatVec(const Prepared& step);
+  // Rows [begin, end) of a linear / lm_head step, by weight format.
+  static void LinearRows(const Prepared& p, size_t begin, size_t end);
   static void MatVecTask(void* context, int thread_index);
 
   Plan owned_plan_;  // CreateFromPlan's copy

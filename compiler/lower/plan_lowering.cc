@@ -2,6 +2,7 @@
 #include "compiler/lower/plan_lowering.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "compiler/import/importer.h"
@@ -62,6 +63,7 @@ class Lowering {
   llvm::DenseMap<mlir::Value, int32_t> buffers_;
   absl::flat_hash_map<std::string, int32_t> weights_;
   absl::flat_hash_map<std::string, int32_t> caches_;
+  absl::flat_hash_set<std::string> tables_;  // weights read by embedding / LM-head steps
 };
 
 int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
@@ -76,13 +78,17 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   if (type.getRank() == 1) {
     // Norm gains and scalars are tiny: f32 keeps them (and folded gains) exact at no cost.
     entry.format = WeightFormat::kF32;
+  } else if (tables_.contains(name) && options_.table_format) {
+    entry.format = *options_.table_format;
   } else if (options_.weight_format) {
     entry.format = *options_.weight_format;
   } else {
     entry.format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
   }
-  entry.size_bytes = static_cast<uint64_t>(type.getNumElements()) *
-                     WeightFormatElementSize(entry.format);
+  if (IsBlockFormat(entry.format) && type.getShape().back() % 32 != 0) {
+    entry.format = WeightFormat::kBF16;  // rows must be whole 32-weight blocks
+  }
+  entry.size_bytes = WeightFormatBytes(entry.format, entry.shape);
   plan_.weights.push_back(entry);
   int32_t index = static_cast<int32_t>(plan_.weights.size() - 1);
   weights_[name] = index;
@@ -213,6 +219,8 @@ absl::StatusOr<Plan> Lowering::Run() {
     plan_.model.max_position_embeddings = get("max_position_embeddings");
   }
   mlir::Block& body = func.getBody().front();
+  body.walk([&](EmbeddingOp op) { tables_.insert(op.getTable().str()); });
+  body.walk([&](LmHeadOp op) { tables_.insert(op.getTable().str()); });
   if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr)) {
     planned_arena_ = true;
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());

@@ -10,10 +10,17 @@
 
 namespace cortiq {
 
+// Which format each weight is stored in (cortiq-compile --weights). The policy:
+// - 1-D weights (norm gains, layer scalars) are always f32: tiny, and exact.
+// - Matrices take `weight_format` (unset: each tensor's own dtype; f16 becomes f32).
+// - With a block format (Q8_0/Q4_0), a matrix whose rows are not a multiple of 32 weights
+//   stays bf16; and the tables read by embedding / LM-head steps (the tied token embedding
+//   and the PLE table) take `table_format` when it is set — cortiq-compile sets Q8_0 for
+//   them under --weights q4_0, because the tied table is also the LM head, whose error goes
+//   straight into the logits (measured in the note of issue 5).
 struct LoweringOptions {
-  // Storage format of every matrix; unset keeps each tensor's dtype (f16, which has no
-  // kernel, is widened to f32). 1-D weights (norm gains, layer scalars) are always f32.
   std::optional<WeightFormat> weight_format;
+  std::optional<WeightFormat> table_format;
 };
 
 // Lowers the `decode_step` function of `module` to a Plan: one step per op in program order

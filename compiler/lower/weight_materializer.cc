@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/checkpoint/dtype.h"
 #include "compiler/dialect/CortiqDialect.h"
+#include "ops/quantize.h"
 #include "runtime/status_macros.h"
 
 namespace cortiq {
@@ -87,9 +88,50 @@ absl::Status CheckFinite(const std::string& name, WeightFormat format, const uin
 
 absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat format,
                                        uint8_t* dst) const {
+  if (IsBlockFormat(format)) return WriteBlocks(name, format, dst);
   CORTIQ_RETURN_IF_ERROR(WriteUnchecked(name, format, dst));
   WeightOp op = Find(module_, name);
   return CheckFinite(name, format, dst, static_cast<size_t>(op.getTensorType().getNumElements()));
+}
+
+absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightFormat format,
+                                             uint8_t* dst) const {
+  WeightOp op = Find(module_, name);
+  if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
+  auto shape = op.getTensorType().getShape();
+  if (shape.size() != 2 || shape[1] % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "weight '", name, "': ", WeightFormatName(format),
+        " needs a matrix whose rows are multiples of 32 weights"));
+  }
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<float> values, ComputeF32(name));
+  CORTIQ_RETURN_IF_ERROR(CheckFinite(name, WeightFormat::kF32,
+                                     reinterpret_cast<const uint8_t*>(values.data()),
+                                     values.size()));
+  const size_t cols = static_cast<size_t>(shape[1]);
+  const size_t row_bytes = format == WeightFormat::kQ8_0 ? ops::Q8_0RowBytes(cols)
+                                                         : ops::Q4_0RowBytes(cols);
+  for (size_t r = 0; r < static_cast<size_t>(shape[0]); ++r) {
+    uint8_t* row = dst + r * row_bytes;
+    if (format == WeightFormat::kQ8_0) {
+      ops::QuantizeRowQ8_0(values.data() + r * cols, cols, row);
+    } else {
+      ops::QuantizeRowQ4_0(values.data() + r * cols, cols, row);
+    }
+    // A block whose largest |w| passes 65504 · 127 (Q8_0) or · 8 (Q4_0) gets an infinite f16
+    // scale; the values are finite, so this is the only way a block can decode to Inf/NaN.
+    const size_t block_bytes = format == WeightFormat::kQ8_0 ? 34 : 18;
+    for (size_t b = 0; b < cols / 32; ++b) {
+      uint16_t scale;
+      std::memcpy(&scale, row + b * block_bytes, 2);
+      if ((scale & 0x7C00u) == 0x7C00u) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "weight '", name, "': row ", r, " block ", b, " overflows the f16 scale of ",
+            WeightFormatName(format), " (|w| too large to quantize)"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WeightMaterializer::WriteUnchecked(const std::string& name, WeightFormat format,
@@ -107,6 +149,8 @@ absl::Status WeightMaterializer::WriteUnchecked(const std::string& name, WeightF
         return checkpoint_.ReadAsF32(*info, reinterpret_cast<float*>(dst));
       case WeightFormat::kBF16:
         return checkpoint_.ReadAsBF16(*info, reinterpret_cast<uint16_t*>(dst));
+      default:
+        break;  // block formats go through WriteBlocks
     }
   }
   CORTIQ_ASSIGN_OR_RETURN(std::vector<float> values, ComputeF32(name));
@@ -119,6 +163,8 @@ absl::Status WeightMaterializer::WriteUnchecked(const std::string& name, WeightF
       for (size_t i = 0; i < values.size(); ++i) out[i] = F32ToBf16(values[i]);
       return absl::OkStatus();
     }
+    default:
+      break;
   }
   return absl::InvalidArgumentError(absl::StrCat("weight '", name, "': unknown format"));
 }

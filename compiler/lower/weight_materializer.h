@@ -23,7 +23,8 @@ class WeightMaterializer {
       : module_(module), checkpoint_(checkpoint) {}
 
   // Writes weight `name` (a symbol of the module) as `format` into `dst`, which holds
-  // elements × WeightFormatElementSize(format) bytes. Checkpoint tensors are converted straight
+  // WeightFormatBytes(format, shape) bytes. Q8_0 / Q4_0 are quantized from f32 with
+  // llama.cpp's reference quantizers (ops/quantize.h), so blocks are bit-identical to its. Checkpoint tensors are converted straight
   // from the file; derived ones are computed in f32 (products in f64, rounded once) and then
   // rounded to the format (bf16: round to nearest even).
   // Errors: NotFound for an unknown symbol or a checkpoint tensor missing from the files;
@@ -33,6 +34,8 @@ class WeightMaterializer {
 
  private:
   absl::Status WriteUnchecked(const std::string& name, WeightFormat format, uint8_t* dst) const;
+  // Q8_0 / Q4_0: the f32 values quantized row by row with llama.cpp's reference rounding.
+  absl::Status WriteBlocks(const std::string& name, WeightFormat format, uint8_t* dst) const;
   absl::StatusOr<std::vector<float>> ComputeF32(const std::string& name) const;
 
   mlir::ModuleOp module_;

@@ -45,6 +45,21 @@ TEST(PlanTest, FormatAndKindNames) {
   EXPECT_EQ(w.num_elements(), 1);
 }
 
+TEST(PlanTest, BlockFormatSizes) {
+  // llama.cpp blocks: 32 weights in 34 (Q8_0) or 18 (Q4_0) bytes.
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ8_0, {3, 64}), 3u * 2 * 34);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ4_0, {3, 64}), 3u * 2 * 18);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ8_0, {3, 48}), 0u);  // rows not whole blocks
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kF32, {3, 5}), 60u);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kBF16, {3, 5}), 30u);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kF32, {0, 5}), 0u);
+  EXPECT_EQ(WeightFormatBytes(static_cast<WeightFormat>(9), {4}), 0u);
+  EXPECT_TRUE(IsBlockFormat(WeightFormat::kQ4_0));
+  EXPECT_FALSE(IsBlockFormat(WeightFormat::kBF16));
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kQ8_0), "q8_0");
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kQ4_0), "q4_0");
+}
+
 TEST(PlanTest, AcceptsToyPlans) {
   for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
     for (int variant = 0; variant < 4; ++variant) {
@@ -148,6 +163,28 @@ TEST_P(BadPlanTest, IsRejected) {
 }
 
 const BadPlanCase kBadPlans[] = {
+    {"BlockFormatGain",
+     [](Plan& p, uint64_t&) {
+       for (const Step& s : p.steps) {
+         if (s.kind == StepKind::kRmsNorm && s.weight >= 0) {
+           WeightEntry& w = p.weights[s.weight];
+           w.format = WeightFormat::kQ8_0;
+           w.shape = {1, w.shape[0]};
+           return;
+         }
+       }
+     },
+     "q8_0"},
+    {"BlockFormatSizeMismatch",
+     [](Plan& p, uint64_t&) {
+       for (const Step& s : p.steps) {
+         if (s.kind == StepKind::kLinear) {
+           p.weights[s.weight].format = WeightFormat::kQ4_0;
+           return;
+         }
+       }
+     },
+     "q4_0"},
     {"VocabZero", [](Plan& p, uint64_t&) { p.model.vocab_size = 0; },
      "vocab_size = 0"},
     {"MaxPositionsNegative",
@@ -371,9 +408,9 @@ const BadPlanCase kBadPlans[] = {
      "step 4: unknown kind 99"},
     {"WeightUnknownFormat",
      [](Plan& p, uint64_t&) {
-       p.weights[1].format = static_cast<WeightFormat>(3);
+       p.weights[1].format = static_cast<WeightFormat>(7);
      },
-     "weight 1 'l0.in_norm': unknown format 3"},
+     "weight 1 'l0.in_norm': unknown format 7"},
     {"WeightSizeBytes",
      [](Plan& p, uint64_t&) { p.weights[2].size_bytes -= 4; },
      "weight 2 'l0.q': size_bytes"},

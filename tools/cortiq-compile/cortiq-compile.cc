@@ -18,8 +18,12 @@
 
 ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
 ABSL_FLAG(std::string, weights, "",
-          "weight storage format: f32 or bf16 (default: keep each tensor's checkpoint dtype; "
-          "f16 tensors become f32)");
+          "weight storage format of the matrices: f32, bf16, q8_0 or q4_0 (llama.cpp blocks; "
+          "under q4_0 the embedding/LM-head and PLE tables are q8_0). Default: each tensor's "
+          "checkpoint dtype (f16 becomes f32). Norm gains and scalars are always f32.");
+ABSL_FLAG(std::string, tables, "",
+          "storage format of the embedding / LM-head and PLE tables (f32, bf16, q8_0, q4_0); "
+          "default: q8_0 under --weights q4_0, else as --weights");
 ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
 ABSL_FLAG(std::string, pass_pipeline, "",
           "run this MLIR pass pipeline instead of the default one, e.g. 'builtin.module(...)'");
@@ -52,8 +56,32 @@ int main(int argc, char** argv) {
     options.weight_format = cortiq::WeightFormat::kF32;
   } else if (weights == "bf16") {
     options.weight_format = cortiq::WeightFormat::kBF16;
+  } else if (weights == "q8_0") {
+    options.weight_format = cortiq::WeightFormat::kQ8_0;
+  } else if (weights == "q4_0") {
+    options.weight_format = cortiq::WeightFormat::kQ4_0;
+    // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
+    options.table_format = cortiq::WeightFormat::kQ8_0;
   } else if (!weights.empty()) {
-    return Fail(absl::StrCat("--weights must be f32 or bf16, not '", weights, "'"));
+    return Fail(absl::StrCat("--weights must be f32, bf16, q8_0 or q4_0, not '", weights, "'"));
+  }
+  const std::string tables = absl::GetFlag(FLAGS_tables);
+  if (!tables.empty()) {
+    const std::pair<const char*, cortiq::WeightFormat> kFormats[] = {
+        {"f32", cortiq::WeightFormat::kF32},
+        {"bf16", cortiq::WeightFormat::kBF16},
+        {"q8_0", cortiq::WeightFormat::kQ8_0},
+        {"q4_0", cortiq::WeightFormat::kQ4_0}};
+    bool found = false;
+    for (const auto& [name, format] : kFormats) {
+      if (tables == name) {
+        options.table_format = format;
+        found = true;
+      }
+    }
+    if (!found) {
+      return Fail(absl::StrCat("--tables must be f32, bf16, q8_0 or q4_0, not '", tables, "'"));
+    }
   }
 
   mlir::MLIRContext context;

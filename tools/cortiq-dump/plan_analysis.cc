@@ -194,7 +194,7 @@ void CostStep(const Plan& plan, const Step& step, int64_t position, StepInfo* in
   switch (step.kind) {
     case StepKind::kEmbedding: {
       const WeightEntry& w = plan.weights[step.weight];
-      info->weight_bytes = static_cast<uint64_t>(w.shape[1]) * WeightFormatElementSize(w.format);
+      info->weight_bytes = WeightFormatBytes(w.format, {w.shape[1]});  // one row
       simple(1);
       break;
     }
