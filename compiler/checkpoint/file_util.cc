@@ -24,6 +24,11 @@ bool IsRegularFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -49,7 +54,11 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t m
 }
 
 absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a blocking open(2) of a FIFO waits for a writer, i.e. forever for a FIFO given by
+  // mistake; without blocking it returns at once and the S_ISREG check below rejects it. (A
+  // stat(2) before the open would leave a window in which the path is replaced.) O_NOCTTY keeps
+  // a terminal device from becoming the controlling terminal on the way to the same rejection.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", ErrnoText(errno)));
   }
@@ -61,8 +70,17 @@ absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file (",
+                                                   S_ISDIR(st.st_mode)    ? "a directory"
+                                                   : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                   : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+                                                       ? "a device"
+                                                       : "a socket or other special file",
+                                                   ")"));
   }
+  // Regular files ignore O_NONBLOCK; it is cleared so that the descriptor is an ordinary one.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return ReadOnlyFile(path, fd, static_cast<uint64_t>(st.st_size));
 }
 

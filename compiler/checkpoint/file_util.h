@@ -15,6 +15,9 @@ namespace cortiq {
 // True if `path` names an existing regular file (following symlinks).
 bool IsRegularFile(const std::string& path);
 
+// True if `path` names an existing file of any type (following symlinks).
+bool PathExists(const std::string& path);
+
 // True if `path` names an existing directory (following symlinks).
 bool IsDirectory(const std::string& path);
 
@@ -22,14 +25,17 @@ bool IsDirectory(const std::string& path);
 std::string JoinPath(const std::string& dir, const std::string& name);
 
 // Reads the whole file at `path`. Errors: NotFound if it cannot be opened, InvalidArgument if it
-// is larger than `max_bytes` (checked before reading, so a huge file costs no memory).
+// is not a regular file (as ReadOnlyFile::Open) or is larger than `max_bytes` (checked before
+// reading, so a huge file costs no memory).
 absl::StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes);
 
 // An open read-only file: its size, positional reads, and an optional whole-file mmap
 // (PROT_READ, MAP_PRIVATE). Move-only; closes and unmaps on destruction.
 class ReadOnlyFile {
  public:
-  // Opens `path`. Errors: NotFound (cannot open or stat), InvalidArgument (not a regular file).
+  // Opens `path` without blocking, then requires a regular file: a FIFO, device or directory is
+  // rejected at once ("<path>: not a regular file (a FIFO)") rather than read or waited on.
+  // Errors: NotFound (cannot open or stat), InvalidArgument (not a regular file).
   static absl::StatusOr<ReadOnlyFile> Open(const std::string& path);
 
   ReadOnlyFile(ReadOnlyFile&& other) noexcept;

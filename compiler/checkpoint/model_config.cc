@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -23,8 +24,9 @@ constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
 // Upper bound of num_hidden_layers: the per-layer vectors are built before anything else is
 // checked, so this bounds their allocation (E4B has 42 layers).
 constexpr int64_t kMaxLayers = 1024;
-// config.json files are a few KiB; anything beyond this is not a config.
-constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
+// config.json files are a few KiB (E4B's, with its vision and audio sub-configs, ~6 KB); 1 MiB is
+// far beyond any real one and bounds the llvm::json tree of a hostile one (~60× the text).
+constexpr uint64_t kMaxConfigBytes = uint64_t{1} << 20;
 
 constexpr absl::string_view kSlidingName = "sliding_attention";
 constexpr absl::string_view kFullName = "full_attention";
@@ -216,16 +218,22 @@ absl::Status CheckSize(absl::string_view file_name, const std::string& path, int
   return absl::OkStatus();
 }
 
+// Checks the RoPE parameters at `path` of the layers of width `head_dim` (the field
+// `head_dim_path`: head_dim for sliding layers, global_head_dim for full ones).
 absl::Status ValidateRope(const RopeParameters& rope, absl::string_view file_name,
-                          const std::string& path) {
+                          const std::string& path, int64_t head_dim,
+                          const std::string& head_dim_path) {
   if (rope.rope_type != "default" && rope.rope_type != "proportional") {
     return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", path, ".rope_type (\"",
                                                    rope.rope_type,
                                                    "\") must be \"default\" or \"proportional\""));
   }
-  if (!(rope.rope_theta > 0.0) || !std::isfinite(rope.rope_theta)) {
+  // θ >= 1 keeps every frequency θ^(-2i/d) at most 1 rad/token, so angles never exceed the
+  // position. Below 1 the spectrum is inverted (no RoPE model does that), and for a tiny θ
+  // (5e-324 with d = 256) θ^(-2i/d) overflows to inf and cos/sin become NaN.
+  if (!(rope.rope_theta >= 1.0) || !std::isfinite(rope.rope_theta)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        file_name, ": ", path, ".rope_theta (", rope.rope_theta, ") must be a finite number > 0"));
+        file_name, ": ", path, ".rope_theta (", rope.rope_theta, ") must be a finite number >= 1"));
   }
   if (!(rope.partial_rotary_factor > 0.0 && rope.partial_rotary_factor <= 1.0)) {
     return absl::InvalidArgumentError(
@@ -237,6 +245,31 @@ absl::Status ValidateRope(const RopeParameters& rope, absl::string_view file_nam
         absl::StrCat(file_name, ": ", path, ".partial_rotary_factor (", rope.partial_rotary_factor,
                      ") must be 1 for rope_type \"default\": partial default RoPE is not supported "
                      "(use \"proportional\")"));
+  }
+  // The rotated pairs, as Gemma4TextConfig::rotated_pairs computes them: a factor small enough to
+  // rotate none would pass the range check above and only fail when the IR is verified.
+  const double pairs = std::floor(rope.partial_rotary_factor * static_cast<double>(head_dim) / 2.0);
+  if (rope.rope_type == "proportional" && pairs < 1.0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": ", path, ".partial_rotary_factor (", rope.partial_rotary_factor, ") × ",
+        head_dim_path, " (", head_dim, ") / 2 rotates no pair: it must be at least ",
+        2.0 / static_cast<double>(head_dim)));
+  }
+  return absl::OkStatus();
+}
+
+// Checks a positive parameter that the IR and the runtime hold as an f32: rms_norm_eps and
+// final_logit_softcapping. Passing "> 0" in double is not enough: 1e300 becomes inf in f32 and
+// 1e-60 (or the subnormal 1e-45) becomes 0 or loses its precision, i.e. an RMS norm without ε
+// or a softcap dividing by 0. The value must lie in f32's normal range.
+absl::Status CheckPositiveF32(absl::string_view file_name, const std::string& path, double value,
+                              absl::string_view alternative) {
+  if (!(value >= std::numeric_limits<float>::min() && value <= std::numeric_limits<float>::max())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": ", path, " (", value,
+                     ") must be a finite number > 0 in the normal f32 range [",
+                     std::numeric_limits<float>::min(), ", ", std::numeric_limits<float>::max(),
+                     "] (it is used as an f32)", alternative));
   }
   return absl::OkStatus();
 }
@@ -375,22 +408,18 @@ absl::Status ValidateGemma4TextConfig(const Gemma4TextConfig& config,
     }
   }
 
-  CORTIQ_RETURN_IF_ERROR(
-      ValidateRope(config.rope_sliding, file_name, path("rope_parameters.sliding_attention")));
-  CORTIQ_RETURN_IF_ERROR(
-      ValidateRope(config.rope_full, file_name, path("rope_parameters.full_attention")));
+  CORTIQ_RETURN_IF_ERROR(ValidateRope(config.rope_sliding, file_name,
+                                      path("rope_parameters.sliding_attention"), config.head_dim,
+                                      path("head_dim")));
+  CORTIQ_RETURN_IF_ERROR(ValidateRope(config.rope_full, file_name,
+                                      path("rope_parameters.full_attention"),
+                                      config.global_head_dim, path("global_head_dim")));
 
-  if (!(config.rms_norm_eps > 0.0) || !std::isfinite(config.rms_norm_eps)) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", path("rms_norm_eps"), " (",
-                                                   config.rms_norm_eps,
-                                                   ") must be a finite number > 0"));
-  }
-  if (config.final_logit_softcapping.has_value() &&
-      (!(*config.final_logit_softcapping > 0.0) ||
-       !std::isfinite(*config.final_logit_softcapping))) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", path("final_logit_softcapping"),
-                                                   " (", *config.final_logit_softcapping,
-                                                   ") must be a finite number > 0 or null"));
+  CORTIQ_RETURN_IF_ERROR(
+      CheckPositiveF32(file_name, path("rms_norm_eps"), config.rms_norm_eps, ""));
+  if (config.final_logit_softcapping.has_value()) {
+    CORTIQ_RETURN_IF_ERROR(CheckPositiveF32(file_name, path("final_logit_softcapping"),
+                                            *config.final_logit_softcapping, ", or null"));
   }
   if (config.hidden_activation != kSupportedActivation) {
     return absl::UnimplementedError(
@@ -409,6 +438,13 @@ absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_tex
                                                        std::string_view file_name_std) {
   const absl::string_view json_text = ToAbsl(json_text_std);
   const absl::string_view file_name = ToAbsl(file_name_std);
+  // Checked here as well as in LoadGemma4TextConfig: other readers (cortiq-import
+  // --config-only) pass their own text, and the bound is what caps the memory of the parse.
+  if (json_text.size() > kMaxConfigBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", json_text.size(),
+                                                   " bytes, more than the limit of ",
+                                                   kMaxConfigBytes, " for a config.json"));
+  }
   absl::StatusOr<llvm::json::Value> root = ParseJson(json_text, file_name);
   if (!root.ok()) return root.status();
   const llvm::json::Object* top = root->getAsObject();

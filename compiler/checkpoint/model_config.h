@@ -107,15 +107,18 @@ struct Gemma4TextConfig {
 //
 // Errors (InvalidArgument unless noted), each prefixed by `file_name` and naming the field with
 // its path, e.g. "config.json: text_config.num_kv_shared_layers (8) must be < num_hidden_layers
-// (8)": malformed JSON (with line:column), a missing required field, a field of the wrong JSON
-// type, and everything ValidateGemma4TextConfig checks. Unsupported features (attention_k_eq_v,
-// enable_moe_block, attention_bias, use_bidirectional_attention "all", another activation) give
-// Unimplemented.
+// (8)": a text over 1 MiB (a real config.json is a few KiB), malformed JSON (with line:column), a
+// key repeated within an object (also when spelled with escapes, "vocab_siz\u0065"), a missing
+// required field, a field of the wrong JSON type, and everything ValidateGemma4TextConfig checks.
+// Unsupported features (attention_k_eq_v, enable_moe_block, attention_bias,
+// use_bidirectional_attention "all", another activation) give Unimplemented.
 absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_text,
                                                        std::string_view file_name);
 
-// Reads and parses `checkpoint_dir`/config.json (at most 16 MiB). Errors: NotFound if the file
-// cannot be opened, else as ParseGemma4TextConfig with the file path as `file_name`.
+// Reads and parses `checkpoint_dir`/config.json (at most 1 MiB; it is not opened if it is not a
+// regular file, so a FIFO is an error rather than a hang). Errors: NotFound if the file cannot
+// be opened, InvalidArgument if it is not a regular file, else as ParseGemma4TextConfig with the
+// file path as `file_name`.
 absl::StatusOr<Gemma4TextConfig> LoadGemma4TextConfig(const std::string& checkpoint_dir);
 
 // Checks the invariants the rest of cortiq relies on, naming fields as `field_prefix` + name
@@ -128,9 +131,13 @@ absl::StatusOr<Gemma4TextConfig> LoadGemma4TextConfig(const std::string& checkpo
 // - layer_types has num_hidden_layers entries and the last is full attention;
 // - 0 ≤ num_kv_shared_layers < num_hidden_layers, and every KV-shared layer has an earlier
 //   KV-owning layer of its type to read from (spec §3.3-3);
-// - rope_type ∈ {default, proportional}, rope_theta > 0, partial_rotary_factor ∈ (0, 1] and
-//   == 1 for "default";
-// - rms_norm_eps > 0, final_logit_softcapping > 0 when set;
+// - rope_type ∈ {default, proportional}, rope_theta finite and >= 1 (frequencies of at most 1
+//   rad/token; a tiny θ overflows them to inf), partial_rotary_factor ∈ (0, 1] and == 1 for
+//   "default", and large enough to rotate at least one pair: floor(factor · d / 2) >= 1 with d =
+//   head_dim (sliding) or global_head_dim (full);
+// - rms_norm_eps and final_logit_softcapping (when set) in f32's normal range
+//   [FLT_MIN ≈ 1.2e-38, FLT_MAX ≈ 3.4e38]: both are used as f32, where 1e300 would be inf and
+//   1e-60 zero;
 // - hidden_activation == "gelu_pytorch_tanh", attention_k_eq_v false (Unimplemented otherwise).
 absl::Status ValidateGemma4TextConfig(const Gemma4TextConfig& config, std::string_view file_name,
                                       std::string_view field_prefix = "");

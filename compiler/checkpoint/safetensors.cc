@@ -21,8 +21,15 @@ namespace {
 
 constexpr char kSingleFileName[] = "model.safetensors";
 constexpr char kIndexFileName[] = "model.safetensors.index.json";
-// An index lists one short line per tensor; 100 MB is far beyond any real one.
-constexpr uint64_t kMaxIndexBytes = 100'000'000;
+// An index lists one short line per tensor (~100 bytes; a few hundred kB for a Gemma-4
+// checkpoint). 16 MiB is far beyond any real one and keeps the memory of its parse (~12× the
+// text, entry by entry) under ~200 MB.
+constexpr uint64_t kMaxIndexBytes = uint64_t{16} << 20;
+// Members of the index other than weight_map ("metadata": {"total_size": N}) are only checked to
+// be valid JSON; llvm::json needs up to ~60× the text for them, hence this bound.
+constexpr size_t kMaxIndexOtherMemberBytes = size_t{1} << 20;
+// Members of the index's top-level object: "metadata" and "weight_map", with room for additions.
+constexpr size_t kMaxIndexMembers = 64;
 
 absl::Status TensorError(absl::string_view file_name, absl::string_view tensor,
                          absl::string_view what) {
@@ -116,6 +123,114 @@ absl::StatusOr<TensorInfo> ParseEntry(const std::string& name, const llvm::json:
   return info;
 }
 
+// Checks the `__metadata__` entry: an object of strings (the format's rule, which the reference
+// reader enforces). Its values are parsed one at a time.
+absl::Status CheckMetadata(const JsonMember& metadata, absl::string_view file_name) {
+  return ForEachJsonMember(
+      metadata.value, file_name, "__metadata__", kMaxSafetensorsTensors,
+      [&](const JsonMember& entry) -> absl::Status {
+        const auto not_string = [&] {
+          return absl::InvalidArgumentError(
+              absl::StrCat(file_name, ": __metadata__[\"", entry.key, "\"] must be a string"));
+        };
+        // Reject other kinds before parsing: only a string is cheap to parse whatever its size.
+        if (entry.value[0] != '"') return not_string();
+        absl::StatusOr<llvm::json::Value> value =
+            ParseJson(entry.value, absl::StrCat(file_name, ": __metadata__[\"", entry.key, "\"]"));
+        if (!value.ok()) return value.status();
+        if (!value->getAsString()) return not_string();
+        return absl::OkStatus();
+      });
+}
+
+// Checks that the non-empty byte ranges of `tensors` (sorted by data_offset) tile the data
+// section [0, data_size) exactly, as the reference reader (huggingface/safetensors) requires.
+// A hole is never harmless: a header length lowered by K into the header's space padding still
+// leaves valid JSON, but moves every tensor's data K bytes early; the K bytes left over at the
+// end of the data section are the only sign of it. Zero-size tensors occupy no bytes and are
+// skipped (their offsets are checked against the data size by ParseEntry).
+absl::Status CheckTiling(const std::vector<TensorInfo>& tensors, uint64_t data_section_offset,
+                         uint64_t data_size, absl::string_view file_name) {
+  uint64_t covered = 0;  // [0, covered) is tiled so far.
+  const TensorInfo* previous = nullptr;
+  for (const TensorInfo& info : tensors) {
+    if (info.num_bytes == 0) continue;
+    const uint64_t begin = info.data_offset - data_section_offset;
+    const uint64_t end = begin + info.num_bytes;
+    if (begin < covered) {
+      // Sorted by begin, a range overlaps an earlier one iff it starts before the tiled end,
+      // which is the previous range's end (the walk stops at the first overlap).
+      return TensorError(
+          file_name, info.name,
+          absl::StrCat("data range [", begin, ", ", end, ") overlaps tensor ", previous->name, " [",
+                       previous->data_offset - data_section_offset, ", ", covered, ")"));
+    }
+    if (begin > covered) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file_name, ": bytes [", covered, ", ", begin,
+          ") of the data section belong to no tensor (",
+          previous == nullptr
+              ? absl::StrCat("before tensor ", info.name)
+              : absl::StrCat("between tensors ", previous->name, " and ", info.name),
+          "); safetensors requires the tensors to cover the data section without holes"));
+    }
+    covered = end;
+    previous = &info;
+  }
+  if (covered != data_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": bytes [", covered, ", ", data_size,
+        ") of the data section belong to no tensor (",
+        previous == nullptr ? std::string("the header lists no data")
+                            : absl::StrCat("after the last tensor, ", previous->name),
+        "); safetensors requires the tensors to cover the data section without holes: is the "
+        "header length wrong, or were bytes appended to the file?"));
+  }
+  return absl::OkStatus();
+}
+
+// Parses the text of a model.safetensors.index.json into its weight_map (tensor name → shard
+// file name, in file order). weight_map is walked entry by entry, so memory stays ~10× its text.
+absl::Status ParseIndex(absl::string_view text, const std::string& index_path,
+                        std::vector<std::pair<std::string, std::string>>* weight_map) {
+  bool has_weight_map = false;
+  CORTIQ_RETURN_IF_ERROR(ForEachJsonMember(
+      text, index_path, "the index", kMaxIndexMembers,
+      [&](const JsonMember& member) -> absl::Status {
+        if (member.key != "weight_map") {
+          if (member.value.size() > kMaxIndexOtherMemberBytes) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(index_path, ": member \"", member.key, "\" is ", member.value.size(),
+                             " bytes, more than the limit of ", kMaxIndexOtherMemberBytes));
+          }
+          return ParseJson(member.value, index_path).status();  // unused, but must be valid.
+        }
+        has_weight_map = true;
+        return ForEachJsonMember(
+            member.value, index_path, "weight_map", kMaxSafetensorsTensors,
+            [&](const JsonMember& entry) -> absl::Status {
+              const auto bad_shard = [&] {
+                return absl::InvalidArgumentError(
+                    absl::StrCat(index_path, ": weight_map[\"", entry.key,
+                                 "\"] must be the file name of a shard in the same directory"));
+              };
+              // Only a string is cheap to parse whatever its size: check the kind first.
+              if (entry.value[0] != '"') return bad_shard();
+              absl::StatusOr<llvm::json::Value> value = ParseJson(entry.value, index_path);
+              if (!value.ok()) return value.status();
+              const llvm::Optional<llvm::StringRef> shard = value->getAsString();
+              if (!shard || shard->empty() || shard->contains('/')) return bad_shard();
+              weight_map->emplace_back(entry.key, shard->str());
+              return absl::OkStatus();
+            });
+      }));
+  if (!has_weight_map || weight_map->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        index_path, ": weight_map must be a non-empty object {tensor name: shard file}"));
+  }
+  return absl::OkStatus();
+}
+
 // Reads and parses the header of one safetensors file.
 absl::StatusOr<std::vector<TensorInfo>> ReadHeader(const ReadOnlyFile& file, int file_index) {
   const std::string& path = file.path();
@@ -164,46 +279,47 @@ absl::StatusOr<std::vector<TensorInfo>> ParseSafetensorsHeader(std::string_view 
                                                    file_size));
   }
   const uint64_t data_size = file_size - data_section_offset;
-  absl::StatusOr<llvm::json::Value> root = ParseJson(header_json, file_name);
-  if (!root.ok()) return root.status();
-  const llvm::json::Object* object = root->getAsObject();
-  if (object == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file_name, ": the safetensors header must be a JSON object, got ", JsonKindName(*root)));
+  if (header_json.size() > kMaxSafetensorsHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": header of ", header_json.size(),
+                                                   " bytes exceeds the limit of ",
+                                                   kMaxSafetensorsHeaderBytes, " bytes"));
   }
 
+  // The entries are parsed one at a time: llvm::json would need ~40× the header for the tree of
+  // the whole header (each entry is an object, and each object at least 4 KiB), while the
+  // TensorInfos and names kept here take ~4× the text of the smallest possible entries (27 MB
+  // for 100,000 of them in 6 MB) and less for real ones.
   std::vector<TensorInfo> tensors;
-  tensors.reserve(object->size());
-  for (const auto& [key, value] : *object) {
-    const std::string name = key.str();
-    if (name == "__metadata__") continue;
-    absl::StatusOr<TensorInfo> info =
-        ParseEntry(name, value, data_section_offset, data_size, file_name, file_index);
-    if (!info.ok()) return info.status();
-    tensors.push_back(*std::move(info));
-  }
+  // The visitor stops at kMaxSafetensorsTensors + 1 tensors with its own message; the member
+  // bound only needs to leave room for them and one __metadata__.
+  CORTIQ_RETURN_IF_ERROR(ForEachJsonMember(
+      header_json, file_name, "the safetensors header", kMaxSafetensorsTensors + 2,
+      [&](const JsonMember& member) -> absl::Status {
+        if (member.key == "__metadata__") return CheckMetadata(member, file_name);
+        if (tensors.size() >= kMaxSafetensorsTensors) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(file_name, ": the header lists more than ", kMaxSafetensorsTensors,
+                           " tensors, the limit (a Gemma-4 checkpoint has a few thousand)"));
+        }
+        if (member.value.size() > kMaxSafetensorsEntryBytes) {
+          return TensorError(
+              file_name, member.key,
+              absl::StrCat("header entry of ", member.value.size(), " bytes exceeds the limit of ",
+                           kMaxSafetensorsEntryBytes, " bytes"));
+        }
+        absl::StatusOr<llvm::json::Value> entry =
+            ParseJson(member.value, absl::StrCat(file_name, ": tensor ", member.key));
+        if (!entry.ok()) return entry.status();
+        absl::StatusOr<TensorInfo> info =
+            ParseEntry(member.key, *entry, data_section_offset, data_size, file_name, file_index);
+        if (!info.ok()) return info.status();
+        tensors.push_back(*std::move(info));
+        return absl::OkStatus();
+      }));
   std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.data_offset != b.data_offset ? a.data_offset < b.data_offset : a.name < b.name;
   });
-
-  // Sorted by begin, a range overlaps an earlier one iff it starts before the furthest end seen.
-  const TensorInfo* furthest = nullptr;
-  for (const TensorInfo& info : tensors) {
-    if (info.num_bytes == 0) continue;
-    if (furthest != nullptr && info.data_offset < furthest->data_offset + furthest->num_bytes) {
-      return TensorError(
-          file_name, info.name,
-          absl::StrCat("data range [", info.data_offset - data_section_offset, ", ",
-                       info.data_offset - data_section_offset + info.num_bytes,
-                       ") overlaps tensor ", furthest->name, " [",
-                       furthest->data_offset - data_section_offset, ", ",
-                       furthest->data_offset - data_section_offset + furthest->num_bytes, ")"));
-    }
-    if (furthest == nullptr ||
-        info.data_offset + info.num_bytes > furthest->data_offset + furthest->num_bytes) {
-      furthest = &info;
-    }
-  }
+  CORTIQ_RETURN_IF_ERROR(CheckTiling(tensors, data_section_offset, data_size, file_name));
   return tensors;
 }
 
@@ -216,35 +332,23 @@ absl::StatusOr<SafetensorsCheckpoint> SafetensorsCheckpoint::Open(const std::str
   std::string index_path;
   std::vector<std::string> paths;
 
-  if (IsRegularFile(dir)) {
+  // Anything but a directory is taken as a single file: ReadOnlyFile::Open then reports a
+  // missing path, or rejects a FIFO or device without blocking on it. Inside a directory,
+  // existence decides for the same reason (a FIFO named model.safetensors is an error, not
+  // "no model.safetensors").
+  if (!IsDirectory(dir)) {
     paths.push_back(dir);
-  } else if (IsRegularFile(JoinPath(dir, kIndexFileName))) {
+  } else if (PathExists(JoinPath(dir, kIndexFileName))) {
     index_path = JoinPath(dir, kIndexFileName);
     absl::StatusOr<std::string> text = ReadFileToString(index_path, kMaxIndexBytes);
     if (!text.ok()) return text.status();
-    absl::StatusOr<llvm::json::Value> root = ParseJson(*text, index_path);
-    if (!root.ok()) return root.status();
-    const llvm::json::Object* object = root->getAsObject();
-    const llvm::json::Object* map = object != nullptr ? object->getObject("weight_map") : nullptr;
-    if (map == nullptr || map->empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          index_path, ": weight_map must be a non-empty object {tensor name: shard file}"));
-    }
-    for (const auto& [key, value] : *map) {
-      const llvm::Optional<llvm::StringRef> shard = value.getAsString();
-      if (!shard || shard->empty() || shard->contains('/')) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(index_path, ": weight_map[\"", key.str(),
-                         "\"] must be the file name of a shard in the same directory"));
-      }
-      weight_map.emplace_back(key.str(), shard->str());
-      shard_index.emplace(shard->str(), 0);
-    }
+    CORTIQ_RETURN_IF_ERROR(ParseIndex(*text, index_path, &weight_map));
+    for (const auto& [name, shard] : weight_map) shard_index.emplace(shard, 0);
     for (auto& [shard, index] : shard_index) {
       index = static_cast<int>(paths.size());
       paths.push_back(JoinPath(dir, shard));
     }
-  } else if (IsRegularFile(JoinPath(dir, kSingleFileName))) {
+  } else if (PathExists(JoinPath(dir, kSingleFileName))) {
     paths.push_back(JoinPath(dir, kSingleFileName));
   } else {
     return absl::NotFoundError(
@@ -255,11 +359,18 @@ absl::StatusOr<SafetensorsCheckpoint> SafetensorsCheckpoint::Open(const std::str
     absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(paths[i]);
     if (!file.ok()) {
       if (index_path.empty()) return file.status();
-      return absl::NotFoundError(absl::StrCat(index_path, ": shard ", paths[i],
-                                              " cannot be opened: ", file.status().message()));
+      // Same code (NotFound for a missing shard, InvalidArgument for a FIFO), with the index.
+      return absl::Status(file.status().code(),
+                          absl::StrCat(index_path, ": shard ", paths[i],
+                                       " cannot be opened: ", file.status().message()));
     }
     absl::StatusOr<std::vector<TensorInfo>> tensors = ReadHeader(*file, static_cast<int>(i));
     if (!tensors.ok()) return tensors.status();
+    if (tensors->size() > kMaxSafetensorsTensors - checkpoint.tensors_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          paths[i], ": the checkpoint has more than ", kMaxSafetensorsTensors,
+          " tensors with this shard, the limit (a Gemma-4 checkpoint has a few thousand)"));
+    }
     if (map_data) CORTIQ_RETURN_IF_ERROR(file->Map());
     for (TensorInfo& info : *tensors) {
       const auto [it, inserted] =

@@ -10,6 +10,7 @@
 #ifndef CORTIQ_COMPILER_CHECKPOINT_SAFETENSORS_H_
 #define CORTIQ_COMPILER_CHECKPOINT_SAFETENSORS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,9 +25,21 @@
 
 namespace cortiq {
 
-// Largest header accepted, in bytes (the reference implementation's limit, 100 MB; a 2000-tensor
-// header is about 200 KB).
-inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+// Largest header accepted, in bytes: 16 MiB. A real header takes ~120 bytes per tensor (tiny-a:
+// 146 tensors in 17.5 kB; a Gemma-4 E4B header is ~100 kB), so this is >100× any real one. The
+// reference implementation allows 100 MB, but nothing needs it, and every byte of header costs
+// memory to parse (~4× at worst with the entry-by-entry parse of ParseSafetensorsHeader; the
+// whole-header llvm::json tree it replaces took ~50×, 4.4 GB for an 83 MB header).
+inline constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t{16} << 20;
+
+// Most tensors accepted in one file, and in one checkpoint over all its shards: 100,000, tens of
+// times the few thousand of a Gemma-4 checkpoint (vision and audio towers included). Bounds the
+// TensorInfos (~200 bytes each) and the name table a hostile header can make the reader build.
+inline constexpr size_t kMaxSafetensorsTensors = 100'000;
+
+// Largest header entry (the JSON object of one tensor) accepted: 64 KiB. A real entry is under
+// 200 bytes; the bound keeps the llvm::json parse of an entry (up to ~60× its text) small.
+inline constexpr size_t kMaxSafetensorsEntryBytes = size_t{64} << 10;
 
 // One tensor of a checkpoint.
 struct TensorInfo {
@@ -49,12 +62,21 @@ struct TensorInfo {
 // messages and `file_index` is copied into each TensorInfo. Returns the tensors sorted by
 // data_offset (ties, i.e. empty tensors, by name), with absolute offsets.
 //
-// Errors (InvalidArgument, naming the file and the tensor): malformed JSON or not an object; an
-// entry that is not an object; dtype not a string; shape not an array of non-negative integers;
-// data_offsets not two non-negative integers with begin <= end <= data size (file_size −
-// data_section_offset); end − begin != product(shape) · element size (computed with overflow
-// checks; skipped for dtype strings of unknown element size); two tensors' byte ranges
-// overlapping. `__metadata__` is skipped. Unsupported dtypes are not an error here.
+// The entries are parsed one at a time (memory at most ~4× the header, not the ~40× of a
+// whole-header llvm::json tree).
+//
+// Errors (InvalidArgument, naming the file and the tensor): a header over
+// kMaxSafetensorsHeaderBytes; malformed JSON or not an object; a name repeated (compared with
+// escapes decoded); more than kMaxSafetensorsTensors tensors; an entry over
+// kMaxSafetensorsEntryBytes or not an object; dtype not a string; shape not an array of
+// non-negative integers; data_offsets not two non-negative integers with begin <= end <= data
+// size (file_size − data_section_offset); end − begin != product(shape) · element size (computed
+// with overflow checks; skipped for dtype strings of unknown element size); byte ranges that do
+// not tile the data section (the reference reader's rule): two overlapping ("data range [4, 12)
+// overlaps tensor a [0, 8)"), or bytes that belong to no tensor, between two tensors or after the
+// last ("bytes [a, b) of the data section belong to no tensor"). Zero-size tensors take no bytes
+// and are exempt. `__metadata__` must be an object of strings and is otherwise ignored.
+// Unsupported dtypes are not an error here.
 absl::StatusOr<std::vector<TensorInfo>> ParseSafetensorsHeader(std::string_view header_json,
                                                                uint64_t data_section_offset,
                                                                uint64_t file_size,
@@ -67,15 +89,17 @@ class SafetensorsCheckpoint {
  public:
   // Opens `dir`: its model.safetensors.index.json if present, else its model.safetensors. `dir`
   // may also name a single .safetensors file. With `map_data` false only the first 8 + N bytes
-  // of each file are read (enough for shapes and dtypes; Data/ReadAs* then fail).
+  // of each file are read (enough for shapes and dtypes; Data/ReadAs* then fail). Files are
+  // opened without blocking, so a FIFO in place of a file is an error, not a hang.
   //
   // Errors, naming the file (and tensor): NotFound if neither file exists or a shard is
-  // missing; InvalidArgument for a file shorter than 8 bytes, a header length above
-  // kMaxSafetensorsHeaderBytes or above file size − 8, any ParseSafetensorsHeader error, an index
-  // whose `weight_map` is not a non-empty object of strings or names a shard path with '/', a
-  // tensor of the index absent from its shard ("... listed in <index> for <shard> but not found
-  // there"), a tensor name present in two shards. Tensors found in a shard but not listed in the
-  // index are kept.
+  // missing; InvalidArgument for a path that is not a regular file (FIFO, device), a file
+  // shorter than 8 bytes, a header length above kMaxSafetensorsHeaderBytes or above file size −
+  // 8, any ParseSafetensorsHeader error, an index over 16 MiB, an index whose `weight_map` is not
+  // a non-empty object of strings or names a shard path with '/', a tensor of the index absent
+  // from its shard ("... listed in <index> for <shard> but not found there"), a tensor name
+  // present in two shards, more than kMaxSafetensorsTensors tensors in all. Tensors found in a
+  // shard but not listed in the index are kept.
   static absl::StatusOr<SafetensorsCheckpoint> Open(const std::string& dir, bool map_data = true);
 
   SafetensorsCheckpoint(SafetensorsCheckpoint&&) = default;

@@ -1,12 +1,23 @@
 // cortiq-synth: writes a Gemma-4 E-series checkpoint directory with random weights and the real
 // config layout of a preset (tiny, e2b, e4b), streaming tensor by tensor so an E4B-sized bf16
 // checkpoint (~16 GB) needs only a few MB of RAM.
+//
+// Every file is written under a temporary name and renamed into place only once all of them are
+// complete, so a failure (a full disk, a file size limit) leaves no truncated model.safetensors,
+// and no shard set without its index, that a reader could mistake for a checkpoint: the
+// temporary files are removed, and the directory too if this run created it.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -135,6 +146,86 @@ void FillTensor(const TensorSpec& spec, uint64_t seed, std::vector<float>& chunk
   }
 }
 
+// Largest --max-shard-mb: 2^24 MiB = 16 TiB, far above any checkpoint, and small enough that the
+// size in bytes (<< 20) cannot overflow 64 bits.
+constexpr uint64_t kMaxShardMb = uint64_t{1} << 24;
+
+// Suffix of the temporary name of each output file until the whole checkpoint is written.
+constexpr char kPartialSuffix[] = ".partial";
+
+// The files of one run, written under temporary names: Commit() renames them all into place,
+// Abandon() removes them (and the output directory if the run created it).
+class StagedFiles {
+ public:
+  StagedFiles(std::string dir, bool created_dir)
+      : dir_(std::move(dir)), created_dir_(created_dir) {}
+
+  // The temporary path to write `name` (a file of the output directory) to. It is registered
+  // before anything is written, so that Abandon() also removes a file whose creation failed
+  // halfway.
+  std::string Stage(const std::string& name) {
+    const std::string final_path = JoinPath(dir_, name);
+    staged_.emplace_back(final_path + kPartialSuffix, final_path);
+    return staged_.back().first;
+  }
+
+  // Renames every staged file to its final name, in staging order, so that the index (staged
+  // last) appears only after its shards. On error the files not yet renamed stay staged, for
+  // Abandon().
+  absl::Status Commit() {
+    for (size_t i = 0; i < staged_.size(); ++i) {
+      const auto& [temporary, final_path] = staged_[i];
+      if (::rename(temporary.c_str(), final_path.c_str()) != 0) {
+        const absl::Status status = absl::InternalError(absl::StrCat(
+            final_path, ": cannot rename ", temporary, " into place: ", std::strerror(errno)));
+        staged_.erase(staged_.begin(), staged_.begin() + static_cast<ptrdiff_t>(i));
+        return status;
+      }
+    }
+    staged_.clear();
+    return absl::OkStatus();
+  }
+
+  // Best-effort removal of the staged files, then of the directory if this run created it (rmdir
+  // leaves it alone if anything else is in it).
+  void Abandon() {
+    for (const auto& [temporary, final_path] : staged_) ::unlink(temporary.c_str());
+    staged_.clear();
+    if (created_dir_) ::rmdir(dir_.c_str());
+  }
+
+ private:
+  std::string dir_;
+  bool created_dir_;
+  std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, final) paths.
+};
+
+// Writes `text` to `path` (created or truncated), checking every write and the close: an
+// llvm::raw_fd_ostream would abort the process on a write error (e.g. ENOSPC) instead.
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+  }
+  const char* data = text.data();
+  size_t size = text.size();
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrCat(path, ": write failed: ", std::strerror(error)));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return absl::InternalError(absl::StrCat(path, ": close failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteShard(const std::string& path, const std::vector<TensorSpec>& tensors,
                         uint64_t seed) {
   CORTIQ_ASSIGN_OR_RETURN(SafetensorsWriter writer,
@@ -153,18 +244,9 @@ absl::Status WriteShard(const std::string& path, const std::vector<TensorSpec>& 
   return writer.Finish();
 }
 
-absl::Status Run(const std::string& dir) {
-  CORTIQ_ASSIGN_OR_RETURN(Preset preset, FindPreset(absl::GetFlag(FLAGS_preset)));
-  const std::string dtype_flag = absl::GetFlag(FLAGS_dtype);
-  if (dtype_flag != "bf16" && dtype_flag != "f32") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--dtype must be bf16 or f32, not '", dtype_flag, "'"));
-  }
-  const DType dtype = dtype_flag == "f32" ? DType::kF32 : DType::kBF16;
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(absl::StrCat(dir, ": cannot create directory"));
-  }
-
+// Writes every file of the checkpoint under its staged (temporary) name.
+absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag, DType dtype,
+                             uint64_t max_shard, StagedFiles& files) {
   std::string config_text;
   llvm::raw_string_ostream os(config_text);
   os << llvm::formatv("{0:2}", llvm::json::Value(ConfigJson(preset, dtype_flag)));
@@ -172,13 +254,7 @@ absl::Status Run(const std::string& dir) {
   // Parse our own output with the real reader: the tensor list follows from the config.
   CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config,
                           ParseGemma4TextConfig(config_text, "generated config.json"));
-  {
-    std::string path = JoinPath(dir, "config.json");
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec);
-    if (ec) return absl::InternalError(absl::StrCat(path, ": ", ec.message()));
-    out << config_text << "\n";
-  }
+  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), config_text + "\n"));
 
   std::vector<TensorSpec> tensors = Gemma4TextTensors(config, dtype);
   // As in the official releases: the KV-shared layers still ship k/v projections (ignored).
@@ -190,17 +266,44 @@ absl::Status Run(const std::string& dir) {
           dtype, {width, config.hidden_size}});
     }
   }
-  const uint64_t max_shard = absl::GetFlag(FLAGS_max_shard_mb) << 20;
   std::vector<SafetensorsShard> shards = PlanSafetensorsShards(tensors, max_shard);
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   if (shards.size() == 1) {
-    return WriteShard(JoinPath(dir, "model.safetensors"), shards[0].tensors, seed);
+    return WriteShard(files.Stage("model.safetensors"), shards[0].tensors, seed);
   }
   for (const SafetensorsShard& shard : shards) {
     std::fprintf(stderr, "cortiq-synth: writing %s\n", shard.file_name.c_str());
-    CORTIQ_RETURN_IF_ERROR(WriteShard(JoinPath(dir, shard.file_name), shard.tensors, seed));
+    CORTIQ_RETURN_IF_ERROR(WriteShard(files.Stage(shard.file_name), shard.tensors, seed));
   }
-  return WriteSafetensorsIndex(JoinPath(dir, "model.safetensors.index.json"), shards);
+  return WriteSafetensorsIndex(files.Stage("model.safetensors.index.json"), shards);
+}
+
+absl::Status Run(const std::string& dir) {
+  CORTIQ_ASSIGN_OR_RETURN(Preset preset, FindPreset(absl::GetFlag(FLAGS_preset)));
+  const std::string dtype_flag = absl::GetFlag(FLAGS_dtype);
+  if (dtype_flag != "bf16" && dtype_flag != "f32") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dtype must be bf16 or f32, not '", dtype_flag, "'"));
+  }
+  const DType dtype = dtype_flag == "f32" ? DType::kF32 : DType::kBF16;
+  // 0 would put every tensor in a shard of its own (none fits in 0 bytes): surely a mistake.
+  const uint64_t max_shard_mb = absl::GetFlag(FLAGS_max_shard_mb);
+  if (max_shard_mb < 1 || max_shard_mb > kMaxShardMb) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-shard-mb must be between 1 and ", kMaxShardMb, ", not ", max_shard_mb));
+  }
+  const bool created_dir = ::mkdir(dir.c_str(), 0755) == 0;
+  if (!created_dir && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat(dir, ": cannot create directory: ", std::strerror(errno)));
+  }
+  if (!IsDirectory(dir)) return absl::InvalidArgumentError(absl::StrCat(dir, ": not a directory"));
+
+  StagedFiles files(dir, created_dir);
+  absl::Status status = WriteCheckpoint(preset, dtype_flag, dtype, max_shard_mb << 20, files);
+  if (status.ok()) status = files.Commit();
+  if (!status.ok()) files.Abandon();
+  return status;
 }
 
 }  // namespace
@@ -208,17 +311,20 @@ absl::Status Run(const std::string& dir) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] [--seed N] -o DIR\n"
+      "cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] [--seed N] [--max-shard-mb N] -o DIR\n"
       "Writes a Gemma-4 E-series checkpoint directory with random weights.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   const std::string dir = absl::GetFlag(FLAGS_o);
   if (args.size() != 1 || dir.empty()) {
     std::fprintf(stderr,
                  "cortiq-synth: %s (usage: cortiq-synth --preset tiny|e2b|e4b "
-                 "[--dtype bf16|f32] [--seed N] -o DIR)\n",
+                 "[--dtype bf16|f32] [--seed N] [--max-shard-mb N] -o DIR)\n",
                  dir.empty() ? "-o DIR is required" : "unexpected positional argument");
     return 1;
   }
+  // Exceeding the file size limit (ulimit -f) then fails the write with EFBIG, which Run cleans
+  // up after like a full disk, instead of killing the process with SIGXFSZ mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   absl::Status status = cortiq::Run(dir);
   if (!status.ok()) {
     std::fprintf(stderr, "cortiq-synth: %s\n", std::string(status.message()).c_str());

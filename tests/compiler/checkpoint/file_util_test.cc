@@ -1,11 +1,15 @@
 // Tests of compiler/checkpoint/file_util: bounded reads, positional reads past the end, mapping.
 #include "compiler/checkpoint/file_util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/checkpoint/interrupt_guard.h"
 
 namespace cortiq {
 namespace {
@@ -55,6 +59,36 @@ TEST(FileUtilTest, ReadAtAndMap) {
   EXPECT_TRUE(empty->mapped().empty());
 }
 
+// open(2) of a FIFO without a writer blocks until one appears: Open must reject it at once.
+TEST(FileUtilTest, FifoIsRejectedWithoutBlocking) {
+  const InterruptGuard guard;
+  const std::string path = ::testing::TempDir() + "/cortiq_file_util_fifo";
+  ::unlink(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+  absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(path);
+  EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(file.status().message()),
+              HasSubstr(path + ": not a regular file (a FIFO)"));
+  absl::StatusOr<std::string> text = ReadFileToString(path, 100);
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr("not a regular file (a FIFO)"));
+  EXPECT_TRUE(PathExists(path));
+  EXPECT_FALSE(IsRegularFile(path));
+  ::unlink(path.c_str());
+}
+
+TEST(FileUtilTest, SpecialFilesAreNamed) {
+  EXPECT_THAT(std::string(ReadOnlyFile::Open("/dev/null").status().message()),
+              HasSubstr("/dev/null: not a regular file (a device)"));
+  EXPECT_THAT(std::string(ReadOnlyFile::Open(::testing::TempDir()).status().message()),
+              HasSubstr("not a regular file (a directory)"));
+  // A regular file opened without O_NONBLOCK semantics left over: reads work as usual.
+  absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(TempFile("flags", "abc"));
+  ASSERT_TRUE(file.ok());
+  char buffer[3];
+  ASSERT_TRUE(file->ReadAt(0, 3, buffer).ok());
+  EXPECT_EQ(std::string(buffer, 3), "abc");
+}
+
 TEST(FileUtilTest, Paths) {
   EXPECT_EQ(JoinPath("a", "b"), "a/b");
   EXPECT_EQ(JoinPath("a/", "b"), "a/b");
@@ -62,6 +96,8 @@ TEST(FileUtilTest, Paths) {
   EXPECT_TRUE(IsDirectory(::testing::TempDir()));
   EXPECT_FALSE(IsRegularFile(::testing::TempDir()));
   EXPECT_TRUE(IsRegularFile(TempFile("regular", "x")));
+  EXPECT_TRUE(PathExists(::testing::TempDir()));
+  EXPECT_FALSE(PathExists("/nonexistent/file"));
 }
 
 }  // namespace

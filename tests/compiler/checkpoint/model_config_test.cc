@@ -3,6 +3,9 @@
 // validation error, each checked to name its field.
 #include "compiler/checkpoint/model_config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <map>
 #include <random>
@@ -14,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/checkpoint/interrupt_guard.h"
 
 namespace cortiq {
 namespace {
@@ -449,6 +453,62 @@ std::vector<ErrorCase> ErrorCases() {
       {"ZeroEps", WithFields({{"rms_norm_eps", "0"}}), "rms_norm_eps (0) must be"},
       {"ZeroSoftcap", WithFields({{"final_logit_softcapping", "0"}}),
        "final_logit_softcapping (0) must be"},
+      // Values that pass "> 0 and finite" in double but not once narrowed to f32.
+      {"EpsOverflowsF32", WithFields({{"rms_norm_eps", "1e300"}}),
+       "rms_norm_eps (1e+300) must be a finite number > 0 in the normal f32 range"},
+      {"EpsUnderflowsF32", WithFields({{"rms_norm_eps", "1e-60"}}),
+       "rms_norm_eps (1e-60) must be a finite number > 0 in the normal f32 range"},
+      {"EpsSubnormalF32", WithFields({{"rms_norm_eps", "1e-40"}}), "rms_norm_eps (1e-40)"},
+      {"NegativeEps", WithFields({{"rms_norm_eps", "-1e-6"}}), "rms_norm_eps (-1e-06) must be"},
+      {"SoftcapOverflowsF32", WithFields({{"final_logit_softcapping", "1e300"}}),
+       "final_logit_softcapping (1e+300) must be a finite number > 0 in the normal f32 range"},
+      {"SoftcapSubnormalF32", WithFields({{"final_logit_softcapping", "1e-45"}}),
+       "final_logit_softcapping (1e-45) must be a finite number > 0 in the normal f32 range"},
+      {"SoftcapAboveFltMax", WithFields({{"final_logit_softcapping", "3.5e38"}}),
+       "final_logit_softcapping (3.5e+38)"},
+      // A factor in (0, 1] that rotates no pair of the layer's head width.
+      {"PartialRotaryRotatesNoPair",
+       WithFields(
+           {{"rope_parameters", Rope(kSlidingRope,
+                                     "{\"rope_type\": \"proportional\", \"rope_theta\": 1e6, "
+                                     "\"partial_rotary_factor\": 0.01}")}}),
+       "rope_parameters.full_attention.partial_rotary_factor (0.01) × global_head_dim (32) / 2 "
+       "rotates no pair: it must be at least 0.0625"},
+      {"PartialRotaryRotatesNoPairSliding",
+       WithFields(
+           {{"rope_parameters", Rope("{\"rope_type\": \"proportional\", \"rope_theta\": 1e4, "
+                                     "\"partial_rotary_factor\": 0.1}",
+                                     kFullRope)}}),
+       "rope_parameters.sliding_attention.partial_rotary_factor (0.1) × head_dim (16) / 2 rotates "
+       "no pair"},
+      {"MultimodalPartialRotaryPath",
+       Multimodal(WithFields(
+           {{"rope_parameters", Rope(kSlidingRope,
+                                     "{\"rope_type\": \"proportional\", \"rope_theta\": 1e6, "
+                                     "\"partial_rotary_factor\": 0.01}")}})),
+       "text_config.rope_parameters.full_attention.partial_rotary_factor (0.01) × "
+       "text_config.global_head_dim (32)"},
+      // θ below 1: an inverted spectrum, and for a tiny θ frequencies that overflow to inf.
+      {"RopeThetaTiny",
+       WithFields({{"rope_parameters",
+                    Rope("{\"rope_type\": \"default\", \"rope_theta\": 5e-324}", kFullRope)}}),
+       "rope_parameters.sliding_attention.rope_theta (4.94066e-324) must be a finite number >= 1"},
+      {"RopeThetaBelowOne",
+       WithFields(
+           {{"rope_parameters", Rope(kSlidingRope,
+                                     "{\"rope_type\": \"proportional\", \"rope_theta\": 0.5, "
+                                     "\"partial_rotary_factor\": 0.25}")}}),
+       "rope_parameters.full_attention.rope_theta (0.5) must be a finite number >= 1"},
+      {"OlderRopeThetaTiny", WithFields({{"rope_theta", "1e-300"}}, {"rope_parameters"}),
+       "rope_theta (1e-300) must be a finite number >= 1"},
+      // Keys spelled with escapes are the same key: llvm::json would keep only one of them.
+      {"DuplicateFieldEscaped", WithFields({{"vocab_size", "512, \"vocab_siz\\u0065\": 100000"}}),
+       "malformed JSON: duplicate key \"vocab_siz\\u0065\" (\"vocab_size\" once its escapes are "
+       "decoded)"},
+      {"DuplicateFieldShortEscape", WithFields({{"hidden_size", "64, \"hidden\\u005fsize\": 65"}}),
+       "duplicate key \"hidden\\u005fsize\" (\"hidden_size\""},
+      {"TooLarge", WithFields({{"padding", absl::StrCat("\"", std::string(1 << 20, ' '), "\"")}}),
+       "bytes, more than the limit of 1048576 for a config.json"},
       {"OtherActivation", WithFields({{"hidden_activation", "\"gelu\""}}),
        "hidden_activation (\"gelu\") is not supported", kUnimplemented},
       {"KEqV", WithFields({{"attention_k_eq_v", "true"}}),
@@ -480,6 +540,38 @@ INSTANTIATE_TEST_SUITE_P(AllErrors, ModelConfigErrorTest, ::testing::ValuesIn(Er
                          [](const ::testing::TestParamInfo<ErrorCase>& info) {
                            return info.param.label;
                          });
+
+// The smallest and largest accepted values of the checks above.
+TEST(ModelConfigTest, LimitsOfTheFloatChecks) {
+  // floor(0.0625 · 32 / 2) = 1 pair.
+  absl::StatusOr<Gemma4TextConfig> config = ParseGemma4TextConfig(
+      WithFields({{"rope_parameters", Rope(kSlidingRope,
+                                           "{\"rope_type\": \"proportional\", \"rope_theta\": 1, "
+                                           "\"partial_rotary_factor\": 0.0625}")}}),
+      "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rotated_pairs(3), 1);
+  EXPECT_DOUBLE_EQ(config->rope_full.rope_theta, 1.0);
+  config = ParseGemma4TextConfig(
+      WithFields({{"rms_norm_eps", "1.2e-38"}, {"final_logit_softcapping", "3.4e38"}}),
+      "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  config = ParseGemma4TextConfig(
+      WithFields({{"rms_norm_eps", "0.5"}, {"final_logit_softcapping", "1e-30"}}), "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+}
+
+// A FIFO as config.json is rejected at once, not waited on forever.
+TEST(ModelConfigTest, FifoConfigIsRejectedWithoutBlocking) {
+  const InterruptGuard guard;
+  const std::string dir = ::testing::TempDir() + "/cortiq_model_config_fifo";
+  ::mkdir(dir.c_str(), 0755);
+  ::unlink((dir + "/config.json").c_str());
+  ASSERT_EQ(mkfifo((dir + "/config.json").c_str(), 0644), 0);
+  absl::StatusOr<Gemma4TextConfig> config = LoadGemma4TextConfig(dir);
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(config.status()), HasSubstr("/config.json: not a regular file (a FIFO)"));
+}
 
 }  // namespace
 }  // namespace cortiq

@@ -3,11 +3,15 @@
 // status, never a crash).
 #include "compiler/checkpoint/safetensors.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -16,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/compiler/checkpoint/interrupt_guard.h"
 
 namespace cortiq {
 namespace {
@@ -279,11 +284,29 @@ std::string Entry(const std::string& name, const std::string& dtype, const std::
 INSTANTIATE_TEST_SUITE_P(
     AllErrors, SafetensorsHeaderErrorTest,
     ::testing::Values(
-        HeaderCase{"BadJson", "{\"a\": {\"dtype\": \"F32\",", 0, "malformed JSON: [1:"},
+        HeaderCase{"BadJson", "{\"a\": {\"dtype\": \"F32\",", 0,
+                   "malformed JSON: unexpected end of the safetensors header in the value of "
+                   "\"a\""},
+        HeaderCase{"BadJsonInAnEntry", "{\"a\": {\"dtype\": \"F32\",}}", 0,
+                   "tensor a: malformed JSON: [1:"},
+        HeaderCase{"TrailingComma", "{" + Entry("w", "\"F32\"", "[1]", "[0, 4]") + ",}", 4,
+                   "malformed JSON: expected a key string"},
+        HeaderCase{"TextAfterTheObject", "{" + Entry("w", "\"F32\"", "[1]", "[0, 4]") + "} x", 4,
+                   "malformed JSON: text after the end of the safetensors header"},
         HeaderCase{"EmptyHeader", "", 0, "malformed JSON"},
         HeaderCase{"NotAnObject", "[1, 2, 3]", 0, "header must be a JSON object, got an array"},
-        HeaderCase{"DeepNesting", std::string(5000, '[') + std::string(5000, ']'), 0,
-                   "nesting deeper than 64"},
+        HeaderCase{"DeepNesting",
+                   "{\"w\": " + std::string(5000, '[') + std::string(5000, ']') + "}", 0,
+                   "tensor w: malformed JSON: nesting deeper than 64"},
+        HeaderCase{"MetadataNotStrings", "{\"__metadata__\": {\"format\": 1}}", 0,
+                   "__metadata__[\"format\"] must be a string"},
+        HeaderCase{"MetadataNotObject", "{\"__metadata__\": [1]}", 0,
+                   "__metadata__ must be a JSON object, got an array"},
+        HeaderCase{"HugeEntry",
+                   "{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4], "
+                   "\"junk\": \"" +
+                       std::string(70000, 'x') + "\"}}",
+                   4, "tensor w: header entry of 70"},
         HeaderCase{"EntryNotObject", "{\"w\": 3}", 0, "tensor w: header entry must be an object"},
         HeaderCase{"DtypeNotString", "{" + Entry("w", "4", "[1]", "[0, 4]") + "}", 4,
                    "tensor w: \"dtype\" must be a string"},
@@ -327,7 +350,48 @@ INSTANTIATE_TEST_SUITE_P(
         HeaderCase{"DuplicateKey",
                    "{" + Entry("w", "\"F32\"", "[1]", "[0, 4]") + ", " +
                        Entry("w", "\"F32\"", "[1]", "[4, 8]") + "}",
-                   8, "malformed JSON: duplicate key \"w\""}),
+                   8, "malformed JSON: duplicate key \"w\""},
+        // Repeats spelled with escapes: llvm::json decodes keys and would silently keep one of
+        // the two entries, so the check must compare decoded names.
+        HeaderCase{"DuplicateKeyUnicodeEscape",
+                   "{" + Entry("norm.weight", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("nor\\u006d.weight", "\"F32\"", "[1]", "[4, 8]") + "}",
+                   8, "malformed JSON: duplicate key \"norm.weight\""},
+        HeaderCase{"DuplicateKeyUpperCaseHexEscape",
+                   "{" + Entry("\\u004Eorm", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("Norm", "\"F32\"", "[1]", "[4, 8]") + "}",
+                   8, "duplicate key \"Norm\""},
+        HeaderCase{"DuplicateKeyShortEscape",
+                   "{" + Entry("a/b", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("a\\/b", "\"F32\"", "[1]", "[4, 8]") + "}",
+                   8, "duplicate key \"a/b\""},
+        HeaderCase{"DuplicateKeySurrogatePair",
+                   "{" + Entry("w\xF0\x9F\x98\x80", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("w\\ud83d\\ude00", "\"F32\"", "[1]", "[4, 8]") + "}",
+                   8, "duplicate key \"w\xF0\x9F\x98\x80\""},
+        HeaderCase{"DuplicateKeyBothEscaped",
+                   "{" + Entry("\\u0077", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("\\u0077", "\"F32\"", "[1]", "[4, 8]") + "}",
+                   8, "duplicate key \"w\""},
+        // The data section must be tiled by the tensors, as the reference reader requires.
+        HeaderCase{"GapBetweenTensors",
+                   "{" + Entry("a", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("b", "\"F32\"", "[1]", "[8, 12]") + "}",
+                   12,
+                   "model.safetensors: bytes [4, 8) of the data section belong to no tensor "
+                   "(between tensors a and b)"},
+        HeaderCase{"GapBeforeTheFirstTensor", "{" + Entry("a", "\"F32\"", "[1]", "[4, 8]") + "}", 8,
+                   "bytes [0, 4) of the data section belong to no tensor (before tensor a)"},
+        HeaderCase{"TrailingBytes", "{" + Entry("a", "\"F32\"", "[1]", "[0, 4]") + "}", 7,
+                   "bytes [4, 7) of the data section belong to no tensor (after the last tensor, "
+                   "a)"},
+        HeaderCase{"DataWithoutTensors", "{\"__metadata__\": {\"format\": \"pt\"}}", 3,
+                   "bytes [0, 3) of the data section belong to no tensor (the header lists no "
+                   "data)"},
+        HeaderCase{"TrailingBytesAfterEmptyTensor",
+                   "{" + Entry("a", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                       Entry("e", "\"F32\"", "[0]", "[6, 6]") + "}",
+                   6, "bytes [4, 6) of the data section belong to no tensor"}),
     [](const ::testing::TestParamInfo<HeaderCase>& info) { return info.param.label; });
 
 TEST(SafetensorsTest, HeaderLengthAbsurd) {
@@ -336,10 +400,215 @@ TEST(SafetensorsTest, HeaderLengthAbsurd) {
   absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
   EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Msg(checkpoint.status()),
-              HasSubstr("header length 1099511627776 exceeds the limit of 100000000"));
+              HasSubstr("header length 1099511627776 exceeds the limit of 16777216"));
   WriteFile(dir + "/model.safetensors", U64(~uint64_t{0}) + "{}");
   checkpoint = SafetensorsCheckpoint::Open(dir);
   EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("exceeds the limit"));
+}
+
+// The repro of a header length lowered into the header's space padding: the JSON still parses
+// (only padding is cut), so without the tiling rule every tensor would be read K bytes early.
+TEST(SafetensorsTest, HeaderLengthShiftedIntoThePaddingIsRejected) {
+  for (const char* model : {"tiny-a-f32", "tiny-a-bf16"}) {
+    std::ifstream in(ModelDir(model) + "/model.safetensors", std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string original = buffer.str();
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<uint8_t>(original[i]);
+    std::string header = original.substr(8, length);
+    header.erase(header.find_last_not_of(' ') + 1);
+    header.append(8, ' ');  // Legal padding, which a shifted length can cut into.
+    const std::string data = original.substr(8 + length);
+    const std::string dir = FreshDir();
+    for (uint64_t shift = 0; shift < 8; ++shift) {
+      WriteFile(dir + "/model.safetensors", absl::StrCat(U64(header.size() - shift), header, data));
+      absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
+      if (shift == 0) {
+        ASSERT_TRUE(checkpoint.ok()) << model << ": " << checkpoint.status();
+        continue;
+      }
+      ASSERT_FALSE(checkpoint.ok()) << model << " shift " << shift;
+      EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(Msg(checkpoint.status()),
+                  HasSubstr(absl::StrCat(dir, "/model.safetensors: bytes [", data.size(), ", ",
+                                         data.size() + shift,
+                                         ") of the data section belong to no tensor")));
+    }
+  }
+}
+
+// Empty tensors take no bytes: their offsets need only lie inside the data section.
+TEST(SafetensorsTest, EmptyTensorsAnywhereInTheDataSection) {
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint =
+      OpenWithHeader("{" + Entry("a", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                         Entry("e0", "\"F32\"", "[0]", "[0, 0]") + ", " +
+                         Entry("e2", "\"BF16\"", "[0, 3]", "[2, 2]") + ", " +
+                         Entry("b", "\"F32\"", "[1]", "[4, 8]") + ", " +
+                         Entry("e8", "\"F32\"", "[0]", "[8, 8]") + "}",
+                     8);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_EQ(checkpoint->tensors().size(), 5u);
+  // And an empty header with an empty data section is a valid (empty) file.
+  EXPECT_TRUE(OpenWithHeader("{}", 0).ok());
+  EXPECT_TRUE(OpenWithHeader("  {  }  ", 0).ok());
+}
+
+// Keys that differ only in how they are written are one key; keys that decode differently are
+// two, even when their raw texts look alike.
+TEST(SafetensorsTest, EscapedNamesAreDecoded) {
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint =
+      OpenWithHeader("{" + Entry("nor\\u006d", "\"F32\"", "[1]", "[0, 4]") + ", " +
+                         Entry("norm\\n", "\"F32\"", "[1]", "[4, 8]") + "}",
+                     8);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_NE(checkpoint->Find("norm"), nullptr);
+  EXPECT_NE(checkpoint->Find("norm\n"), nullptr);
+}
+
+// Header size and tensor count limits bound what a header can make the reader allocate.
+TEST(SafetensorsTest, HeaderOverTheSizeLimit) {
+  const std::string dir = FreshDir();
+  // A valid header of 16 MiB + 8 bytes (spaces are legal padding), with the file long enough.
+  std::string header = "{}";
+  header.resize(kMaxSafetensorsHeaderBytes + 8, ' ');
+  WriteFile(dir + "/model.safetensors", absl::StrCat(U64(header.size()), header));
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(checkpoint.status()),
+              HasSubstr("model.safetensors: header length 16777224 exceeds the limit of 16777216"));
+  EXPECT_THAT(
+      Msg(ParseSafetensorsHeader(header, 8 + header.size(), 8 + header.size(), "x", 0).status()),
+      HasSubstr("x: header of 16777224 bytes exceeds the limit of 16777216"));
+}
+
+// `count` empty tensors named t0000000, t0000001, ...: the cheapest entries per byte.
+std::string ManyEmptyTensors(size_t count) {
+  std::string header = "{";
+  header.reserve(count * 64);
+  for (size_t i = 0; i < count; ++i) {
+    absl::StrAppend(&header, i == 0 ? "" : ",", "\"t", absl::Dec(i, absl::kZeroPad7),
+                    "\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}");
+  }
+  return header + "}";
+}
+
+TEST(SafetensorsTest, TooManyTensors) {
+  // With a __metadata__ entry first, the tensor count still decides, with its own message.
+  const std::string with_metadata = "{\"__metadata__\": {\"format\": \"pt\"}, " +
+                                    ManyEmptyTensors(kMaxSafetensorsTensors + 1).substr(1);
+  EXPECT_THAT(Msg(ParseSafetensorsHeader(with_metadata, 8 + with_metadata.size(),
+                                         8 + with_metadata.size(), "m", 0)
+                      .status()),
+              HasSubstr("m: the header lists more than 100000 tensors"));
+
+  const std::string at_limit = ManyEmptyTensors(kMaxSafetensorsTensors);
+  absl::StatusOr<std::vector<TensorInfo>> tensors =
+      ParseSafetensorsHeader(at_limit, 8 + at_limit.size(), 8 + at_limit.size(), "x", 0);
+  ASSERT_TRUE(tensors.ok()) << tensors.status();
+  EXPECT_EQ(tensors->size(), kMaxSafetensorsTensors);
+  const std::string over = ManyEmptyTensors(kMaxSafetensorsTensors + 1);
+  const absl::Status status =
+      ParseSafetensorsHeader(over, 8 + over.size(), 8 + over.size(), "x.safetensors", 0).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(status), HasSubstr("x.safetensors: the header lists more than 100000 tensors"));
+}
+
+// Peak RSS growth (bytes) of `fn` run in a forked child, or -1 if the child failed. A child
+// starts from the parent's RSS, so the growth is that of `fn` alone.
+int64_t PeakRssGrowthInChild(const std::function<bool()>& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    const bool ok = fn();
+    getrusage(RUSAGE_SELF, &after);
+    const int64_t growth = ok ? (after.ru_maxrss - before.ru_maxrss) * int64_t{1024} : -1;
+    (void)!write(fds[1], &growth, sizeof(growth));
+    _exit(0);
+  }
+  close(fds[1]);
+  int64_t growth = -1;
+  if (pid < 0 || read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return growth;
+}
+
+// The repro of an 83 MB header of dummy tensors took 4.4 GB: llvm::json builds a ≥ 4 KiB hash
+// table per entry object. Parsed entry by entry, the largest header of the most entries the
+// limits allow (100,000 entries, ~6 MB) must stay within a small multiple of its size.
+TEST(SafetensorsTest, HeaderParseMemoryIsASmallMultipleOfItsSize) {
+  const std::string header = ManyEmptyTensors(kMaxSafetensorsTensors);
+  const int64_t growth = PeakRssGrowthInChild([&] {
+    absl::StatusOr<std::vector<TensorInfo>> tensors =
+        ParseSafetensorsHeader(header, 8 + header.size(), 8 + header.size(), "x", 0);
+    return tensors.ok() && tensors->size() == kMaxSafetensorsTensors;
+  });
+  ASSERT_GE(growth, 0) << "the parse failed";
+  RecordProperty("header_bytes", static_cast<int>(header.size()));
+  RecordProperty("peak_rss_growth_bytes", static_cast<int>(growth));
+  // ~30 MB measured (TensorInfos, the name set, the vector's growth); a whole-header llvm::json
+  // tree took ~450 MB.
+  EXPECT_LT(growth, static_cast<int64_t>(8 * header.size())) << header.size() << " bytes";
+}
+
+// Open() bounds the total over the shards too.
+TEST(SafetensorsTest, TooManyTensorsOverTheShards) {
+  const std::string dir = FreshDir();
+  const std::string half = ManyEmptyTensors(kMaxSafetensorsTensors / 2 + 1);
+  std::string other = half;
+  for (size_t at = other.find("\"t"); at != std::string::npos; at = other.find("\"t", at + 1)) {
+    other[at + 1] = 'u';  // Same count, other names.
+  }
+  WriteFile(dir + "/a.safetensors", absl::StrCat(U64(half.size()), half));
+  WriteFile(dir + "/b.safetensors", absl::StrCat(U64(other.size()), other));
+  WriteFile(dir + "/model.safetensors.index.json",
+            "{\"weight_map\": {\"t0000000\": \"a.safetensors\", \"u0000000\": \"b.safetensors\"}}");
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(checkpoint.status()),
+              HasSubstr("b.safetensors: the checkpoint has more than 100000 tensors"));
+}
+
+// A FIFO in place of a checkpoint file is rejected at once, not waited on forever.
+TEST(SafetensorsTest, FifosAreRejectedWithoutBlocking) {
+  const InterruptGuard guard;
+  const std::string dir = FreshDir();
+  // FIFOs left by an earlier run of the test.
+  for (const char* path : {"/model.safetensors", "/sharded/s.safetensors",
+                           "/fifo_index/model.safetensors.index.json"}) {
+    ::unlink((dir + path).c_str());
+  }
+  ASSERT_EQ(mkfifo((dir + "/model.safetensors").c_str(), 0644), 0);
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(checkpoint.status()),
+              HasSubstr(dir + "/model.safetensors: not a regular file (a FIFO)"));
+  // The path of the FIFO itself.
+  checkpoint = SafetensorsCheckpoint::Open(dir + "/model.safetensors");
+  EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("not a regular file (a FIFO)"));
+
+  // A FIFO shard of an index.
+  const std::string sharded = dir + "/sharded";
+  ::mkdir(sharded.c_str(), 0755);
+  WriteFile(sharded + "/model.safetensors.index.json",
+            "{\"weight_map\": {\"w\": \"s.safetensors\"}}");
+  ASSERT_EQ(mkfifo((sharded + "/s.safetensors").c_str(), 0644), 0);
+  checkpoint = SafetensorsCheckpoint::Open(sharded);
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("s.safetensors: not a regular file (a FIFO)"));
+
+  // A FIFO index.
+  const std::string fifo_index = dir + "/fifo_index";
+  ::mkdir(fifo_index.c_str(), 0755);
+  ASSERT_EQ(mkfifo((fifo_index + "/model.safetensors.index.json").c_str(), 0644), 0);
+  checkpoint = SafetensorsCheckpoint::Open(fifo_index);
+  EXPECT_THAT(Msg(checkpoint.status()),
+              HasSubstr("model.safetensors.index.json: not a regular file (a FIFO)"));
 }
 
 TEST(SafetensorsTest, HeaderLengthPastFile) {
@@ -375,6 +644,9 @@ TEST(SafetensorsTest, MissingDirectoryOrFile) {
   absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(FreshDir());
   EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("no model.safetensors"));
+  checkpoint = SafetensorsCheckpoint::Open("/nonexistent/dir");
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("/nonexistent/dir: cannot open"));
 }
 
 // Sharded checkpoints: two shards and an index.
@@ -444,6 +716,16 @@ TEST_F(ShardedTest, DuplicateAcrossShards) {
   EXPECT_THAT(Msg(checkpoint.status()), HasSubstr("tensor a appears twice"));
 }
 
+TEST_F(ShardedTest, IndexDuplicateSpelledWithEscapes) {
+  WriteIndex(
+      "{\"a\": \"model-00001-of-00002.safetensors\", \"\\u0061\": "
+      "\"model-00002-of-00002.safetensors\"}");
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir_);
+  EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Msg(checkpoint.status()),
+              HasSubstr("model.safetensors.index.json: malformed JSON: duplicate key \"a\""));
+}
+
 TEST_F(ShardedTest, BadIndex) {
   WriteIndex("[]");
   EXPECT_THAT(Msg(SafetensorsCheckpoint::Open(dir_).status()), HasSubstr("weight_map"));
@@ -453,6 +735,12 @@ TEST_F(ShardedTest, BadIndex) {
   WriteIndex("{\"a\": 7}");
   EXPECT_THAT(Msg(SafetensorsCheckpoint::Open(dir_).status()), HasSubstr("weight_map[\"a\"]"));
   WriteFile(dir_ + "/model.safetensors.index.json", "{\"weight_map\": ");
+  EXPECT_THAT(Msg(SafetensorsCheckpoint::Open(dir_).status()), HasSubstr("malformed JSON"));
+  WriteFile(dir_ + "/model.safetensors.index.json", "{\"metadata\": {}}");
+  EXPECT_THAT(Msg(SafetensorsCheckpoint::Open(dir_).status()),
+              HasSubstr("weight_map must be a non-empty object"));
+  WriteFile(dir_ + "/model.safetensors.index.json",
+            "{\"metadata\": [1,], \"weight_map\": {\"a\": \"model-00001-of-00002.safetensors\"}}");
   EXPECT_THAT(Msg(SafetensorsCheckpoint::Open(dir_).status()), HasSubstr("malformed JSON"));
 }
 
