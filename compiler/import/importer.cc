@@ -266,6 +266,15 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     auto gate = by_name.find(gate_name);
     if (gate == by_name.end() || gate->second.shape.size() != 2) continue;
     int64_t width = gate->second.shape[0];
+    // The tensors decide between intermediate_size and the double-wide 2 x intermediate_size
+    // (E2B's KV-shared layers, whatever use_double_wide_mlp says); anything else contradicts
+    // the config.
+    if (width != config.intermediate_size && width != 2 * config.intermediate_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source_name, ": tensor '", gate_name, "' has ", width,
+          " rows, but intermediate_size is ", config.intermediate_size, " (expected it or ",
+          2 * config.intermediate_size, ")"));
+    }
     if (absl::EndsWith(spec.name, "down_proj.weight")) {
       spec.shape[1] = width;
     } else {

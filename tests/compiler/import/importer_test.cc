@@ -72,6 +72,14 @@ TEST(ImporterTest, MlpWidthComesFromGateAndMustAgreeWithUpAndDown) {
     if (t.name.find("layers.6.mlp.gate_proj") != std::string::npos) t.shape = {256, 64};
     if (t.name.find("layers.6.mlp.up_proj") != std::string::npos) t.shape = {256, 64};
   }
+  // 2 x intermediate_size (double-wide) is accepted; other widths contradict the config.
+  {
+    std::vector<TensorSpec> odd = tensors;
+    for (TensorSpec& t : odd) {
+      if (t.name.find("layers.6.mlp.gate_proj") != std::string::npos) t.shape = {192, 64};
+    }
+    EXPECT_THAT(ImportError(config, odd), HasSubstr("has 192 rows, but intermediate_size is 128"));
+  }
   // gate and up say 256, down still says 128.
   EXPECT_THAT(ImportError(config, tensors),
               HasSubstr("'model.language_model.layers.6.mlp.down_proj.weight' has shape [64, 128] "
