@@ -104,19 +104,56 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
         "weight '", name, "': ", WeightFormatName(format),
         " needs a matrix whose rows are multiples of 32 weights"));
   }
-  CORTIQ_ASSIGN_OR_RETURN(std::vector<float> values, ComputeF32(name));
-  CORTIQ_RETURN_IF_ERROR(CheckFinite(name, WeightFormat::kF32,
-                                     reinterpret_cast<const uint8_t*>(values.data()),
-                                     values.size()));
+  // Row by row: a checkpoint table (E4B's PLE table is 2.8 G weights) is converted one row at
+  // a time instead of as a whole f32 copy; derived weights (a layer's size) are computed whole.
+  const size_t cols_count = static_cast<size_t>(shape[1]);
+  std::vector<float> values;
+  const TensorInfo* info = nullptr;
+  absl::Span<const uint8_t> raw;
+  if (op.isCheckpointTensor()) {
+    info = checkpoint_.Find(name);
+    if (info == nullptr) {
+      return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
+    }
+    raw = checkpoint_.Data(*info);
+    const size_t element = info->dtype == DType::kF32 ? 4 : 2;
+    if ((info->dtype != DType::kF32 && info->dtype != DType::kBF16 &&
+         info->dtype != DType::kF16) ||
+        raw.size() < static_cast<size_t>(shape[0]) * cols_count * element) {
+      info = nullptr;  // let ReadAsF32 report (or handle) any other dtype
+    }
+  }
+  if (info == nullptr) {
+    CORTIQ_ASSIGN_OR_RETURN(values, ComputeF32(name));
+  }
+  std::vector<float> row_values(cols_count);
+  auto row_f32 = [&](size_t r) -> const float* {
+    if (info == nullptr) return values.data() + r * cols_count;
+    const size_t element = info->dtype == DType::kF32 ? 4 : 2;
+    const uint8_t* src = raw.data() + r * cols_count * element;
+    for (size_t c = 0; c < cols_count; ++c) {
+      if (info->dtype == DType::kF32) {
+        std::memcpy(&row_values[c], src + 4 * c, 4);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * c, 2);
+        row_values[c] = info->dtype == DType::kBF16 ? Bf16ToF32(bits) : F16ToF32(bits);
+      }
+    }
+    return row_values.data();
+  };
   const size_t cols = static_cast<size_t>(shape[1]);
   const size_t row_bytes = format == WeightFormat::kQ8_0 ? ops::Q8_0RowBytes(cols)
                                                          : ops::Q4_0RowBytes(cols);
   for (size_t r = 0; r < static_cast<size_t>(shape[0]); ++r) {
     uint8_t* row = dst + r * row_bytes;
+    const float* x = row_f32(r);
+    CORTIQ_RETURN_IF_ERROR(
+        CheckFinite(name, WeightFormat::kF32, reinterpret_cast<const uint8_t*>(x), cols));
     if (format == WeightFormat::kQ8_0) {
-      ops::QuantizeRowQ8_0(values.data() + r * cols, cols, row);
+      ops::QuantizeRowQ8_0(x, cols, row);
     } else {
-      ops::QuantizeRowQ4_0(values.data() + r * cols, cols, row);
+      ops::QuantizeRowQ4_0(x, cols, row);
     }
     // A block whose largest |w| passes 65504 · 127 (Q8_0) or · 8 (Q4_0) gets an infinite f16
     // scale; the values are finite, so this is the only way a block can decode to Inf/NaN.
