@@ -28,6 +28,8 @@ size_t DTypeSize(DType dtype) {
     case DType::kF16:
       return 2;
     case DType::kUnsupported:
+    case DType::kQ8_0:
+    case DType::kQ4_0:
       return 0;
   }
   return 0;
@@ -41,10 +43,24 @@ std::string_view DTypeName(DType dtype) {
       return "BF16";
     case DType::kF16:
       return "F16";
+    case DType::kQ8_0:
+      return "Q8_0";
+    case DType::kQ4_0:
+      return "Q4_0";
     case DType::kUnsupported:
       return "unsupported";
   }
   return "unsupported";
+}
+
+uint64_t TensorBytes(DType dtype, const std::vector<int64_t>& shape) {
+  uint64_t elements = 1;
+  for (int64_t dim : shape) elements *= static_cast<uint64_t>(dim);
+  if (dtype != DType::kQ8_0 && dtype != DType::kQ4_0) return elements * DTypeSize(dtype);
+  // llama.cpp's QK8_0 = QK4_0 = 32 weights per block; block_q8_0 is 34 bytes, block_q4_0 18.
+  constexpr uint64_t kBlockWeights = 32;
+  if (shape.empty() || shape.back() % static_cast<int64_t>(kBlockWeights) != 0) return 0;
+  return elements / kBlockWeights * (dtype == DType::kQ8_0 ? 34 : 18);
 }
 
 DType DTypeFromName(std::string_view name) {

@@ -1,24 +1,39 @@
-// Element types of checkpoint tensors (safetensors dtype strings) and the scalar conversions
-// between them: f32 <-> bf16 (round-to-nearest-even) and f16 <-> f32 (IEEE 754 binary16).
+// Element types of checkpoint tensors (safetensors dtype strings, and llama.cpp's Q8_0 / Q4_0
+// block formats from GGUF files) and the scalar conversions between them: f32 <-> bf16
+// (round-to-nearest-even) and f16 <-> f32 (IEEE 754 binary16).
 #ifndef CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_
 #define CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace cortiq {
 
 // The tensor element types cortiq can load. A safetensors file may hold other dtypes (I8, F64,
 // ...); such tensors are listed with `kUnsupported` (the original string is kept in
 // `TensorInfo::dtype_name`) and only fail when they are read.
-enum class DType { kF32, kBF16, kF16, kUnsupported };
+//
+// kQ8_0 and kQ4_0 are llama.cpp's block formats (ops/quantize.h): each row (the last,
+// fastest-varying dimension, a multiple of 32) is stored as blocks of 32 weights, 34 bytes
+// (Q8_0) or 18 bytes (Q4_0) each. Only GGUF files hold them; safetensors never does.
+enum class DType { kF32, kBF16, kF16, kUnsupported, kQ8_0, kQ4_0 };
 
-// Size of one element in bytes: 4 (F32), 2 (BF16, F16), 0 (kUnsupported).
+// Size of one element in bytes: 4 (F32), 2 (BF16, F16); 0 for kUnsupported and for the block
+// types kQ8_0 / kQ4_0, which have no per-element size (use TensorBytes).
 size_t DTypeSize(DType dtype);
 
-// The safetensors dtype string: "F32", "BF16", "F16"; "unsupported" for kUnsupported.
+// The dtype's name: "F32", "BF16", "F16" (the safetensors strings), "Q8_0", "Q4_0" (ggml's);
+// "unsupported" for kUnsupported.
 std::string_view DTypeName(DType dtype);
+
+// Bytes of a tensor of `dtype` and `shape` (row-major, HF order: the last dimension is the
+// row): product(shape) · DTypeSize for F32/BF16/F16; for kQ8_0 / kQ4_0, (product(shape) / 32)
+// blocks of 34 / 18 bytes, which requires a non-empty shape whose last dimension is a multiple
+// of 32 (0 is returned otherwise). 0 for kUnsupported. No overflow check (as
+// TensorSpecNumBytes); negative dimensions are the caller's error.
+uint64_t TensorBytes(DType dtype, const std::vector<int64_t>& shape);
 
 // Maps a safetensors dtype string to a DType: "F32", "BF16", "F16" (case-sensitive, as the
 // format writes them); any other string gives kUnsupported.

@@ -485,6 +485,8 @@ absl::Status SafetensorsCheckpoint::ReadAsF32(const TensorInfo& info, float* out
       break;
     }
     case DType::kUnsupported:
+    case DType::kQ8_0:  // GGUF-only block types: DTypeFromName never gives them.
+    case DType::kQ4_0:
       break;  // Rejected by CheckedData.
   }
   ReleasePages(src, data->size());
@@ -515,6 +517,8 @@ absl::Status SafetensorsCheckpoint::ReadAsBF16(const TensorInfo& info, uint16_t*
       }
       break;
     case DType::kUnsupported:
+    case DType::kQ8_0:  // GGUF-only block types: DTypeFromName never gives them.
+    case DType::kQ4_0:
       break;  // Rejected by CheckedData.
   }
   ReleasePages(src, data->size());
