@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "compiler/checkpoint/checkpoint_reader.h"
 #include "compiler/checkpoint/file_util.h"
 #include "compiler/checkpoint/safetensors.h"
 #include "compiler/dialect/CortiqDialect.h"
@@ -70,13 +71,20 @@ llvm::StringRef DecoderBuilder::W(const std::string& name) {
   auto it = declared_.find(full);
   if (it != declared_.end()) return it->second;
   const TensorSpec& spec = tensors_.at(full);
-  mlir::Type element = spec.dtype == DType::kF32    ? builder_.getF32Type()
-                       : spec.dtype == DType::kBF16 ? builder_.getBF16Type()
-                                                    : builder_.getF16Type();
+  // Block-quantized tensors (GGUF Q8_0 / Q4_0) are declared with their logical f32 values and
+  // the stored format as an attribute, so lowering can keep the blocks as they are.
+  const bool blocks = spec.dtype == DType::kQ8_0 || spec.dtype == DType::kQ4_0;
+  mlir::Type element = spec.dtype == DType::kBF16  ? builder_.getBF16Type()
+                       : spec.dtype == DType::kF16 ? builder_.getF16Type()
+                                                   : builder_.getF32Type();
   mlir::OpBuilder::InsertionGuard guard(builder_);
   builder_.setInsertionPoint(func_op_);
-  builder_.create<WeightOp>(loc_, full,
-                            mlir::RankedTensorType::get(spec.shape, element));
+  auto weight = builder_.create<WeightOp>(loc_, full,
+                                          mlir::RankedTensorType::get(spec.shape, element));
+  if (blocks) {
+    weight->setAttr(kStoredFormatAttr,
+                    builder_.getStringAttr(spec.dtype == DType::kQ8_0 ? "q8_0" : "q4_0"));
+  }
   return declared_.emplace(full, full).first->second;
 }
 
@@ -294,7 +302,7 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     }
     if (it->second.dtype == DType::kUnsupported) {
       return absl::InvalidArgumentError(absl::StrCat(
-          source_name, ": tensor '", spec.name, "' has an unsupported dtype (F32, BF16, F16 are)"));
+          source_name, ": tensor '", spec.name, "' has an unsupported dtype (F32, BF16, F16, Q8_0, Q4_0 are)"));
     }
   }
   DecoderBuilder builder(context, config, std::move(by_name), prefix);
@@ -317,19 +325,21 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportCheckpoint(mlir::MLIRCon
     return ImportGemma4Text(context, config, Gemma4TextTensors(config, DType::kBF16),
                             checkpoint_dir);
   }
-  CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config, LoadGemma4TextConfig(checkpoint_dir));
-  if (config_only) {
+  if (config_only && IsDirectory(checkpoint_dir)) {
+    CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config, LoadGemma4TextConfig(checkpoint_dir));
     return ImportGemma4Text(context, config, Gemma4TextTensors(config, DType::kBF16),
                             JoinPath(checkpoint_dir, "config.json"));
   }
-  CORTIQ_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint,
-                          SafetensorsCheckpoint::Open(checkpoint_dir, /*map_data=*/false));
-  std::vector<TensorSpec> tensors;
-  tensors.reserve(checkpoint.tensors().size());
-  for (const TensorInfo& info : checkpoint.tensors()) {
-    tensors.push_back(TensorSpec{info.name, info.dtype, info.shape});
+  // A safetensors directory or a GGUF file; headers only.
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> checkpoint,
+                          OpenCheckpoint(checkpoint_dir, /*map_data=*/false));
+  if (config_only) {
+    return ImportGemma4Text(context, checkpoint->config(),
+                            Gemma4TextTensors(checkpoint->config(), DType::kBF16),
+                            checkpoint->source());
   }
-  return ImportGemma4Text(context, config, tensors, checkpoint_dir);
+  return ImportGemma4Text(context, checkpoint->config(), checkpoint->tensors(),
+                          checkpoint->source());
 }
 
 }  // namespace cortiq

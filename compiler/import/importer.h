@@ -18,6 +18,10 @@ namespace cortiq {
 // Name of the decode-step function the importer emits and lowering reads.
 inline constexpr char kDecodeStepFunction[] = "decode_step";
 
+// Attribute of a cortiq.weight read from llama.cpp blocks (GGUF Q8_0 / Q4_0): "q8_0" / "q4_0".
+// The weight's type then gives its logical shape with f32 values; lowering keeps the blocks.
+inline constexpr char kStoredFormatAttr[] = "cortiq.stored_format";
+
 // Builds the decode-step module from a parsed config and the checkpoint's tensor list (names,
 // dtypes and shapes; no data). The text decoder's tensors are found under
 // "model.language_model." or, failing that, "model."; other tensors (vision/audio towers, the
@@ -33,7 +37,8 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     mlir::MLIRContext& context, const Gemma4TextConfig& config,
     const std::vector<TensorSpec>& tensors, const std::string& source_name);
 
-// Reads `checkpoint_dir`/config.json and the safetensors header(s) (no weights) and imports.
+// Reads a checkpoint's config and tensor headers (no weights) and imports: a directory with
+// config.json + safetensors, or a GGUF file (arch gemma4; see compiler/checkpoint/gguf_gemma4.h).
 // With `config_only`, the tensors are not read (and `checkpoint_dir` may also name a config
 // .json file directly): the shapes the config implies are used
 // (bf16, the dtype of the official releases), so E2B/E4B graphs can be printed from a config.

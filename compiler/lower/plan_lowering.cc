@@ -82,6 +82,9 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
     entry.format = *options_.table_format;
   } else if (options_.weight_format) {
     entry.format = *options_.weight_format;
+  } else if (auto stored = op->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr)) {
+    // GGUF blocks are kept as they are (no requantization).
+    entry.format = stored.getValue() == "q8_0" ? WeightFormat::kQ8_0 : WeightFormat::kQ4_0;
   } else {
     entry.format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
   }

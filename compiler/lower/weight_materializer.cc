@@ -24,11 +24,10 @@ absl::StatusOr<std::vector<float>> WeightMaterializer::ComputeF32(const std::str
   const int64_t count = op.getTensorType().getNumElements();
   std::vector<float> out(static_cast<size_t>(count));
   if (op.isCheckpointTensor()) {
-    const TensorInfo* info = checkpoint_.Find(name);
-    if (info == nullptr) {
+    if (checkpoint_.Find(name) == nullptr) {
       return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
     }
-    CORTIQ_RETURN_IF_ERROR(checkpoint_.ReadAsF32(*info, out.data()));
+    CORTIQ_RETURN_IF_ERROR(checkpoint_.ReadAsF32(name, out.data()));
     return out;
   }
   if (auto sources = op.getConcatRowsAttr()) {
@@ -108,36 +107,54 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
   // a time instead of as a whole f32 copy; derived weights (a layer's size) are computed whole.
   const size_t cols_count = static_cast<size_t>(shape[1]);
   std::vector<float> values;
-  const TensorInfo* info = nullptr;
+  const TensorSpec* spec = nullptr;
   absl::Span<const uint8_t> raw;
   if (op.isCheckpointTensor()) {
-    info = checkpoint_.Find(name);
-    if (info == nullptr) {
+    spec = checkpoint_.Find(name);
+    if (spec == nullptr) {
       return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
     }
-    raw = checkpoint_.Data(*info);
-    const size_t element = info->dtype == DType::kF32 ? 4 : 2;
-    if ((info->dtype != DType::kF32 && info->dtype != DType::kBF16 &&
-         info->dtype != DType::kF16) ||
-        raw.size() < static_cast<size_t>(shape[0]) * cols_count * element) {
-      info = nullptr;  // let ReadAsF32 report (or handle) any other dtype
+    const bool same_blocks = (spec->dtype == DType::kQ8_0 && format == WeightFormat::kQ8_0) ||
+                             (spec->dtype == DType::kQ4_0 && format == WeightFormat::kQ4_0);
+    if (same_blocks) {
+      // GGUF blocks in the target format: used as they are, byte for byte.
+      CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> blocks, checkpoint_.RawData(name));
+      const uint64_t bytes = WeightFormatBytes(
+          format, std::vector<int64_t>(shape.begin(), shape.end()));
+      if (blocks.size() != bytes) {
+        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' holds ",
+                                                       blocks.size(), " bytes, expected ", bytes));
+      }
+      std::memcpy(dst, blocks.data(), bytes);
+      return CheckBlockScales(name, format, dst, static_cast<size_t>(shape[0]),
+                              static_cast<size_t>(shape[1]));
+    }
+    const size_t element = spec->dtype == DType::kF32 ? 4 : 2;
+    const bool row_readable =
+        spec->dtype == DType::kF32 || spec->dtype == DType::kBF16 || spec->dtype == DType::kF16;
+    if (row_readable) {
+      CORTIQ_ASSIGN_OR_RETURN(raw, checkpoint_.RawData(name));
+      if (raw.size() < static_cast<size_t>(shape[0]) * cols_count * element) spec = nullptr;
+    } else {
+      spec = nullptr;  // other block formats: dequantize whole, then requantize
     }
   }
-  if (info == nullptr) {
+  if (spec == nullptr) {
     CORTIQ_ASSIGN_OR_RETURN(values, ComputeF32(name));
   }
   std::vector<float> row_values(cols_count);
   auto row_f32 = [&](size_t r) -> const float* {
-    if (info == nullptr) return values.data() + r * cols_count;
-    const size_t element = info->dtype == DType::kF32 ? 4 : 2;
+    if (spec == nullptr) return values.data() + r * cols_count;
+    const DType dtype = spec->dtype;
+    const size_t element = dtype == DType::kF32 ? 4 : 2;
     const uint8_t* src = raw.data() + r * cols_count * element;
     for (size_t c = 0; c < cols_count; ++c) {
-      if (info->dtype == DType::kF32) {
+      if (dtype == DType::kF32) {
         std::memcpy(&row_values[c], src + 4 * c, 4);
       } else {
         uint16_t bits;
         std::memcpy(&bits, src + 2 * c, 2);
-        row_values[c] = info->dtype == DType::kBF16 ? Bf16ToF32(bits) : F16ToF32(bits);
+        row_values[c] = dtype == DType::kBF16 ? Bf16ToF32(bits) : F16ToF32(bits);
       }
     }
     return row_values.data();
@@ -155,17 +172,23 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
     } else {
       ops::QuantizeRowQ4_0(x, cols, row);
     }
-    // A block whose largest |w| passes 65504 · 127 (Q8_0) or · 8 (Q4_0) gets an infinite f16
-    // scale; the values are finite, so this is the only way a block can decode to Inf/NaN.
-    const size_t block_bytes = format == WeightFormat::kQ8_0 ? 34 : 18;
-    for (size_t b = 0; b < cols / 32; ++b) {
-      uint16_t scale;
-      std::memcpy(&scale, row + b * block_bytes, 2);
-      if ((scale & 0x7C00u) == 0x7C00u) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "weight '", name, "': row ", r, " block ", b, " overflows the f16 scale of ",
-            WeightFormatName(format), " (|w| too large to quantize)"));
-      }
+  }
+  return CheckBlockScales(name, format, dst, static_cast<size_t>(shape[0]), cols);
+}
+
+absl::Status WeightMaterializer::CheckBlockScales(const std::string& name, WeightFormat format,
+                                                  const uint8_t* blocks, size_t rows,
+                                                  size_t cols) const {
+  // A block whose largest |w| passes 65504 · 127 (Q8_0) or · 8 (Q4_0) gets an infinite f16
+  // scale, and a GGUF block may hold any bits: an Inf/NaN scale would reach the logits.
+  const size_t block_bytes = format == WeightFormat::kQ8_0 ? 34 : 18;
+  for (size_t b = 0; b < rows * (cols / 32); ++b) {
+    uint16_t scale;
+    std::memcpy(&scale, blocks + b * block_bytes, 2);
+    if ((scale & 0x7C00u) == 0x7C00u) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "weight '", name, "': row ", b / (cols / 32), " block ", b % (cols / 32),
+          " has a non-finite f16 scale (", WeightFormatName(format), ")"));
     }
   }
   return absl::OkStatus();
@@ -177,15 +200,14 @@ absl::Status WeightMaterializer::WriteUnchecked(const std::string& name, WeightF
   if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
   if (op.isCheckpointTensor()) {
     // Straight from the file, without an f32 copy of a large bf16 tensor.
-    const TensorInfo* info = checkpoint_.Find(name);
-    if (info == nullptr) {
+    if (checkpoint_.Find(name) == nullptr) {
       return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
     }
     switch (format) {
       case WeightFormat::kF32:
-        return checkpoint_.ReadAsF32(*info, reinterpret_cast<float*>(dst));
+        return checkpoint_.ReadAsF32(name, reinterpret_cast<float*>(dst));
       case WeightFormat::kBF16:
-        return checkpoint_.ReadAsBF16(*info, reinterpret_cast<uint16_t*>(dst));
+        return checkpoint_.ReadAsBF16(name, reinterpret_cast<uint16_t*>(dst));
       default:
         break;  // block formats go through WriteBlocks
     }

@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/checkpoint/safetensors.h"
+#include "compiler/checkpoint/checkpoint_reader.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "runtime/plan.h"
 
@@ -19,7 +19,7 @@ class WeightMaterializer {
  public:
   // `module` holds the cortiq.weight symbols; `checkpoint` (opened with data) their sources.
   // Both must outlive the materializer.
-  WeightMaterializer(mlir::ModuleOp module, const SafetensorsCheckpoint& checkpoint)
+  WeightMaterializer(mlir::ModuleOp module, const CheckpointReader& checkpoint)
       : module_(module), checkpoint_(checkpoint) {}
 
   // Writes weight `name` (a symbol of the module) as `format` into `dst`, which holds
@@ -36,10 +36,13 @@ class WeightMaterializer {
   absl::Status WriteUnchecked(const std::string& name, WeightFormat format, uint8_t* dst) const;
   // Q8_0 / Q4_0: the f32 values quantized row by row with llama.cpp's reference rounding.
   absl::Status WriteBlocks(const std::string& name, WeightFormat format, uint8_t* dst) const;
+  // Rejects a block with an Inf/NaN f16 scale (from quantizing huge values, or in a GGUF).
+  absl::Status CheckBlockScales(const std::string& name, WeightFormat format,
+                                const uint8_t* blocks, size_t rows, size_t cols) const;
   absl::StatusOr<std::vector<float>> ComputeF32(const std::string& name) const;
 
   mlir::ModuleOp module_;
-  const SafetensorsCheckpoint& checkpoint_;
+  const CheckpointReader& checkpoint_;
 };
 
 }  // namespace cortiq

@@ -1,5 +1,5 @@
 // Golden logits: every position of every case in tests/data/golden, compiled with and without the
-// pass pipeline, against the float64 reference (max |Δ| ≤ 1e-3, same argmax) and against
+// pass pipeline and from the llama.cpp-converted GGUF of the same checkpoint ("gguf"), against the float64 reference (max |Δ| ≤ 1e-3, same argmax) and against
 // llama.cpp (≤ 2.5e-2 for F32, ≤ 0.3 for BF16; same argmax where llama.cpp's top two logits are
 // further apart than that tolerance).
 #include <algorithm>
@@ -78,7 +78,7 @@ TEST_P(GoldenTest, EveryPositionMatchesTheReferences) {
 INSTANTIATE_TEST_SUITE_P(
     AllCases, GoldenTest,
     testing::Combine(testing::Values("tiny-a-f32-T6", "tiny-a-f32-T40", "tiny-a-bf16-T40"),
-                     testing::Values("opt", "no-opt")),
+                     testing::Values("opt", "no-opt", "gguf")),
     [](const testing::TestParamInfo<GoldenTest::ParamType>& info) {
       std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
       std::replace(name.begin(), name.end(), '-', '_');

@@ -7,7 +7,7 @@
 #include "absl/flags/usage.h"
 #include "tools/common/command_line.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/checkpoint/safetensors.h"
+#include "compiler/checkpoint/checkpoint_reader.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
 #include "compiler/lower/weight_materializer.h"
@@ -42,8 +42,10 @@ int main(int argc, char** argv) {
   cortiq::registerCortiqPasses();
   cortiq::registerCortiqPipelines();
   absl::SetProgramUsageMessage(
-      "cortiq-compile CHECKPOINT_DIR -o MODEL.cortiq [--weights f32|bf16] [--no-opt]\n"
-      "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors) into a cortiq artifact.");
+      "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights f32|bf16|q8_0|q4_0] "
+      "[--no-opt]\n"
+      "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors, or a GGUF file of arch "
+      "gemma4) into a cortiq artifact.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   if (args.size() != 2) return Fail("expected exactly one CHECKPOINT_DIR (see --help)");
   const std::string checkpoint_dir = args[1];
@@ -108,10 +110,10 @@ int main(int argc, char** argv) {
   auto plan = cortiq::LowerToPlan(**module, options);
   if (!plan.ok()) return Fail(std::string(plan.status().message()));
 
-  auto checkpoint = cortiq::SafetensorsCheckpoint::Open(checkpoint_dir, /*map_data=*/true);
+  auto checkpoint = cortiq::OpenCheckpoint(checkpoint_dir, /*map_data=*/true);
   if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
   const std::vector<cortiq::WeightEntry> entries = plan->weights;
-  cortiq::WeightMaterializer materializer(**module, *checkpoint);
+  cortiq::WeightMaterializer materializer(**module, **checkpoint);
   absl::Status status = cortiq::WriteArtifact(
       output, std::move(*plan), [&](size_t index, uint8_t* dst) {
         return materializer.Write(entries[index].name, entries[index].format, dst);
