@@ -1,4 +1,6 @@
 // cortiq-compile: checkpoint directory → AOT artifact (import, passes, lowering, weights).
+#include <dirent.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "runtime/artifact.h"
+#include "runtime/file_checks.h"
 
 ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
 ABSL_FLAG(std::string, weights, "",
@@ -30,6 +33,20 @@ ABSL_FLAG(std::string, pass_pipeline, "",
 ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
 
 namespace {
+
+// The files a compile reads: a GGUF/safetensors file itself, or every file of a checkpoint
+// directory (config.json, the index, the shards).
+std::vector<std::string> InputFiles(const std::string& path) {
+  std::vector<std::string> files = {path};
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") files.push_back(path + "/" + name);
+    }
+    closedir(dir);
+  }
+  return files;
+}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "cortiq-compile: %s\n", message.c_str());
@@ -84,6 +101,14 @@ int main(int argc, char** argv) {
     if (!found) {
       return Fail(absl::StrCat("--tables must be f32, bf16, q8_0 or q4_0, not '", tables, "'"));
     }
+  }
+
+  // Never write over what is being read (e.g. -o ckpt/model.safetensors).
+  const std::vector<std::string> inputs = InputFiles(checkpoint_dir);
+  for (const std::string& out : {output, absl::GetFlag(FLAGS_dump_ir)}) {
+    if (out.empty()) continue;
+    absl::Status status = cortiq::CheckOutputPath(out, inputs);
+    if (!status.ok()) return Fail(std::string(status.message()));
   }
 
   mlir::MLIRContext context;
