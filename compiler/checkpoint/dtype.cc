@@ -144,4 +144,46 @@ uint16_t F32ToF16(float value) {
   return static_cast<uint16_t>(sign | half);
 }
 
+bool FloatElementsToF32(DType dtype, const uint8_t* src, uint64_t count, float* out) {
+  switch (dtype) {
+    case DType::kF32:
+      if (count > 0) std::memcpy(out, src, count * sizeof(float));
+      return true;
+    case DType::kBF16:
+    case DType::kF16:
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * i, sizeof(bits));
+        out[i] = dtype == DType::kBF16 ? Bf16ToF32(bits) : F16ToF32(bits);
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool FloatElementsToBF16(DType dtype, const uint8_t* src, uint64_t count, uint16_t* out) {
+  switch (dtype) {
+    case DType::kBF16:
+      if (count > 0) std::memcpy(out, src, count * sizeof(uint16_t));
+      return true;
+    case DType::kF32:
+      for (uint64_t i = 0; i < count; ++i) {
+        float value;
+        std::memcpy(&value, src + 4 * i, sizeof(value));
+        out[i] = F32ToBf16(value);
+      }
+      return true;
+    case DType::kF16:
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * i, sizeof(bits));
+        out[i] = F32ToBf16(F16ToF32(bits));
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace cortiq

@@ -59,6 +59,14 @@ float F16ToF32(uint16_t bits);
 // subnormals or ±0, NaN stays NaN.
 uint16_t F32ToF16(float value);
 
+// Converts `count` little-endian F32 / BF16 / F16 elements at `src` (any alignment) to f32,
+// exactly. Returns false, writing nothing, for any other dtype.
+bool FloatElementsToF32(DType dtype, const uint8_t* src, uint64_t count, float* out);
+
+// The same to bf16 bits: BF16 is copied, F32 rounded to nearest even, F16 widened to f32 first
+// (exact) and then rounded. Returns false, writing nothing, for any other dtype.
+bool FloatElementsToBF16(DType dtype, const uint8_t* src, uint64_t count, uint16_t* out);
+
 }  // namespace cortiq
 
 #endif  // CORTIQ_COMPILER_CHECKPOINT_DTYPE_H_

@@ -81,13 +81,6 @@ T LoadLittleEndian(const char* bytes) {
   return value;
 }
 
-// Drops the whole pages of [data, data + size) from this process (see safetensors.cc).
-void ReleasePages(const uint8_t* data, uint64_t size) {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
 
 std::string ShapeString(const std::vector<int64_t>& ne) {
   std::string text = "[";
@@ -596,18 +589,10 @@ absl::Status GgufFile::ReadAsF32(const GgufTensorInfo& info, float* out) const {
   const uint64_t count = info.num_elements();
   switch (info.dtype) {
     case DType::kF32:
-      if (count > 0) std::memcpy(out, src, count * sizeof(float));
-      break;
     case DType::kF16:
-    case DType::kBF16: {
-      const bool is_bf16 = info.dtype == DType::kBF16;
-      for (uint64_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, sizeof(bits));
-        out[i] = is_bf16 ? Bf16ToF32(bits) : F16ToF32(bits);
-      }
+    case DType::kBF16:
+      FloatElementsToF32(info.dtype, src, count, out);
       break;
-    }
     case DType::kQ8_0:
       ops::DequantizeRowQ8_0(src, count, out);
       break;
@@ -617,7 +602,7 @@ absl::Status GgufFile::ReadAsF32(const GgufTensorInfo& info, float* out) const {
     case DType::kUnsupported:
       break;  // Handled above.
   }
-  if (!file_.mapped().empty()) ReleasePages(src, data->size());
+  if (!file_.mapped().empty()) ReleaseMappedPages(src, data->size());
   return absl::OkStatus();
 }
 
@@ -630,21 +615,9 @@ absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) con
   const uint64_t count = info.num_elements();
   switch (info.dtype) {
     case DType::kBF16:
-      if (count > 0) std::memcpy(out, src, count * sizeof(uint16_t));
-      break;
     case DType::kF32:
-      for (uint64_t i = 0; i < count; ++i) {
-        float value;
-        std::memcpy(&value, src + 4 * i, sizeof(value));
-        out[i] = F32ToBf16(value);
-      }
-      break;
     case DType::kF16:
-      for (uint64_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, sizeof(bits));
-        out[i] = F32ToBf16(F16ToF32(bits));
-      }
+      FloatElementsToBF16(info.dtype, src, count, out);
       break;
     case DType::kQ8_0:
     case DType::kQ4_0: {
@@ -667,7 +640,7 @@ absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) con
     case DType::kUnsupported:
       break;  // Handled above.
   }
-  if (!file_.mapped().empty()) ReleasePages(src, data->size());
+  if (!file_.mapped().empty()) ReleaseMappedPages(src, data->size());
   return absl::OkStatus();
 }
 

@@ -453,15 +453,6 @@ absl::StatusOr<absl::Span<const uint8_t>> SafetensorsCheckpoint::CheckedData(
 
 namespace {
 
-// Drops the whole pages of [data, data + size) from this process's mapping (MADV_DONTNEED).
-// The file's pages stay in the page cache; a compile reads each tensor once, so keeping them
-// mapped would only grow RSS to the size of the checkpoint.
-void ReleasePages(const uint8_t* data, uint64_t size) {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
 
 }  // namespace
 
@@ -470,26 +461,9 @@ absl::Status SafetensorsCheckpoint::ReadAsF32(const TensorInfo& info, float* out
   if (!data.ok()) return data.status();
   const uint8_t* src = data->data();
   const uint64_t count = info.num_elements();
-  switch (info.dtype) {
-    case DType::kF32:
-      if (count > 0) std::memcpy(out, src, count * sizeof(float));
-      break;
-    case DType::kBF16:
-    case DType::kF16: {
-      const bool is_bf16 = info.dtype == DType::kBF16;
-      for (uint64_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, sizeof(bits));
-        out[i] = is_bf16 ? Bf16ToF32(bits) : F16ToF32(bits);
-      }
-      break;
-    }
-    case DType::kUnsupported:
-    case DType::kQ8_0:  // GGUF-only block types: DTypeFromName never gives them.
-    case DType::kQ4_0:
-      break;  // Rejected by CheckedData.
-  }
-  ReleasePages(src, data->size());
+  // CheckedData rejects every dtype but F32/BF16/F16 (Q8_0/Q4_0 are GGUF-only).
+  FloatElementsToF32(info.dtype, src, count, out);
+  ReleaseMappedPages(src, data->size());
   return absl::OkStatus();
 }
 
@@ -498,30 +472,9 @@ absl::Status SafetensorsCheckpoint::ReadAsBF16(const TensorInfo& info, uint16_t*
   if (!data.ok()) return data.status();
   const uint8_t* src = data->data();
   const uint64_t count = info.num_elements();
-  switch (info.dtype) {
-    case DType::kBF16:
-      if (count > 0) std::memcpy(out, src, count * sizeof(uint16_t));
-      break;
-    case DType::kF32:
-      for (uint64_t i = 0; i < count; ++i) {
-        float value;
-        std::memcpy(&value, src + 4 * i, sizeof(value));
-        out[i] = F32ToBf16(value);
-      }
-      break;
-    case DType::kF16:
-      for (uint64_t i = 0; i < count; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * i, sizeof(bits));
-        out[i] = F32ToBf16(F16ToF32(bits));
-      }
-      break;
-    case DType::kUnsupported:
-    case DType::kQ8_0:  // GGUF-only block types: DTypeFromName never gives them.
-    case DType::kQ4_0:
-      break;  // Rejected by CheckedData.
-  }
-  ReleasePages(src, data->size());
+  // CheckedData rejects every dtype but F32/BF16/F16 (Q8_0/Q4_0 are GGUF-only).
+  FloatElementsToBF16(info.dtype, src, count, out);
+  ReleaseMappedPages(src, data->size());
   return absl::OkStatus();
 }
 

@@ -147,16 +147,8 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
     if (spec == nullptr) return values.data() + r * cols_count;
     const DType dtype = spec->dtype;
     const size_t element = dtype == DType::kF32 ? 4 : 2;
-    const uint8_t* src = raw.data() + r * cols_count * element;
-    for (size_t c = 0; c < cols_count; ++c) {
-      if (dtype == DType::kF32) {
-        std::memcpy(&row_values[c], src + 4 * c, 4);
-      } else {
-        uint16_t bits;
-        std::memcpy(&bits, src + 2 * c, 2);
-        row_values[c] = dtype == DType::kBF16 ? Bf16ToF32(bits) : F16ToF32(bits);
-      }
-    }
+    FloatElementsToF32(dtype, raw.data() + r * cols_count * element, cols_count,
+                       row_values.data());
     return row_values.data();
   };
   const size_t cols = static_cast<size_t>(shape[1]);
