@@ -1,0 +1,368 @@
+// cortiq-linear-benchmark: Google Benchmark micro-benchmarks of y = W x (ops/linear.h) for each
+// weight format (f32, bf16, Q8_0, Q4_0) at the Gemma-4 E4B shapes, single thread, with the
+// weights streamed from DRAM, against the machine's read bandwidth measured in the same process.
+// How to run it and the numbers of this machine: bench/README.md.
+//
+// Each benchmark computes all rows of y = W x per iteration. Counters:
+//   bytes_per_second  weight bytes read per call (SetBytesProcessed), per second
+//   GB/s              the same in 1e9 bytes/s (wall time around the timed loop)
+//   %bw               GB/s as a percentage of the single-thread read bandwidth measured at start
+//   weight_MB         weight bytes of one W (1e6 bytes)
+//   copies            copies of W rotated through (see below)
+//
+// DRAM, not cache: W is allocated `copies` times, copies = ceil(256 MiB / weight bytes) (1 for
+// W >= 256 MiB), each 64-byte aligned (as in the artifact), and iteration i reads copy
+// i % copies. The footprint is 8x the 32 MiB LLC of this machine, so every call reads its W from
+// DRAM, as decode does. x (in floats) and y (out floats) stay in cache. --footprint_mb=N changes
+// the 256 MiB; --footprint_mb=0 keeps one copy, so the shapes whose W fits in L2/L3 run from
+// cache (the kernels' compute ceiling).
+//
+// Memory: weights are allocated lazily by the first call of a benchmark and kept (Google
+// Benchmark calls each benchmark function several times while it picks the iteration count)
+// until a benchmark with another format or shape starts, so at most one set of weights is live.
+// The largest is the f32 LM head, 262144 x 2560 x 4 B = 2.68 GB; exclude it with
+// --benchmark_filter=-f32/262144 if memory is short.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "hwy/base.h"
+#include "hwy/targets.h"
+#include "ops/linear.h"
+#include "ops/quantize.h"
+
+namespace cortiq {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Buffers and random data.
+
+constexpr size_t kAlign = 64;
+// Bytes of W copies per benchmark (--footprint_mb; 0 = one copy, cache-resident if W fits).
+size_t g_min_footprint = size_t{256} << 20;
+constexpr size_t kReadBandwidthBytes = size_t{1} << 30;
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kAlign)); }
+};
+using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
+
+AlignedBytes AllocateBytes(size_t bytes) {
+  return AlignedBytes(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t(kAlign))));
+}
+
+size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// splitmix64: fast and good enough for weight values.
+struct Rng {
+  uint64_t state;
+  uint64_t Next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1).
+  float Uniform() { return static_cast<float>(static_cast<int64_t>(Next()) >> 40) * 0x1p-23f; }
+};
+
+void FillUniform(Rng& rng, float* v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = rng.Uniform();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formats.
+
+enum class Format { kF32, kBF16, kQ8_0, kQ4_0 };
+
+const char* FormatName(Format f) {
+  switch (f) {
+    case Format::kF32: return "f32";
+    case Format::kBF16: return "bf16";
+    case Format::kQ8_0: return "q8_0";
+    case Format::kQ4_0: return "q4_0";
+  }
+  return "?";
+}
+
+size_t RowBytes(Format f, size_t cols) {
+  switch (f) {
+    case Format::kF32: return cols * sizeof(float);
+    case Format::kBF16: return cols * sizeof(hwy::bfloat16_t);
+    case Format::kQ8_0: return ops::Q8_0RowBytes(cols);
+    case Format::kQ4_0: return ops::Q4_0RowBytes(cols);
+  }
+  return 0;
+}
+
+// Encodes one row of f32 weights into `out` (RowBytes(f, cols) bytes).
+void EncodeRow(Format f, const float* row, size_t cols, uint8_t* out) {
+  switch (f) {
+    case Format::kF32:
+      memcpy(out, row, cols * sizeof(float));
+      break;
+    case Format::kBF16:
+      for (size_t c = 0; c < cols; ++c) {
+        const hwy::bfloat16_t b = hwy::BF16FromF32(row[c]);
+        memcpy(out + c * sizeof(b), &b, sizeof(b));
+      }
+      break;
+    case Format::kQ8_0:
+      ops::QuantizeRowQ8_0(row, cols, out);
+      break;
+    case Format::kQ4_0:
+      ops::QuantizeRowQ4_0(row, cols, out);
+      break;
+  }
+}
+
+void Linear(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols) {
+  switch (f) {
+    case Format::kF32:
+      ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, 0, rows);
+      break;
+    case Format::kBF16:
+      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, 0, rows);
+      break;
+    case Format::kQ8_0:
+      ops::LinearQ8_0(w, x, y, rows, cols, 0, rows);
+      break;
+    case Format::kQ4_0:
+      ops::LinearQ4_0(w, x, y, rows, cols, 0, rows);
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The weights of the running benchmark (at most one set is alive).
+
+std::unique_ptr<uint64_t[]> g_read_buffer;  // of read_bandwidth; freed by GetWeights
+
+struct Weights {
+  Format format = Format::kF32;
+  size_t rows = 0, cols = 0;
+  size_t bytes = 0;   // one copy of W
+  size_t stride = 0;  // bytes between copies (bytes rounded up to kAlign)
+  size_t copies = 0;
+  AlignedBytes data;
+};
+
+Weights& CurrentWeights() {
+  static Weights* weights = new Weights();
+  return *weights;
+}
+
+void ReleaseWeights() {
+  Weights& w = CurrentWeights();
+  w.data.reset();
+  w.rows = w.cols = w.bytes = w.stride = w.copies = 0;
+}
+
+const Weights& GetWeights(Format format, size_t rows, size_t cols) {
+  Weights& w = CurrentWeights();
+  if (w.data && w.format == format && w.rows == rows && w.cols == cols) return w;
+  ReleaseWeights();  // before allocating the next set
+  g_read_buffer.reset();
+  w.format = format;
+  w.rows = rows;
+  w.cols = cols;
+  w.bytes = rows * RowBytes(format, cols);
+  w.stride = RoundUp(w.bytes, kAlign);
+  w.copies = std::max<size_t>(1, (g_min_footprint + w.bytes - 1) / w.bytes);
+  w.data = AllocateBytes(w.stride * w.copies);
+  // Copy 0 from random f32 rows (quantized per row as the compiler does), the others by memcpy:
+  // the content does not change the bytes read, and every page is touched before timing.
+  Rng rng{0x5EED0000ull + rows * 31 + cols};
+  std::vector<float> row(cols);
+  const size_t row_bytes = RowBytes(format, cols);
+  for (size_t r = 0; r < rows; ++r) {
+    FillUniform(rng, row.data(), cols);
+    EncodeRow(format, row.data(), cols, w.data.get() + r * row_bytes);
+  }
+  for (size_t k = 1; k < w.copies; ++k) {
+    memcpy(w.data.get() + k * w.stride, w.data.get(), w.bytes);
+  }
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read bandwidth: the loop of tools/cortiq-bench/memory_bandwidth.cc (MeasureReadBandwidth),
+// in process.
+
+// Sums [begin, end) with 8 independent accumulators so the loop is bound by loads.
+uint64_t SumWords(const uint64_t* begin, const uint64_t* end) {
+  uint64_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const uint64_t* p = begin;
+  for (; p + 8 <= end; p += 8) {
+    for (int k = 0; k < 8; ++k) a[k] += p[k];
+  }
+  for (; p < end; ++p) a[0] += *p;
+  return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+}
+
+// One pass over `words` words with `threads` threads (each a contiguous share).
+uint64_t ReadPass(const uint64_t* buffer, size_t words, int threads) {
+  if (threads == 1) return SumWords(buffer, buffer + words);
+  std::vector<uint64_t> sums(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  const size_t chunk = words / static_cast<size_t>(threads);
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const uint64_t* begin = buffer + chunk * static_cast<size_t>(t);
+      const uint64_t* end = t + 1 == threads ? buffer + words : begin + chunk;
+      sums[static_cast<size_t>(t)] = SumWords(begin, end);
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  uint64_t sum = 0;
+  for (uint64_t s : sums) sum += s;
+  return sum;
+}
+
+std::unique_ptr<uint64_t[]> TouchedWords(size_t words) {
+  std::unique_ptr<uint64_t[]> buffer(new uint64_t[words]);
+  for (size_t i = 0; i < words; ++i) buffer[i] = i;  // touch every page
+  return buffer;
+}
+
+// Best of `passes` single-thread passes over a 1 GiB buffer, in bytes/s: the denominator of %bw.
+double MeasureSingleThreadReadBandwidth(int passes) {
+  const size_t words = kReadBandwidthBytes / sizeof(uint64_t);
+  std::unique_ptr<uint64_t[]> buffer = TouchedWords(words);
+  double best = 0.0;
+  for (int pass = 0; pass < passes; ++pass) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(ReadPass(buffer.get(), words, 1));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, static_cast<double>(kReadBandwidthBytes) / seconds);
+  }
+  return best;
+}
+
+double g_read_bandwidth = 0.0;  // bytes/s, single thread, measured in main()
+
+void SetRateCounters(benchmark::State& state, size_t bytes_per_iteration, double seconds) {
+  const double bytes = static_cast<double>(bytes_per_iteration) *
+                       static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  const double gbps = seconds > 0 ? bytes / seconds / 1e9 : 0.0;
+  state.counters["GB/s"] = gbps;
+  if (g_read_bandwidth > 0) state.counters["%bw"] = 100.0 * gbps * 1e9 / g_read_bandwidth;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Benchmarks.
+
+void BM_ReadBandwidth(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const size_t words = kReadBandwidthBytes / sizeof(uint64_t);
+  if (!g_read_buffer) g_read_buffer = TouchedWords(words);
+  const uint64_t* buffer = g_read_buffer.get();
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ReadPass(buffer, words, threads));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetRateCounters(state, kReadBandwidthBytes, seconds);
+}
+
+void BM_Linear(benchmark::State& state, Format format, size_t rows, size_t cols) {
+  const Weights& w = GetWeights(format, rows, cols);
+  std::vector<float> x(cols), y(rows);
+  Rng rng{0xC0FFEEull};
+  FillUniform(rng, x.data(), cols);
+  size_t k = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    Linear(format, w.data.get() + k * w.stride, x.data(), y.data(), rows, cols);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+    if (++k == w.copies) k = 0;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetRateCounters(state, w.bytes, seconds);
+  state.counters["weight_MB"] = static_cast<double>(w.bytes) / 1e6;
+  state.counters["copies"] = static_cast<double>(w.copies);
+}
+
+struct Shape {
+  size_t out, in;
+};
+
+// Gemma-4 E4B (hidden 2560, q 8 x 256, kv 2 x 256, MLP 10240, PLE 42 x 256 = 10752, vocab
+// 262144), out x in as HF stores the weight.
+constexpr Shape kE4BShapes[] = {
+    {2048, 2560},    // q_proj
+    {512, 2560},     // k_proj, v_proj
+    {10240, 2560},   // gate_proj, up_proj
+    {2560, 10240},   // down_proj
+    {2560, 2048},    // o_proj
+    {10752, 2560},   // per_layer_model_projection (42 layers x 256)
+    {262144, 2560},  // LM head (tied embedding)
+};
+
+void RegisterAll() {
+  benchmark::RegisterBenchmark("read_bandwidth", BM_ReadBandwidth)
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  for (Format format : {Format::kF32, Format::kBF16, Format::kQ8_0, Format::kQ4_0}) {
+    for (const Shape& shape : kE4BShapes) {
+      const std::string name = std::string("linear/") + FormatName(format) + "/" +
+                               std::to_string(shape.out) + "x" + std::to_string(shape.in);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Linear, format, shape.out, shape.in)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+}
+
+std::string DispatchedTargetName() {
+  const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  return targets == 0 ? "none" : hwy::TargetName(targets & -targets);  // lowest bit = best
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  // Own flag, removed from argv before the unrecognized-argument check.
+  const std::string footprint_flag = "--footprint_mb=";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.compare(0, footprint_flag.size(), footprint_flag) == 0) {
+      cortiq::g_min_footprint = std::stoull(arg.substr(footprint_flag.size())) << 20;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  cortiq::g_read_bandwidth = cortiq::MeasureSingleThreadReadBandwidth(/*passes=*/3);
+  char bandwidth[32];
+  snprintf(bandwidth, sizeof(bandwidth), "%.2f GB/s", cortiq::g_read_bandwidth / 1e9);
+  benchmark::AddCustomContext("read_bandwidth_1_thread", bandwidth);
+  benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
+  benchmark::AddCustomContext("footprint_MiB", std::to_string(cortiq::g_min_footprint >> 20));
+  cortiq::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  cortiq::ReleaseWeights();
+  return 0;
+}
