@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -337,6 +338,21 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportCheckpoint(mlir::MLIRCon
     return ImportGemma4Text(context, checkpoint->config(),
                             Gemma4TextTensors(checkpoint->config(), DType::kBF16),
                             checkpoint->source());
+  }
+  // A tensor the decoder reads in a type cortiq cannot load (GGUF K-quants, I8, ...): name the
+  // stored type, which the TensorSpec list no longer carries.
+  absl::flat_hash_set<std::string> needed;
+  for (const char* prefix : {kMultimodalTextPrefix, kTextOnlyPrefix}) {
+    for (const TensorSpec& spec : Gemma4TextTensors(checkpoint->config(), DType::kF32, prefix)) {
+      needed.insert(spec.name);
+    }
+  }
+  for (const TensorSpec& spec : checkpoint->tensors()) {
+    if (spec.dtype == DType::kUnsupported && needed.contains(spec.name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          checkpoint->source(), ": unsupported type ", checkpoint->StoredTypeName(spec.name),
+          " for tensor '", spec.name, "' (F32, F16, BF16, Q8_0 and Q4_0 are supported)"));
+    }
   }
   return ImportGemma4Text(context, checkpoint->config(), checkpoint->tensors(),
                           checkpoint->source());

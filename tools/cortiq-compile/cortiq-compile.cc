@@ -8,6 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "tools/common/command_line.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/checkpoint/checkpoint_reader.h"
 #include "compiler/import/importer.h"
@@ -29,7 +30,9 @@ ABSL_FLAG(std::string, tables, "",
           "default: q8_0 under --weights q4_0, else as --weights");
 ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
 ABSL_FLAG(std::string, pass_pipeline, "",
-          "run this MLIR pass pipeline instead of the default one, e.g. 'builtin.module(...)'");
+          "run this pass pipeline instead of the default one, e.g. 'fuse-linear,plan-buffers' "
+          "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
+          "accepted too)");
 ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
 
 namespace {
@@ -115,12 +118,19 @@ int main(int argc, char** argv) {
   auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
   if (!module.ok()) return Fail(std::string(module.status().message()));
 
-  const std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
-  if (!pipeline.empty() || !absl::GetFlag(FLAGS_no_opt)) {
+  std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
+  const bool explicit_pipeline = !pipeline.empty();
+  // The pass manager is already anchored on the module: MLIR 15 would read an outer
+  // 'builtin.module(...)' as a nested module that does not exist and run nothing.
+  if (absl::StartsWith(pipeline, "builtin.module(") && absl::EndsWith(pipeline, ")")) {
+    pipeline = pipeline.substr(15, pipeline.size() - 16);
+  }
+  if (explicit_pipeline || !absl::GetFlag(FLAGS_no_opt)) {
     mlir::PassManager pm(&context);
-    if (pipeline.empty()) {
+    if (!explicit_pipeline) {
       cortiq::buildDefaultPipeline(pm);
-    } else if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
+    } else if (!pipeline.empty() &&
+               mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
     }
     if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");

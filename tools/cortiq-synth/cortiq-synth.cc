@@ -129,12 +129,20 @@ struct SplitMix64 {
   float Uniform() { return static_cast<float>(static_cast<int64_t>(Next() >> 11) * 0x1.0p-52 - 1.0); }
 };
 
+// 64-bit FNV-1a: unlike absl::Hash, the same in every process, so a seed names one set of
+// weights.
+uint64_t StableHash(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
 // Value distribution of a tensor, chosen so activations stay O(1) through every layer:
 // norm gains 1 ± 0.2, layer_scalar in [0.6, 1.0], matrices uniform with variance 1/in (so
 // W·x keeps the scale of x), embedding rows with variance 1/hidden (× sqrt(hidden) at lookup).
 void FillTensor(const TensorSpec& spec, uint64_t seed, std::vector<float>& chunk,
                 uint64_t begin, size_t count) {
-  SplitMix64 rng{seed ^ absl::Hash<std::string>{}(spec.name) ^ (begin * 0x9E3779B97F4A7C15ull)};
+  SplitMix64 rng{seed ^ StableHash(spec.name) ^ (begin * 0x9E3779B97F4A7C15ull)};
   const bool is_norm = absl::StrContains(spec.name, "norm.weight");
   const bool is_scalar = absl::EndsWith(spec.name, "layer_scalar");
   float bound = 1.0f;

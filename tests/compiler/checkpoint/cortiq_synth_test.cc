@@ -112,6 +112,26 @@ TEST(CortiqSynthTest, WritesACheckpointTheReaderAccepts) {
   EXPECT_EQ(checkpoint->files().size(), 2u);
 }
 
+// The same seed gives the same bytes in every process (the weights do not depend on a
+// per-process hash seed); another seed gives other weights.
+TEST(CortiqSynthTest, SameSeedSameWeights) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string files[3];
+  const char* seeds[3] = {"7", "7", "8"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string dir = FreshPath() + "_seed" + std::to_string(i);
+    RunResult run = RunSynth({"--preset", "tiny", "--seed", seeds[i], "-o", dir});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    files[i] = read(dir + "/model.safetensors");
+  }
+  ASSERT_FALSE(files[0].empty());
+  EXPECT_TRUE(files[0] == files[1]);
+  EXPECT_FALSE(files[0] == files[2]);
+}
+
 // 0 MiB would give every tensor a shard of its own; a value past 2^24 MiB would overflow the
 // byte count.
 TEST(CortiqSynthTest, MaxShardMbMustBePositiveAndBounded) {
