@@ -107,6 +107,11 @@ absl::Status Run(const std::string& path) {
   int64_t longest = 1;
   for (int64_t p : prompts) longest = std::max(longest, p);
   for (int64_t n : gens) longest = std::max(longest, n);
+  if (longest + 1 > plan.model.max_position_embeddings) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-p/-n: ", longest, " tokens do not fit the model's max_position_embeddings (",
+        plan.model.max_position_embeddings, ")"));
+  }
   SessionOptions options;
   options.ctx_size = longest + 1;
   options.threads = static_cast<int>(threads[0]);
