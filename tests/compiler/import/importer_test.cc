@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tests/compiler/checkpoint/gguf_test_util.h"
 
 namespace cortiq {
 namespace {
@@ -130,6 +131,28 @@ TEST(ImporterTest, ConfigErrorsPropagateWithTheFieldName) {
                                  /*config_only=*/true);
   ASSERT_FALSE(module.ok());
   EXPECT_THAT(std::string(module.status().message()), HasSubstr("no-such-dir"));
+}
+
+// A GGUF tensor the decoder reads, in a type cortiq cannot load, is named with its type.
+TEST(ImporterTest, UnsupportedGgufTypeIsNamed) {
+  using namespace testing_gguf;
+  constexpr uint32_t kQ4_1 = 3;  // ggml type number
+  absl::StatusOr<GgufFile> source = GgufFile::Open(ModelPath("tiny-a-f32.gguf"));
+  ASSERT_TRUE(source.ok()) << source.status();
+  const TensorRewrite q4_1 = [&](const GgufTensorInfo& info, const GgufFile& gguf) {
+    if (info.name != "blk.0.attn_q.weight") {
+      return std::optional<TensorOut>(TensorOut{info.type, StoredBytes(gguf, info)});
+    }
+    return std::optional<TensorOut>(TensorOut{kQ4_1, std::string(64 * 64 / 32 * 20, '\0')});
+  };
+  const std::string path = FreshDir("importer") + "/q4_1.gguf";
+  WriteFile(path, CopyGemma4Gguf(*source, nullptr, q4_1).Build());
+  mlir::MLIRContext context;
+  auto module = ImportCheckpoint(context, path, /*config_only=*/false);
+  ASSERT_FALSE(module.ok());
+  EXPECT_THAT(std::string(module.status().message()),
+              HasSubstr("unsupported type Q4_1 for tensor "
+                        "'model.language_model.layers.0.self_attn.q_proj.weight'"));
 }
 
 }  // namespace
