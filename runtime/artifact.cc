@@ -24,16 +24,6 @@
 namespace cortiq {
 namespace {
 
-// Unmaps the whole pages inside [data, data + size) from this process (madvise MADV_DONTNEED).
-// For file mappings the data stay in the page cache and in the file; only RSS shrinks.
-void ReleasePages(const uint8_t* data, uint64_t size) {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) {
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-  }
-}
 
 
 // ---------------------------------------------------------------------------------------------
@@ -517,7 +507,7 @@ absl::Status WriteArtifact(
     }
     // The written pages stay in the page cache (MAP_SHARED) and reach the file; dropping them
     // from this process keeps the writer's RSS near one weight instead of the whole model.
-    ReleasePages(base + header.weights_offset + plan.weights[i].offset,
+    ReleaseMappedPages(base + header.weights_offset + plan.weights[i].offset,
                  plan.weights[i].size_bytes);
   }
   if (msync(file.map, file.map_size, MS_SYNC) != 0) {

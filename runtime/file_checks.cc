@@ -2,6 +2,8 @@
 // input, and find the real file behind a symlinked output.
 #include "runtime/file_checks.h"
 
+#include <sys/mman.h>
+
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,6 +89,13 @@ absl::StatusOr<std::string> ResolveOutputPath(const std::string& path) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": more than ", kMaxSymlinks, " levels of symbolic links (a loop?)"));
+}
+
+void ReleaseMappedPages(const uint8_t* data, uint64_t size) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace cortiq

@@ -1,10 +1,11 @@
-// Output-path checks shared by the artifact writer and the tools: writing an output must never
-// replace a device node, a directory, a FIFO or a symbolic link, nor overwrite one of the
-// command's own inputs (e.g. `cortiq-run --dump-logits MODEL` truncating the model it has mapped,
-// or `cortiq-compile -o CKPT/model.safetensors`).
+// File helpers shared by the runtime, the compiler and the tools: output-path checks (writing an
+// output must never replace a device node, a directory, a FIFO or a symbolic link, nor overwrite
+// one of the command's own inputs, e.g. `cortiq-run --dump-logits MODEL` truncating the model
+// it has mapped) and the release of mapped pages a reader or writer is done with.
 #ifndef CORTIQ_RUNTIME_FILE_CHECKS_H_
 #define CORTIQ_RUNTIME_FILE_CHECKS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ absl::Status CheckOutputPath(const std::string& output,
 // returned when it is not a symlink or does not exist. Errors: InvalidArgument naming `path` for
 // a chain of more than 40 links (a loop); the errno's status for a failing readlink.
 absl::StatusOr<std::string> ResolveOutputPath(const std::string& path);
+
+// Drops the whole pages of [data, data + size) of a file mapping from this process (madvise
+// MADV_DONTNEED). The data stay in the page cache (and, for a shared writable mapping, reach the
+// file); only RSS shrinks, so a reader or writer that touches each tensor once keeps about one
+// tensor resident instead of the whole model.
+void ReleaseMappedPages(const uint8_t* data, uint64_t size);
 
 }  // namespace cortiq
 

@@ -153,11 +153,4 @@ absl::Span<const uint8_t> ReadOnlyFile::mapped() const {
   return absl::Span<const uint8_t>(static_cast<const uint8_t*>(map_), size_);
 }
 
-void ReleaseMappedPages(const uint8_t* data, uint64_t size) {
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
 }  // namespace cortiq

@@ -67,11 +67,6 @@ class ReadOnlyFile {
   void* map_ = nullptr;  // nullptr when not mapped.
 };
 
-// Drops the whole pages of [data, data + size) of a file mapping from this process
-// (madvise MADV_DONTNEED). The data stay in the page cache; a reader that touches each tensor
-// once keeps its RSS at about one tensor instead of the whole checkpoint.
-void ReleaseMappedPages(const uint8_t* data, uint64_t size);
-
 }  // namespace cortiq
 
 #endif  // CORTIQ_COMPILER_CHECKPOINT_FILE_UTIL_H_

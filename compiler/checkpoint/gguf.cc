@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/checkpoint/absl_compat.h"
 #include "ops/quantize.h"
+#include "runtime/file_checks.h"
 #include "runtime/status_macros.h"
 
 namespace cortiq {

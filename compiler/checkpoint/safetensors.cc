@@ -14,6 +14,7 @@
 #include "compiler/checkpoint/absl_compat.h"
 #include "compiler/checkpoint/json_util.h"
 #include "llvm/Support/JSON.h"
+#include "runtime/file_checks.h"
 #include "runtime/status_macros.h"
 
 namespace cortiq {
