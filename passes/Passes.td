@@ -49,9 +49,12 @@ def FoldNormGain : Pass<"fold-norm-gain", "::mlir::ModuleOp"> {
     is not also an embedding table), each user's weight becomes a derived weight
     `scale(@W) columns(@g)` and the norm loses its gain. This is input_layernorm into
     q/k/v and pre_feedforward_layernorm into gate/up; the tied LM head keeps the final
-    norm's gain because the table is also the token embedding. The derived weight is
-    stored in the source weight's dtype (bf16 weights are rounded once after the
-    product; the golden tests hold their tolerance with it).
+    norm's gain because the table is also the token embedding. Only weights stored
+    exactly as f32 are folded into (f32 elements, `cortiq.stored_format` absent or
+    "f32"): rounding `W diag(g)` to bf16 moved tiny-a's logits by 0.067, and a Q8_0/Q4_0
+    weight would no longer be llama.cpp's blocks of the checkpoint tensor. With
+    `allow-rounding` every weight is folded into and the derived weight keeps the
+    source's storage format.
 
     Before:
     ```mlir
@@ -70,7 +73,7 @@ def FoldNormGain : Pass<"fold-norm-gain", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"allowRounding", "allow-rounding", "bool", /*default=*/"false",
-           "also fold into bf16/f16 weights, rounding W diag(g) to their dtype">
+           "also fold into bf16/f16 and quantized weights, rounding W diag(g) to their storage format">
   ];
   let constructor = "::cortiq::createFoldNormGainPass()";
 }
@@ -81,7 +84,10 @@ def FuseLinear : Pass<"fuse-linear", "::mlir::ModuleOp"> {
     Linears with the same input (q/k/v on KV-owning layers, gate/up in the MLP) become
     one linear whose weight is `concat_rows` of theirs, followed by `cortiq.slice`
     views of the result (no copies). One weight stream and one kernel call instead of
-    several; KV-shared layers keep their single q projection.
+    several; KV-shared layers keep their single q projection. Only weights of one
+    storage format are stacked (`cortiq.stored_format`, or the GGUF block format they
+    are read from), and the stacked weight records it, so GGUF Q8_0/Q4_0 blocks stay
+    blocks.
 
     Before:
     ```mlir

@@ -27,7 +27,9 @@ class FoldNormGainPass : public FoldNormGainBase<FoldNormGainPass> {
       if (!gain || static_cast<int64_t>(norm.getGroupSize()) != type.getNumElements() || norm->use_empty()) continue;
       auto exact = [&](mlir::FlatSymbolRefAttr weight) {
         WeightOp op = LookupWeight(module, weight);
-        return op && (allowRounding || op.getTensorType().getElementType().isF32());
+        // Folding into a weight that is rounded or quantized later would change its stored
+        // values (Q8_0/Q4_0 blocks would no longer be llama.cpp's blocks of the checkpoint).
+        return op && (allowRounding || StoredExactlyAsF32(op));
       };
       bool foldable = llvm::all_of(norm->getUsers(), [&](mlir::Operation* user) {
         if (auto linear = mlir::dyn_cast<LinearOp>(user)) return exact(linear.getWeightAttr());
@@ -45,6 +47,7 @@ class FoldNormGainPass : public FoldNormGainBase<FoldNormGainPass> {
         WeightOp folded = CreateScaledWeight(
             module, weight, (weight.getSymName() + ".gain").str(), weight.getType(), weight_attr,
             gain, std::nullopt);
+        SetStorageFormat(folded, StorageFormatOf(weight));
         auto folded_attr = mlir::FlatSymbolRefAttr::get(folded.getSymNameAttr());
         if (auto linear = mlir::dyn_cast<LinearOp>(user)) {
           linear.setWeightAttr(folded_attr);

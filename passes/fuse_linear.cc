@@ -44,6 +44,16 @@ class FuseLinearPass : public FuseLinearBase<FuseLinearPass> {
     module.walk([&](LinearOp op) { groups[op.getInput()].push_back(op); });
     for (auto& [input, linears] : groups) {
       if (linears.size() < 2) continue;
+      // Only weights stored in one format can share a row stream (and GGUF blocks stay blocks).
+      llvm::StringRef format;
+      bool one_format = true;
+      for (LinearOp linear : linears) {
+        WeightOp weight = LookupWeight(module, linear.getWeightAttr());
+        if (!weight) return signalPassFailure();
+        if (linear == linears[0]) format = StorageFormatOf(weight);
+        one_format &= StorageFormatOf(weight) == format;
+      }
+      if (!one_format) continue;
       llvm::SmallVector<mlir::Attribute> sources;
       llvm::SmallVector<std::string> names;
       int64_t rows = 0;
@@ -63,6 +73,7 @@ class FuseLinearPass : public FuseLinearBase<FuseLinearPass> {
       WeightOp fused = CreateConcatWeight(module, last_source, FusedName(names),
                                           mlir::RankedTensorType::get({rows, cols}, element),
                                           sources);
+      SetStorageFormat(fused, format);
       // The fused linear takes the place of the first one; the others' results become views.
       mlir::OpBuilder builder(linears[0]);
       auto f32 = builder.getF32Type();

@@ -1,6 +1,7 @@
 // Derived-weight creation shared by the passes.
 #include "passes/pass_util.h"
 
+#include "compiler/import/importer.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace cortiq {
@@ -36,6 +37,26 @@ WeightOp CreateConcatWeight(mlir::ModuleOp module, mlir::Operation* anchor, std:
                                      mlir::TypeAttr::get(type), builder.getArrayAttr(sources),
                                      mlir::FlatSymbolRefAttr(), mlir::FlatSymbolRefAttr(),
                                      mlir::FloatAttr());
+}
+
+llvm::StringRef StorageFormatOf(WeightOp weight) {
+  if (auto stored = weight->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr)) {
+    return stored.getValue();
+  }
+  if (auto blocks = weight->getAttrOfType<mlir::StringAttr>(kCheckpointFormatAttr)) {
+    return blocks.getValue();
+  }
+  return "";
+}
+
+bool StoredExactlyAsF32(WeightOp weight) {
+  llvm::StringRef format = StorageFormatOf(weight);
+  return weight.getTensorType().getElementType().isF32() && (format.empty() || format == "f32");
+}
+
+void SetStorageFormat(WeightOp weight, llvm::StringRef format) {
+  if (format.empty()) return;
+  weight->setAttr(kStoredFormatAttr, mlir::StringAttr::get(weight->getContext(), format));
 }
 
 WeightOp LookupWeight(mlir::ModuleOp module, mlir::FlatSymbolRefAttr symbol) {

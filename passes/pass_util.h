@@ -21,6 +21,19 @@ WeightOp CreateScaledWeight(mlir::ModuleOp module, mlir::Operation* anchor, std:
 WeightOp CreateConcatWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
                             mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources);
 
+// The format `weight` will be stored in, as far as the module says: its kStoredFormatAttr
+// ("f32", "bf16", "q8_0", "q4_0"; set by cortiq-compile before the passes), else the GGUF block
+// format it is read from (kCheckpointFormatAttr), else "" (its element type decides).
+llvm::StringRef StorageFormatOf(WeightOp weight);
+
+// True when `weight` holds exactly the f32 values of its type: f32 elements stored as f32, so
+// a pass may replace it by a derived weight without any rounding.
+bool StoredExactlyAsF32(WeightOp weight);
+
+// Records `format` (a StorageFormatOf result; "" records nothing) as the kStoredFormatAttr of
+// `weight`.
+void SetStorageFormat(WeightOp weight, llvm::StringRef format);
+
 // The cortiq.weight named by `symbol`, or null.
 WeightOp LookupWeight(mlir::ModuleOp module, mlir::FlatSymbolRefAttr symbol);
 

@@ -83,7 +83,7 @@ llvm::StringRef DecoderBuilder::W(const std::string& name) {
   auto weight = builder_.create<WeightOp>(loc_, full,
                                           mlir::RankedTensorType::get(spec.shape, element));
   if (blocks) {
-    weight->setAttr(kStoredFormatAttr,
+    weight->setAttr(kCheckpointFormatAttr,
                     builder_.getStringAttr(spec.dtype == DType::kQ8_0 ? "q8_0" : "q4_0"));
   }
   return declared_.emplace(full, full).first->second;

@@ -57,6 +57,7 @@ class Lowering {
 
   mlir::ModuleOp module_;
   const LoweringOptions& options_;
+  absl::Status status_;  // the first error of Weight(), which returns an index
   Plan plan_;
   uint64_t arena_bytes_ = 0;
   bool planned_arena_ = false;  // plan-buffers ran: offsets come from the IR
@@ -75,21 +76,19 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   WeightEntry entry;
   entry.name = name;
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  if (type.getRank() == 1) {
-    // Norm gains and scalars are tiny: f32 keeps them (and folded gains) exact at no cost.
+  absl::StatusOr<std::optional<WeightFormat>> recorded = RecordedStorageFormat(op);
+  if (!recorded.ok()) {
+    if (status_.ok()) status_ = recorded.status();
     entry.format = WeightFormat::kF32;
-  } else if (tables_.contains(name) && options_.table_format) {
-    entry.format = *options_.table_format;
-  } else if (options_.weight_format) {
-    entry.format = *options_.weight_format;
-  } else if (auto stored = op->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr)) {
-    // GGUF blocks are kept as they are (no requantization).
-    entry.format = stored.getValue() == "q8_0" ? WeightFormat::kQ8_0 : WeightFormat::kQ4_0;
   } else {
-    entry.format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
+    entry.format = recorded->value_or(
+        ChooseStorageFormat(op, tables_.contains(name), options_));
   }
-  if (IsBlockFormat(entry.format) && type.getShape().back() % 32 != 0) {
-    entry.format = WeightFormat::kBF16;  // rows must be whole 32-weight blocks
+  if (IsBlockFormat(entry.format) &&
+      (type.getRank() != 2 || type.getShape().back() % 32 != 0) && status_.ok()) {
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "weight '", name, "' is recorded as ", WeightFormatName(entry.format),
+        " but is not a matrix of whole 32-weight rows"));
   }
   entry.size_bytes = WeightFormatBytes(entry.format, entry.shape);
   plan_.weights.push_back(entry);
@@ -255,6 +254,7 @@ absl::StatusOr<Plan> Lowering::Run() {
     }
     absl::Status status = LowerOp(&op, !needed.contains(&op));
     if (!status.ok()) return status;
+    if (!status_.ok()) return status_;
   }
   plan_.arena_bytes = arena_bytes_;
   return std::move(plan_);

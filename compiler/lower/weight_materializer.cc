@@ -87,9 +87,36 @@ absl::Status CheckFinite(const std::string& name, WeightFormat format, const uin
 
 absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat format,
                                        uint8_t* dst) const {
+  WeightOp op = Find(module_, name);
+  if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
+  if (auto sources = op.getConcatRowsAttr()) {
+    // Rows are stored independently in every format (a Q8_0/Q4_0 row is whole blocks), so the
+    // stacked weight is its sources written one after the other: GGUF blocks are copied as
+    // they are and quantized rows are the sources' own blocks.
+    const uint64_t total = WeightFormatBytes(
+        format, std::vector<int64_t>(op.getTensorType().getShape().begin(),
+                                     op.getTensorType().getShape().end()));
+    uint64_t at = 0;
+    for (mlir::Attribute source : sources) {
+      WeightOp part = Find(module_, source.cast<mlir::FlatSymbolRefAttr>().getValue().str());
+      if (!part) return absl::NotFoundError(absl::StrCat("weight '", name, "': a source is not declared"));
+      auto shape = part.getTensorType().getShape();
+      const uint64_t bytes =
+          WeightFormatBytes(format, std::vector<int64_t>(shape.begin(), shape.end()));
+      if (at + bytes > total) {
+        return absl::InternalError(absl::StrCat("weight '", name, "': sources overflow it"));
+      }
+      CORTIQ_RETURN_IF_ERROR(Write(part.getSymName().str(), format, dst + at));
+      at += bytes;
+    }
+    if (at != total) {
+      return absl::InternalError(absl::StrCat("weight '", name, "': sources fill ", at, " of ",
+                                              total, " bytes"));
+    }
+    return absl::OkStatus();
+  }
   if (IsBlockFormat(format)) return WriteBlocks(name, format, dst);
   CORTIQ_RETURN_IF_ERROR(WriteUnchecked(name, format, dst));
-  WeightOp op = Find(module_, name);
   return CheckFinite(name, format, dst, static_cast<size_t>(op.getTensorType().getNumElements()));
 }
 

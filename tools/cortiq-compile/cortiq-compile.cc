@@ -13,6 +13,7 @@
 #include "compiler/checkpoint/checkpoint_reader.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
+#include "compiler/lower/storage_format.h"
 #include "compiler/lower/weight_materializer.h"
 #include "passes/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
   mlir::MLIRContext context;
   auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
   if (!module.ok()) return Fail(std::string(module.status().message()));
+  // Decided before the passes, so they know which weights are rounded or quantized later.
+  cortiq::AssignStorageFormats(**module, options);
 
   std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
   const bool explicit_pipeline = !pipeline.empty();

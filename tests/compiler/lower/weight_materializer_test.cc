@@ -35,7 +35,9 @@ class WeightMaterializerTest : public testing::Test {
     context_.loadDialect<CortiqDialect, mlir::func::FuncDialect>();
     module_ = mlir::parseSourceString<mlir::ModuleOp>(kModule, &context_);
     ASSERT_TRUE(module_);
-    dir_ = testing::TempDir() + "/materializer";
+    // One directory per test: ctest runs the tests of this binary in parallel processes.
+    dir_ = testing::TempDir() + "/materializer." +
+           testing::UnitTest::GetInstance()->current_test_info()->name();
     ::mkdir(dir_.c_str(), 0755);
     const std::vector<TensorSpec> specs = {{"w", DType::kF32, {2, 3}},
                                            {"g", DType::kBF16, {3}},

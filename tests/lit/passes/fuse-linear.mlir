@@ -48,3 +48,26 @@ func.func @different_inputs(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64
   %s = cortiq.add %q, %o : tensor<64xf32>
   return %s : tensor<64xf32>
 }
+
+// -----
+
+// Storage formats: GGUF Q8_0 blocks (checkpoint_format) stack into a Q8_0 weight; weights
+// stored in different formats do not share a row stream.
+cortiq.weight @gate {cortiq.checkpoint_format = "q8_0"} : tensor<128x64xf32>
+cortiq.weight @up {cortiq.checkpoint_format = "q8_0"} : tensor<128x64xf32>
+cortiq.weight @q {cortiq.stored_format = "q4_0"} : tensor<64x64xf32>
+cortiq.weight @k {cortiq.stored_format = "q8_0"} : tensor<32x64xf32>
+// CHECK: cortiq.weight @"{gate,up}" = concat_rows(@gate, @up) {cortiq.stored_format = "q8_0"} : tensor<256x64xf32>
+// CHECK-NOT: concat_rows(@q
+// CHECK-LABEL: func.func @formats
+func.func @formats(%y: tensor<64xf32>, %x: tensor<64xf32>) -> (tensor<128xf32>, tensor<64xf32>, tensor<32xf32>) {
+  // CHECK: cortiq.linear @"{gate,up}"
+  // CHECK: cortiq.linear @q(
+  // CHECK: cortiq.linear @k(
+  %g = cortiq.linear @gate(%y) : tensor<64xf32> -> tensor<128xf32>
+  %u = cortiq.linear @up(%y) : tensor<64xf32> -> tensor<128xf32>
+  %m = cortiq.mul %g, %u : tensor<128xf32>
+  %q = cortiq.linear @q(%x) : tensor<64xf32> -> tensor<64xf32>
+  %k = cortiq.linear @k(%x) : tensor<64xf32> -> tensor<32xf32>
+  return %m, %q, %k : tensor<128xf32>, tensor<64xf32>, tensor<32xf32>
+}

@@ -1,0 +1,69 @@
+// The storage-format policy (see storage_format.h).
+#include "compiler/lower/storage_format.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/import/importer.h"
+
+namespace cortiq {
+namespace {
+
+const char* FormatString(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32: return "f32";
+    case WeightFormat::kBF16: return "bf16";
+    case WeightFormat::kQ8_0: return "q8_0";
+    case WeightFormat::kQ4_0: return "q4_0";
+  }
+  return "f32";
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<WeightFormat>> RecordedStorageFormat(WeightOp weight) {
+  auto attr = weight->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr);
+  if (!attr) return std::optional<WeightFormat>();
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kQ8_0,
+                              WeightFormat::kQ4_0}) {
+    if (attr.getValue() == FormatString(format)) return std::optional<WeightFormat>(format);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("weight '", weight.getSymName().str(), "': ",
+                                                 kStoredFormatAttr, " '", attr.getValue().str(),
+                                                 "' is not f32, bf16, q8_0 or q4_0"));
+}
+
+WeightFormat ChooseStorageFormat(WeightOp weight, bool is_table, const LoweringOptions& options) {
+  mlir::RankedTensorType type = weight.getTensorType();
+  WeightFormat format;
+  if (type.getRank() == 1) {
+    // Norm gains and scalars are tiny: f32 keeps them (and folded gains) exact at no cost.
+    return WeightFormat::kF32;
+  } else if (is_table && options.table_format) {
+    format = *options.table_format;
+  } else if (options.weight_format) {
+    format = *options.weight_format;
+  } else if (auto blocks = weight->getAttrOfType<mlir::StringAttr>(kCheckpointFormatAttr)) {
+    // GGUF blocks are kept as they are (no requantization).
+    format = blocks.getValue() == "q4_0" ? WeightFormat::kQ4_0 : WeightFormat::kQ8_0;
+  } else {
+    format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
+  }
+  if (IsBlockFormat(format) && type.getShape().back() % 32 != 0) {
+    format = WeightFormat::kBF16;  // rows must be whole 32-weight blocks
+  }
+  return format;
+}
+
+void AssignStorageFormats(mlir::ModuleOp module, const LoweringOptions& options) {
+  absl::flat_hash_set<std::string> tables;
+  module.walk([&](EmbeddingOp op) { tables.insert(op.getTable().str()); });
+  module.walk([&](LmHeadOp op) { tables.insert(op.getTable().str()); });
+  mlir::Builder builder(module.getContext());
+  module.walk([&](WeightOp weight) {
+    const WeightFormat format =
+        ChooseStorageFormat(weight, tables.contains(weight.getSymName().str()), options);
+    weight->setAttr(kStoredFormatAttr, builder.getStringAttr(FormatString(format)));
+  });
+}
+
+}  // namespace cortiq
