@@ -1,11 +1,12 @@
 // Quantized weights against the float64 reference: top-1 agreement and mean KL divergence over
-// every position of the golden cases. Measured when the formats landed (tiny-a, hidden 64, so
-// one 32-weight block is half a row and quantization noise does not average out):
-//   Q8_0: top-1 100% / 97.5% / 100% (f32-T6 / f32-T40 / bf16-T40), mean KL 1e-3..2.5e-3 nats;
-//         the one miss is f32-T40 position 23, a near tie (reference top-two gap 0.079) under a
-//         Q8_0 logit error of 0.29.
-//   Q4_0 with Q8_0 tables (the default policy): 83% / 78% / 70%, KL 0.10 / 0.27 / 0.28;
-//   Q4_0 everywhere: 67% / 60% / 70%, KL 0.15 / 0.34 / 0.36.
+// every position of the golden cases. Measured (tiny-a, hidden 64, so one 32-weight block is
+// half a row and quantization noise does not average out; blocks are llama.cpp's blocks of the
+// checkpoint tensors, no norm gain folded in):
+//   Q8_0: top-1 100% / 97.5% / 100% (f32-T6 / f32-T40 / bf16-T40), mean KL 1.3e-3 / 2.3e-3 /
+//         2.3e-3 nats; the one miss is f32-T40 position 23, a near tie (reference top-two gap
+//         0.079) where the Q8_0 model itself ranks the two the other way by 0.105.
+//   Q4_0 with Q8_0 tables (the default policy): 100% / 67.5% / 70%, KL 0.111 / 0.281 / 0.276;
+//   Q4_0 everywhere: 67% / 60% / 70%, KL 0.122 / 0.371 / 0.362.
 // The bounds below sit just outside those figures; the Q8_0 argmax must match wherever the
 // reference's top two logits are further apart than its error budget.
 #include <algorithm>
@@ -27,7 +28,7 @@ struct Agreement {
   int clear_misses = 0;  // argmax misses where the reference's top-two gap exceeds 0.5
 };
 
-// Q8_0's logit error budget on tiny-a (measured max 0.39): a wider reference gap must hold.
+// Q8_0's logit error budget on tiny-a (measured max 0.46): a wider reference gap must hold.
 constexpr float kQ8_0ClearGap = 0.5f;
 
 Agreement Compare(const std::string& case_name, const std::string& variant) {
