@@ -86,15 +86,21 @@ HWY_INLINE void AddScaled(DF df, float a, const float* HWY_RESTRICT v,
   }
 }
 
-// See ops/attention.h.
-inline void Attention(const float* q, const float* k_rows, const float* v_rows,
-                      size_t num_rows, size_t num_heads, size_t num_kv_heads,
-                      size_t head_dim, float scale, float* scratch,
-                      float* out) {
+// See ops/attention.h (AttentionRing; Attention is the ring that starts at row 0).
+inline void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
+                          size_t ring_rows, size_t first_row, size_t num_rows,
+                          size_t num_heads, size_t num_kv_heads, size_t head_dim,
+                          float scale, float* scratch, float* out) {
   HWY_DASSERT(num_kv_heads >= 1 && num_heads % num_kv_heads == 0);
+  HWY_DASSERT(num_rows <= ring_rows && (num_rows == 0 || first_row < ring_rows));
   const hn::ScalableTag<float> df;
   const size_t group = num_heads / num_kv_heads;
   const size_t row_stride = num_kv_heads * head_dim;
+  // Rows i < wrap are storage rows first_row + i; the rest wrapped to 0, 1, ...
+  const size_t wrap = num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row;
+  const auto row = [&](size_t i) {
+    return i < wrap ? first_row + i : i - wrap;
+  };
   for (size_t h = 0; h < num_heads; ++h) {
     const size_t kv_offset = (h / group) * head_dim;
     const float* qh = q + h * head_dim;
@@ -104,11 +110,11 @@ inline void Attention(const float* q, const float* k_rows, const float* v_rows,
 
     for (size_t i = 0; i < num_rows; ++i) {
       scratch[i] =
-          scale * Dot(df, k_rows + i * row_stride + kv_offset, qh, head_dim);
+          scale * Dot(df, k_rows + row(i) * row_stride + kv_offset, qh, head_dim);
     }
     const float sum = ExpMinusMaxInPlace(df, scratch, num_rows);
     for (size_t i = 0; i < num_rows; ++i) {
-      AddScaled(df, scratch[i], v_rows + i * row_stride + kv_offset, oh,
+      AddScaled(df, scratch[i], v_rows + row(i) * row_stride + kv_offset, oh,
                 head_dim);
     }
     const auto inv_sum = hn::Set(df, 1.0f / sum);
@@ -117,6 +123,15 @@ inline void Attention(const float* q, const float* k_rows, const float* v_rows,
       return hn::Mul(v, inv_sum);
     });
   }
+}
+
+// See ops/attention.h.
+inline void Attention(const float* q, const float* k_rows, const float* v_rows,
+                      size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                      size_t head_dim, float scale, float* scratch,
+                      float* out) {
+  AttentionRing(q, k_rows, v_rows, num_rows, 0, num_rows, num_heads, num_kv_heads,
+                head_dim, scale, scratch, out);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -16,6 +16,7 @@ namespace cortiq {
 namespace ops {
 
 HWY_EXPORT(Attention);
+HWY_EXPORT(AttentionRing);
 
 void Attention(const float* q, const float* k_rows, const float* v_rows,
                size_t num_rows, size_t num_heads, size_t num_kv_heads,
@@ -23,6 +24,15 @@ void Attention(const float* q, const float* k_rows, const float* v_rows,
   HWY_DYNAMIC_DISPATCH(Attention)
   (q, k_rows, v_rows, num_rows, num_heads, num_kv_heads, head_dim, scale,
    scratch, out);
+}
+
+void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
+                   size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                   size_t num_kv_heads, size_t head_dim, float scale, float* scratch,
+                   float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionRing)
+  (q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim,
+   scale, scratch, out);
 }
 
 }  // namespace ops

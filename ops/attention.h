@@ -42,6 +42,18 @@ void Attention(const float* q, const float* k_rows, const float* v_rows,
                size_t num_rows, size_t num_heads, size_t num_kv_heads,
                size_t head_dim, float scale, float* scratch, float* out);
 
+// As Attention over `num_rows` rows of a ring of `ring_rows` storage rows: row i (i <
+// num_rows) is storage row (first_row + i) mod ring_rows of k_rows / v_rows ([ring_rows,
+// num_kv_heads * head_dim] each). Scores, softmax and the weighted sum run over the rows in
+// that order (oldest position first for a sliding-window ring), so the batched prefill and
+// token-by-token decode sum in the same order. Requires num_rows <= ring_rows and, when
+// num_rows > 0, first_row < ring_rows. Attention(...) is AttentionRing with first_row 0 and
+// ring_rows = num_rows. Scalar reference: AttentionReference on the rows in this order.
+void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
+                   size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                   size_t num_kv_heads, size_t head_dim, float scale, float* scratch,
+                   float* out);
+
 }  // namespace ops
 }  // namespace cortiq
 

@@ -161,7 +161,7 @@ class Reader {
 // Minimum encoded sizes of the records (for Reader::Count).
 constexpr size_t kWeightMinBytes =
     4 + 4 + 4 + 8 + 8;  // name length, format, rank, offset, size
-constexpr size_t kBufferBytes = 8 + 8;
+constexpr size_t kBufferBytes = 8 + 8 + 4;
 constexpr size_t kCacheBytes = 8 + 1 + 8 + 8 + 8;
 // kind, out, in0, in1, weight, weight2, cache, i0, i1, f0, f1, logits_only.
 constexpr size_t kStepBytes = 4 + 6 * 4 + 2 * 8 + 2 * 8 + 1;
@@ -294,6 +294,7 @@ std::string SerializePlan(const Plan& plan) {
   for (const BufferEntry& e : plan.buffers) {
     w.U64(e.offset);
     w.U64(e.num_elements);
+    w.I32(e.view_of);
   }
   w.U64(plan.caches.size());
   for (const CacheEntry& e : plan.caches) {
@@ -325,6 +326,7 @@ std::string SerializePlan(const Plan& plan) {
   }
   w.I32(plan.logits_buffer);
   w.U64(plan.arena_bytes);
+  w.I64(plan.max_batch);
   return w.Take();
 }
 
@@ -364,6 +366,7 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size) {
   for (BufferEntry& e : plan.buffers) {
     CORTIQ_RETURN_IF_ERROR(r.U64("buffer offset", &e.offset));
     CORTIQ_RETURN_IF_ERROR(r.U64("buffer num_elements", &e.num_elements));
+    CORTIQ_RETURN_IF_ERROR(r.I32("buffer view_of", &e.view_of));
   }
   CORTIQ_RETURN_IF_ERROR(r.Count("cache count", kCacheBytes, &n));
   plan.caches.resize(n);
@@ -400,6 +403,7 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size) {
   }
   CORTIQ_RETURN_IF_ERROR(r.I32("logits_buffer", &plan.logits_buffer));
   CORTIQ_RETURN_IF_ERROR(r.U64("arena_bytes", &plan.arena_bytes));
+  CORTIQ_RETURN_IF_ERROR(r.I64("max_batch", &plan.max_batch));
   if (r.remaining() != 0) {
     return r.Error("end", r.position(),
                    absl::StrCat(r.remaining(), " unexpected trailing bytes"));

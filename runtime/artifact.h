@@ -30,7 +30,7 @@ inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
                                            'I', 'Q', '\0', '\1'};
 // Format version written by this build. A reader accepts equal majors (any
 // minor: minors only add what old readers may ignore) and rejects newer majors.
-inline constexpr uint32_t kArtifactVersionMajor = 1;
+inline constexpr uint32_t kArtifactVersionMajor = 2;  // 2: buffer views and max_batch (prefill)
 inline constexpr uint32_t kArtifactVersionMinor = 0;
 // Size of the encoded header in bytes.
 inline constexpr size_t kArtifactHeaderSize = 64;
@@ -73,7 +73,8 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 // Encodes `plan` as the metadata section: ModelInfo, then weights, buffers,
 // caches, steps and taps (each a u64 count followed by fixed-layout records;
 // strings as a u32 length and bytes; enums as u32; bools as one byte 0/1;
-// doubles as IEEE binary64), then logits_buffer (i32) and arena_bytes (u64).
+// doubles as IEEE binary64), then logits_buffer (i32), arena_bytes (u64) and
+// max_batch (i64). A buffer record is offset, num_elements (u64), view_of (i32).
 // A step record is kind (u32), out, in0, in1, weight, weight2, cache (i32),
 // i0, i1 (i64), f0, f1 (f64), logits_only (u8): 61 bytes.
 // Does not validate the plan.

@@ -27,13 +27,17 @@ absl::StatusOr<FloatArray> AllocateFloats(uint64_t n, const char* what) {
   return FloatArray(static_cast<float*>(p));
 }
 
-absl::StatusOr<KvCache> KvCache::Create(const CacheEntry& entry,
-                                        int64_t ctx_size) {
+absl::StatusOr<KvCache> KvCache::Create(const CacheEntry& entry, int64_t ctx_size,
+                                        int64_t max_batch) {
   const std::string what = absl::StrCat("the KV cache of layer ", entry.layer);
   KvCache cache;
   cache.sliding_ = entry.sliding;
   cache.window_ = entry.window;
-  cache.rows_ = entry.sliding ? std::min(entry.window, ctx_size) : ctx_size;
+  int64_t ring = 0;
+  if (entry.sliding && (max_batch < 1 || __builtin_add_overflow(entry.window, max_batch - 1, &ring))) {
+    ring = 0;  // rejected below
+  }
+  cache.rows_ = entry.sliding ? std::min(ring, ctx_size) : ctx_size;
   // Every factor is checked and every product overflow-checked: a wrapped size would allocate a
   // small block that Append then overruns. ValidatePlan's bounds make these unreachable for
   // validated plans; this function must not rely on them.

@@ -28,22 +28,24 @@ absl::StatusOr<FloatArray> AllocateFloats(uint64_t n, const char* what);
 // Keys and values, each [rows, row_width] f32,
 // row_width = num_kv_heads * head_dim:
 //   full cache:    rows = ctx_size; position p lives in row p;
-//   sliding cache: rows = min(window, ctx_size), a ring; p lives in row
-//                  p % rows.
-// A query at position p sees VisibleRows(p) rows starting at row 0: p + 1 for
+//   sliding cache: rows = min(window + max_batch - 1, ctx_size), a ring; p lives in row
+//                  p % rows. A batch of up to max_batch positions is appended before any of
+//                  its queries runs, and its first query still needs the window - 1
+//                  positions before it: hence window - 1 + max_batch rows.
+// A query at position p attends to VisibleRows(p) positions, the last of them p: p + 1 for
 // full caches, min(p + 1, window) for sliding ones (spec §3.3 step 4: positions
-// max(0, p - W + 1) .. p). For a sliding ring these are exactly the ring's rows
-// holding those positions, in ring order (attention is order-independent). Rows
-// beyond what has been appended are never visible, so the storage needs no
-// clearing when a session restarts at position 0.
+// max(0, p - W + 1) .. p). They are stored from FirstVisibleRow(p) on, wrapping at rows()
+// (ops::AttentionRing reads them in that order, oldest first). Rows beyond what has been
+// appended are never visible, so the storage needs no clearing when a session restarts at
+// position 0.
 class KvCache {
  public:
-  // Allocates the storage for `entry` (validated by ValidatePlan) and a context
-  // of `ctx_size` >= 1 positions. Errors: ResourceExhausted if a dimension is
-  // not positive, the size (rows * num_kv_heads * head_dim floats) overflows,
-  // or the allocation fails.
-  static absl::StatusOr<KvCache> Create(const CacheEntry& entry,
-                                        int64_t ctx_size);
+  // Allocates the storage for `entry` (validated by ValidatePlan), a context
+  // of `ctx_size` >= 1 positions and batches of up to `max_batch` >= 1 positions.
+  // Errors: ResourceExhausted if a dimension is not positive, the size (rows *
+  // num_kv_heads * head_dim floats) overflows, or the allocation fails.
+  static absl::StatusOr<KvCache> Create(const CacheEntry& entry, int64_t ctx_size,
+                                        int64_t max_batch = 1);
 
   // Floats per row: num_kv_heads * head_dim.
   int64_t row_width() const { return row_width_; }
@@ -53,9 +55,13 @@ class KvCache {
   int64_t RowOf(int64_t position) const {
     return sliding_ ? position % rows_ : position;
   }
-  // Rows a query at `position` attends to, all starting at row 0 (<= rows()).
+  // Number of positions a query at `position` attends to (<= rows()).
   int64_t VisibleRows(int64_t position) const {
     return sliding_ && position + 1 > window_ ? window_ : position + 1;
+  }
+  // Storage row of the oldest of them.
+  int64_t FirstVisibleRow(int64_t position) const {
+    return RowOf(position + 1 - VisibleRows(position));
   }
   // Copies row_width() floats of `key` and `value` into the row of `position`.
   void Append(int64_t position, const float* key, const float* value);

@@ -210,7 +210,10 @@ class StepValidator {
                                  const char* field) const {
     const BufferEntry& a = plan_.buffers[out];
     const BufferEntry& b = plan_.buffers[in];
-    if (a.offset == b.offset && a.num_elements == b.num_elements)
+    // Same bytes, and the same rows in the batched layout: both roots, or views of one root.
+    const bool both_roots = a.view_of < 0 && b.view_of < 0;
+    if (a.offset == b.offset && a.num_elements == b.num_elements &&
+        (both_roots || Root(out) == Root(in)))
       return absl::OkStatus();
     if (Overlap(out, in)) {
       return Error(absl::StrCat("out buffer ", out, " partially overlaps ",
@@ -219,7 +222,17 @@ class StepValidator {
     return absl::OkStatus();
   }
 
+  int32_t Root(int32_t x) const {
+    return plan_.buffers[x].view_of >= 0 ? plan_.buffers[x].view_of : x;
+  }
+
+  // Overlap in the per-token arena or, for buffers of different roots, of their roots (in the
+  // batched layout a view's rows are spread over its root's whole range).
   bool Overlap(int32_t x, int32_t y) const {
+    return BytesOverlap(x, y) || (Root(x) != Root(y) && BytesOverlap(Root(x), Root(y)));
+  }
+
+  bool BytesOverlap(int32_t x, int32_t y) const {
     const BufferEntry& a = plan_.buffers[x];
     const BufferEntry& b = plan_.buffers[y];
     if (a.num_elements == 0 || b.num_elements == 0) return false;
@@ -627,9 +640,28 @@ absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes) {
         absl::StrCat("arena_bytes = ", plan.arena_bytes, " exceeds the limit of ", arena_limit,
                      " bytes"));
   }
+  if (plan.max_batch < 1 || plan.max_batch > kMaxBatch ||
+      plan.arena_bytes > arena_limit / static_cast<uint64_t>(plan.max_batch)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_batch = ", plan.max_batch, " must be in [1, ", kMaxBatch,
+        "] with max_batch * arena_bytes (", plan.arena_bytes, ") <= ", arena_limit));
+  }
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
-    CORTIQ_RETURN_IF_ERROR(
-        ValidateBuffer(i, plan.buffers[i], plan.arena_bytes));
+    const BufferEntry& b = plan.buffers[i];
+    CORTIQ_RETURN_IF_ERROR(ValidateBuffer(i, b, plan.arena_bytes));
+    if (b.view_of == -1) continue;
+    if (b.view_of < 0 || static_cast<size_t>(b.view_of) >= i ||
+        plan.buffers[b.view_of].view_of != -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", i, ": view_of ", b.view_of, " is not an earlier root buffer"));
+    }
+    const BufferEntry& root = plan.buffers[b.view_of];
+    if (b.offset < root.offset ||
+        b.offset + 4 * b.num_elements > root.offset + 4 * root.num_elements) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", i, ": bytes [", b.offset, ", +", 4 * b.num_elements,
+          ") are not inside those of buffer ", b.view_of, " it is a view of"));
+    }
   }
   for (size_t i = 0; i < plan.caches.size(); ++i) {
     CORTIQ_RETURN_IF_ERROR(

@@ -56,6 +56,8 @@ struct WeightEntry {
 struct BufferEntry {
   uint64_t offset = 0;        // bytes from the arena start; multiple of 4
   uint64_t num_elements = 0;  // f32 elements
+  int32_t view_of = -1;       // a slice view inside this buffer's bytes (a root buffer, one
+                              // that is not a view itself), or -1 for a root buffer
 };
 
 // The KV cache of one KV-owning layer. Storage per cache: keys and values, each
@@ -131,6 +133,25 @@ struct ModelInfo {
 // overflowing 64 bits.
 inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
 
+// Largest batch a plan may be compiled for (prefill runs longer prompts in chunks).
+inline constexpr int64_t kMaxBatch = 4096;
+
+// The batched (prefill) form of a plan. The same steps run over a batch of T tokens at
+// positions p0 .. p0 + T - 1 (1 <= T <= max_batch), every activation buffer holding T rows:
+// - a root buffer b (view_of = -1) at byte offset T * b.offset of the batch arena, row t at
+//   floats t * b.num_elements after it (T rows, packed);
+// - a view v of root r at (batch offset of r) + (v.offset - r.offset), row t at floats
+//   t * r.num_elements after it (the view's columns inside each of r's rows);
+// - the batch arena holds T * arena_bytes bytes.
+// Because a view keeps its whole root alive (passes/buffer_allocator.h), buffers that are
+// disjoint while live in the per-token arena are disjoint in the batch arena too; ValidatePlan
+// checks the rules on roots so that this holds for any plan it accepts.
+// Each step applies its per-token formula to every row t with position p0 + t (embedding:
+// token t; rope: position p0 + t; kv_append: cache[p0 + t] = row t; attention: row t attends to
+// the positions visible from p0 + t, all of the batch's rows having been appended first). The
+// logits_only steps run on the last row only, or on every row when every position's logits
+// are wanted.
+
 // A complete per-token plan.
 struct Plan {
   ModelInfo model;
@@ -141,6 +162,9 @@ struct Plan {
   std::vector<Tap> taps;
   int32_t logits_buffer = -1;  // [vocab_size] f32 after a token whose logits were wanted
   uint64_t arena_bytes = 0;    // size of the activation arena, <= kMaxArenaBytes
+  // Largest batch of the batched form (above), in [1, kMaxBatch], with
+  // max_batch * arena_bytes <= kMaxArenaBytes; 1 = token by token only (artifacts v1.0).
+  int64_t max_batch = 1;
 };
 
 // Checks every index, size and shape of `plan` so the executor can run it without further

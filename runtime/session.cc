@@ -381,10 +381,11 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
         p.cache->Append(position, p.in0, p.in1);
         break;
       case StepKind::kAttention:
-        ops::Attention(p.in0, p.cache->keys(), p.cache->values(),
-                       static_cast<size_t>(p.cache->VisibleRows(position)),
-                       p.i0, p.num_kv_heads, p.head_dim, p.f0, scratch_.get(),
-                       p.out);
+        ops::AttentionRing(p.in0, p.cache->keys(), p.cache->values(),
+                           static_cast<size_t>(p.cache->rows()),
+                           static_cast<size_t>(p.cache->FirstVisibleRow(position)),
+                           static_cast<size_t>(p.cache->VisibleRows(position)), p.i0,
+                           p.num_kv_heads, p.head_dim, p.f0, scratch_.get(), p.out);
         break;
       case StepKind::kGeluTanh:
         ops::GeluTanh(p.in0, p.out, p.n);

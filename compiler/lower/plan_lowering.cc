@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "compiler/import/importer.h"
+#include "compiler/lower/storage_format.h"
 #include "passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -184,7 +185,9 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
     step.weight = Weight(h.getTableAttr());
   } else if (auto s = mlir::dyn_cast<SliceOp>(op)) {
     // A view into the parent's bytes: no step.
-    BufferEntry view = plan_.buffers[Buffer(s.getInput())];
+    const int32_t parent = Buffer(s.getInput());
+    BufferEntry view = plan_.buffers[parent];
+    view.view_of = view.view_of >= 0 ? view.view_of : parent;
     view.offset += 4 * static_cast<uint64_t>(s.getOffset());  // same as its planned offset
     view.num_elements = static_cast<uint64_t>(
         s.getResult().getType().cast<mlir::RankedTensorType>().getNumElements());
@@ -257,6 +260,14 @@ absl::StatusOr<Plan> Lowering::Run() {
     if (!status_.ok()) return status_;
   }
   plan_.arena_bytes = arena_bytes_;
+  plan_.max_batch = std::max<int64_t>(1, options_.max_batch);
+  if (plan_.max_batch > kMaxBatch ||
+      plan_.arena_bytes > kMaxArenaBytes / static_cast<uint64_t>(plan_.max_batch)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max batch ", options_.max_batch, " must be in [1, ", kMaxBatch, "] and fit ",
+        plan_.max_batch, " activation arenas of ", plan_.arena_bytes, " bytes in ",
+        kMaxArenaBytes));
+  }
   return std::move(plan_);
 }
 

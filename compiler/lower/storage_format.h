@@ -3,27 +3,13 @@
 #ifndef CORTIQ_COMPILER_LOWER_STORAGE_FORMAT_H_
 #define CORTIQ_COMPILER_LOWER_STORAGE_FORMAT_H_
 
-#include <optional>
-
 #include "absl/status/statusor.h"
 #include "compiler/dialect/CortiqDialect.h"
+#include "compiler/lower/plan_lowering.h"
 #include "runtime/plan.h"
 
 namespace cortiq {
 
-// Which format each weight is stored in (cortiq-compile --weights). The policy:
-// - 1-D weights (norm gains, layer scalars) are always f32: tiny, and exact.
-// - Matrices take `weight_format` (unset: each tensor's own dtype — f16 becomes f32 — and
-//   GGUF Q8_0/Q4_0 blocks stay as they are).
-// - With a block format (Q8_0/Q4_0), a matrix whose rows are not a multiple of 32 weights
-//   stays bf16; and the tables read by embedding / LM-head steps (the tied token embedding
-//   and the PLE table) take `table_format` when it is set — cortiq-compile sets Q8_0 for
-//   them under --weights q4_0, because the tied table is also the LM head, whose error goes
-//   straight into the logits (measured in the note of issue 5).
-struct LoweringOptions {
-  std::optional<WeightFormat> weight_format;
-  std::optional<WeightFormat> table_format;
-};
 
 // The format the policy above gives `weight` (`is_table`: read by an embedding or LM-head op).
 // A weight read from GGUF blocks (kCheckpointFormatAttr) keeps their format unless

@@ -229,7 +229,7 @@ TEST_F(CApiTest, OpenErrors) {
   flipped[kArtifactHeaderSize + 100] ^= 0x40;  // inside the metadata
   expect_open(flipped, CORTIQ_STATUS_CORRUPT_DATA, "checksum");
   std::string newer = good;
-  newer[8] = 2;  // version_major
+  newer[8] = static_cast<char>(kArtifactVersionMajor + 1);  // version_major
   expect_open(newer, CORTIQ_STATUS_UNSUPPORTED_VERSION, "newer");
   std::remove(bad.c_str());
   EXPECT_EQ(model, kSentinel) << "outputs are left unchanged on error";

@@ -248,6 +248,53 @@ void TestNoRows() {
   for (float o : out) EXPECT_EQ(0.0f, o);
 }
 
+// A ring of R storage rows read from first_row with wrap-around equals the reference over the
+// same rows laid out in order, for windows that do and do not wrap, the full ring and one row;
+// storage rows outside the window hold huge values that would dominate the softmax if read.
+void TestRing() {
+  const Shape s{0, 8, 2, 20};
+  const size_t width = s.kv_heads * s.head_dim;
+  const size_t kRing = 11;
+  const size_t kCases[][2] = {{0, 11}, {3, 5}, {7, 4}, {7, 5}, {9, 8}, {10, 1}, {0, 1}, {4, 11}};
+  uint32_t seed = 500;
+  for (const auto& c : kCases) {
+    const size_t first = c[0], count = c[1];
+    const Shape window{count, s.heads, s.kv_heads, s.head_dim};
+    const Inputs in = RandomInputs(window, 0.7f, seed);
+    seed += 3;
+    std::vector<float> k_ring(kRing * width, 1e4f), v_ring(kRing * width, 1e4f);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t row = (first + i) % kRing;
+      std::copy(in.k.begin() + i * width, in.k.begin() + (i + 1) * width,
+                k_ring.begin() + row * width);
+      std::copy(in.v.begin() + i * width, in.v.begin() + (i + 1) * width,
+                v_ring.begin() + row * width);
+    }
+    std::vector<float> expected(s.heads * s.head_dim);
+    AttentionReference(in.q.data(), in.k.data(), in.v.data(), count, s.heads, s.kv_heads,
+                       s.head_dim, 1.0f, expected.data());
+    std::vector<float> out(expected.size(), test::Sentinel()), scratch(kRing);
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant == 0) {
+        AttentionRing(in.q.data(), k_ring.data(), v_ring.data(), kRing, first, count, s.heads,
+                      s.kv_heads, s.head_dim, 1.0f, scratch.data(), out.data());
+      } else {
+        ::cortiq::ops::AttentionRing(in.q.data(), k_ring.data(), v_ring.data(), kRing, first,
+                                     count, s.heads, s.kv_heads, s.head_dim, 1.0f,
+                                     scratch.data(), out.data());
+      }
+      for (size_t h = 0; h < s.heads; ++h) {
+        const double tol = AttentionTol(in.q.data(), in.k.data(), in.v.data(), window, 1.0f, h);
+        for (size_t d = 0; d < s.head_dim; ++d) {
+          const size_t j = h * s.head_dim + d;
+          ASSERT_NEAR(out[j], expected[j], tol)
+              << "first " << first << " count " << count << " variant " << variant;
+        }
+      }
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ops
@@ -265,6 +312,7 @@ HWY_EXPORT_AND_TEST_P(AttentionTest, TestOneRowSelectsKvHead);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestEqualScoresAverage);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestRowOrderInvariance);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestNoRows);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestRing);
 }  // namespace ops
 }  // namespace cortiq
 #endif  // HWY_ONCE

@@ -528,7 +528,7 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
   EditHeader(
       &bytes_,
       [](ArtifactHeader& h) {
-        h.version_major = 2;
+        h.version_major = 3;
         h.version_minor = 3;
       },
       /*fix_checksum=*/false);
@@ -537,7 +537,7 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
   EXPECT_EQ(
       std::string(status.message()),
       path_ +
-          ": was written by a newer cortiq (format v2.3); this build reads v1");
+          ": was written by a newer cortiq (format v3.3); this build reads v2");
 }
 
 TEST_F(CorruptArtifactTest, OlderMajorVersion) {
@@ -705,7 +705,7 @@ TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), StartsWith(path_ + ": metadata: "));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr(" (the metadata does not match this build's format v1.0 layout: "
+              HasSubstr(" (the metadata does not match this build's format v2.0 layout: "
                         "recompile the model with this cortiq)"));
 }
 

@@ -45,6 +45,27 @@ TEST(KvCacheTest, SlidingCacheIsARingOfWindowRows) {
   }
 }
 
+// With batches of 4: a ring of 3 + 4 - 1 = 6 rows. When a batch of positions 6..9 has been
+// appended (rows 0..3), position 6 still finds positions 4 and 5 (rows 4, 5) before it.
+TEST(KvCacheTest, BatchedSlidingRingKeepsTheWindowBeforeTheBatch) {
+  absl::StatusOr<KvCache> cache = KvCache::Create(Entry(true, 3), 100, /*max_batch=*/4);
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  EXPECT_EQ(cache->rows(), 6);
+  for (int p = 0; p < 10; ++p) {
+    std::vector<float> k(8, static_cast<float>(p)), v(8, static_cast<float>(-p));
+    cache->Append(p, k.data(), v.data());
+  }
+  for (int64_t p = 6; p < 10; ++p) {
+    EXPECT_EQ(cache->VisibleRows(p), 3);
+    for (int64_t i = 0; i < 3; ++i) {
+      const int64_t row = (cache->FirstVisibleRow(p) + i) % cache->rows();
+      EXPECT_EQ(cache->keys()[row * 8], static_cast<float>(p - 2 + i)) << p << " " << i;
+    }
+  }
+  EXPECT_EQ(cache->FirstVisibleRow(1), 0);  // positions 0, 1
+  EXPECT_EQ(cache->VisibleRows(1), 2);
+}
+
 TEST(KvCacheTest, SlidingRingIsClampedToTheContext) {
   absl::StatusOr<KvCache> cache = KvCache::Create(Entry(true, 512), 5);
   ASSERT_TRUE(cache.ok()) << cache.status();
