@@ -143,6 +143,43 @@ void LinearQ4_0Reference(const void* w, const float* x, float* y, size_t rows,
                        row_end);
 }
 
+void MatMulF32Reference(const float* w, const float* x, size_t x_stride,
+                        float* y, size_t y_stride, size_t batch, size_t rows,
+                        size_t cols, size_t row_begin, size_t row_end) {
+  for (size_t t = 0; t < batch; ++t) {
+    LinearF32Reference(w, x + t * x_stride, y + t * y_stride, rows, cols,
+                       row_begin, row_end);
+  }
+}
+
+void MatMulBF16Reference(const hwy::bfloat16_t* w, const float* x,
+                         size_t x_stride, float* y, size_t y_stride,
+                         size_t batch, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
+  for (size_t t = 0; t < batch; ++t) {
+    LinearBF16Reference(w, x + t * x_stride, y + t * y_stride, rows, cols,
+                        row_begin, row_end);
+  }
+}
+
+void MatMulQ8_0Reference(const void* w, const float* x, size_t x_stride,
+                         float* y, size_t y_stride, size_t batch, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end) {
+  for (size_t t = 0; t < batch; ++t) {
+    LinearQ8_0Reference(w, x + t * x_stride, y + t * y_stride, rows, cols,
+                        row_begin, row_end);
+  }
+}
+
+void MatMulQ4_0Reference(const void* w, const float* x, size_t x_stride,
+                         float* y, size_t y_stride, size_t batch, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end) {
+  for (size_t t = 0; t < batch; ++t) {
+    LinearQ4_0Reference(w, x + t * x_stride, y + t * y_stride, rows, cols,
+                        row_begin, row_end);
+  }
+}
+
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
                       size_t group_size, float eps) {
   for (size_t g = 0; g < n; g += group_size) {

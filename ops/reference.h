@@ -31,6 +31,24 @@ void LinearQ8_0Reference(const void* w, const float* x, float* y, size_t rows,
 void LinearQ4_0Reference(const void* w, const float* x, float* y, size_t rows,
                          size_t cols, size_t row_begin, size_t row_end);
 
+// ops/matmul.h: Y = X W^T over `batch` token rows, row t of y being the
+// Linear*Reference of row t of x (products summed in double, in column order,
+// quantized weights decoded one at a time), rounded once to f32. Writes only
+// y[t * y_stride + r] for t < batch, r in [row_begin, row_end).
+void MatMulF32Reference(const float* w, const float* x, size_t x_stride,
+                        float* y, size_t y_stride, size_t batch, size_t rows,
+                        size_t cols, size_t row_begin, size_t row_end);
+void MatMulBF16Reference(const hwy::bfloat16_t* w, const float* x,
+                         size_t x_stride, float* y, size_t y_stride,
+                         size_t batch, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end);
+void MatMulQ8_0Reference(const void* w, const float* x, size_t x_stride,
+                         float* y, size_t y_stride, size_t batch, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end);
+void MatMulQ4_0Reference(const void* w, const float* x, size_t x_stride,
+                         float* y, size_t y_stride, size_t batch, size_t rows,
+                         size_t cols, size_t row_begin, size_t row_end);
+
 // ops/rms_norm.h. Mean square, root and both products in double.
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
                       size_t group_size, float eps);

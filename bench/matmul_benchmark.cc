@@ -1,0 +1,295 @@
+// cortiq-matmul-benchmark: Google Benchmark micro-benchmarks of Y = X W^T (ops/matmul.h) for
+// each weight format (f32, bf16, Q8_0, Q4_0) at the Gemma-4 E4B shapes and batches of 64 and 512
+// tokens (batched prefill), single thread, in GFLOP/s. How to run it and the numbers of this
+// machine: bench/README.md.
+//
+// Each benchmark computes all rows of Y for the whole batch per iteration. Counters:
+//   GFLOP/s     2 * batch * rows * cols per call, in 1e9 flops per second (wall time around the
+//               timed loop)
+//   weight_MB   weight bytes of W (1e6 bytes)
+// linear_per_token/...: the same product as `batch` calls of the matrix-vector kernel
+// (ops/linear.h), one per token row, for comparison (W is then reread once per token).
+//
+// Compute-bound: one copy of W (read from wherever it is: for batch >= 64 the kernels do >= 64
+// flops per weight byte decoded, so DRAM bandwidth is not the limit). X and Y are [batch, cols]
+// and [batch, rows] f32.
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "hwy/base.h"
+#include "hwy/targets.h"
+#include "ops/linear.h"
+#include "ops/matmul.h"
+#include "ops/quantize.h"
+
+namespace cortiq {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Buffers and random data.
+
+constexpr size_t kAlign = 64;
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kAlign)); }
+};
+using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
+
+AlignedBytes AllocateBytes(size_t bytes) {
+  return AlignedBytes(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t(kAlign))));
+}
+
+// splitmix64: fast and good enough for weight values.
+struct Rng {
+  uint64_t state;
+  uint64_t Next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1).
+  float Uniform() { return static_cast<float>(static_cast<int64_t>(Next()) >> 40) * 0x1p-23f; }
+};
+
+void FillUniform(Rng& rng, float* v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = rng.Uniform();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formats.
+
+enum class Format { kF32, kBF16, kQ8_0, kQ4_0 };
+
+const char* FormatName(Format f) {
+  switch (f) {
+    case Format::kF32:
+      return "f32";
+    case Format::kBF16:
+      return "bf16";
+    case Format::kQ8_0:
+      return "q8_0";
+    case Format::kQ4_0:
+      return "q4_0";
+  }
+  return "?";
+}
+
+size_t RowBytes(Format f, size_t cols) {
+  switch (f) {
+    case Format::kF32:
+      return cols * sizeof(float);
+    case Format::kBF16:
+      return cols * sizeof(hwy::bfloat16_t);
+    case Format::kQ8_0:
+      return ops::Q8_0RowBytes(cols);
+    case Format::kQ4_0:
+      return ops::Q4_0RowBytes(cols);
+  }
+  return 0;
+}
+
+// Encodes one row of f32 weights into `out` (RowBytes(f, cols) bytes).
+void EncodeRow(Format f, const float* row, size_t cols, uint8_t* out) {
+  switch (f) {
+    case Format::kF32:
+      memcpy(out, row, cols * sizeof(float));
+      break;
+    case Format::kBF16:
+      for (size_t c = 0; c < cols; ++c) {
+        const hwy::bfloat16_t b = hwy::BF16FromF32(row[c]);
+        memcpy(out + c * sizeof(b), &b, sizeof(b));
+      }
+      break;
+    case Format::kQ8_0:
+      ops::QuantizeRowQ8_0(row, cols, out);
+      break;
+    case Format::kQ4_0:
+      ops::QuantizeRowQ4_0(row, cols, out);
+      break;
+  }
+}
+
+void MatMul(Format f, const uint8_t* w, const float* x, float* y, size_t batch, size_t rows,
+            size_t cols) {
+  switch (f) {
+    case Format::kF32:
+      ops::MatMulF32(reinterpret_cast<const float*>(w), x, cols, y, rows, batch, rows, cols, 0,
+                     rows);
+      break;
+    case Format::kBF16:
+      ops::MatMulBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, cols, y, rows, batch, rows,
+                      cols, 0, rows);
+      break;
+    case Format::kQ8_0:
+      ops::MatMulQ8_0(w, x, cols, y, rows, batch, rows, cols, 0, rows);
+      break;
+    case Format::kQ4_0:
+      ops::MatMulQ4_0(w, x, cols, y, rows, batch, rows, cols, 0, rows);
+      break;
+  }
+}
+
+void Linear(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols) {
+  switch (f) {
+    case Format::kF32:
+      ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, 0, rows);
+      break;
+    case Format::kBF16:
+      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, 0, rows);
+      break;
+    case Format::kQ8_0:
+      ops::LinearQ8_0(w, x, y, rows, cols, 0, rows);
+      break;
+    case Format::kQ4_0:
+      ops::LinearQ4_0(w, x, y, rows, cols, 0, rows);
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The weights of the running benchmark (at most one set is alive; Google Benchmark calls each
+// benchmark function several times while it picks the iteration count).
+
+struct Weights {
+  Format format = Format::kF32;
+  size_t rows = 0, cols = 0;
+  size_t bytes = 0;
+  AlignedBytes data;
+};
+
+Weights& CurrentWeights() {
+  static Weights* weights = new Weights();
+  return *weights;
+}
+
+void ReleaseWeights() {
+  Weights& w = CurrentWeights();
+  w.data.reset();
+  w.rows = w.cols = w.bytes = 0;
+}
+
+const Weights& GetWeights(Format format, size_t rows, size_t cols) {
+  Weights& w = CurrentWeights();
+  if (w.data && w.format == format && w.rows == rows && w.cols == cols) return w;
+  ReleaseWeights();  // before allocating the next set
+  w.format = format;
+  w.rows = rows;
+  w.cols = cols;
+  w.bytes = rows * RowBytes(format, cols);
+  w.data = AllocateBytes(w.bytes);
+  // Random f32 rows, quantized per row as the compiler does.
+  Rng rng{0x5EED0000ull + rows * 31 + cols};
+  std::vector<float> row(cols);
+  const size_t row_bytes = RowBytes(format, cols);
+  for (size_t r = 0; r < rows; ++r) {
+    FillUniform(rng, row.data(), cols);
+    EncodeRow(format, row.data(), cols, w.data.get() + r * row_bytes);
+  }
+  return w;
+}
+
+void SetCounters(benchmark::State& state, size_t batch, size_t rows, size_t cols, double seconds,
+                 size_t weight_bytes) {
+  const double flops = 2.0 * static_cast<double>(batch) * static_cast<double>(rows) *
+                       static_cast<double>(cols) * static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] = seconds > 0 ? flops / seconds / 1e9 : 0.0;
+  state.counters["weight_MB"] = static_cast<double>(weight_bytes) / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Benchmarks.
+
+void BM_MatMul(benchmark::State& state, Format format, size_t rows, size_t cols, size_t batch) {
+  const Weights& w = GetWeights(format, rows, cols);
+  std::vector<float> x(batch * cols), y(batch * rows);
+  Rng rng{0xC0FFEEull};
+  FillUniform(rng, x.data(), x.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    MatMul(format, w.data.get(), x.data(), y.data(), batch, rows, cols);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetCounters(state, batch, rows, cols, seconds, w.bytes);
+}
+
+void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
+                       size_t batch) {
+  const Weights& w = GetWeights(format, rows, cols);
+  std::vector<float> x(batch * cols), y(batch * rows);
+  Rng rng{0xC0FFEEull};
+  FillUniform(rng, x.data(), x.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (size_t t = 0; t < batch; ++t) {
+      Linear(format, w.data.get(), x.data() + t * cols, y.data() + t * rows, rows, cols);
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetCounters(state, batch, rows, cols, seconds, w.bytes);
+}
+
+struct Shape {
+  size_t out, in;
+};
+
+// Gemma-4 E4B projections, out x in as HF stores the weight: q_proj (2048 x 2560),
+// gate_proj / up_proj (10240 x 2560), down_proj (2560 x 10240).
+constexpr Shape kE4BShapes[] = {
+    {2048, 2560},
+    {10240, 2560},
+    {2560, 10240},
+};
+constexpr size_t kBatches[] = {64, 512};
+
+void RegisterAll() {
+  for (Format format : {Format::kF32, Format::kBF16, Format::kQ8_0, Format::kQ4_0}) {
+    for (const Shape& shape : kE4BShapes) {
+      const std::string suffix = std::string(FormatName(format)) + "/" + std::to_string(shape.out) +
+                                 "x" + std::to_string(shape.in);
+      for (size_t batch : kBatches) {
+        const std::string name = "matmul/" + suffix + "/batch:" + std::to_string(batch);
+        benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, format, shape.out, shape.in, batch)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+      const std::string name = "linear_per_token/" + suffix + "/batch:64";
+      benchmark::RegisterBenchmark(name.c_str(), BM_LinearPerToken, format, shape.out, shape.in,
+                                   size_t{64})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+std::string DispatchedTargetName() {
+  const int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  return targets == 0 ? "none" : hwy::TargetName(targets & -targets);  // lowest bit = best
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
+  cortiq::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  cortiq::ReleaseWeights();
+  return 0;
+}

@@ -1,0 +1,53 @@
+// MatMulQ8_0 (ops/matmul.h): per-target instantiation of MatMulRows for one
+// weight format and its dispatch. One translation unit per weight type keeps
+// compile time per file bounded.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/matmul.h"
+#include "ops/quantize.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/matmul_q8_0.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/matmul-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cortiq {
+namespace ops {
+namespace HWY_NAMESPACE {
+
+// Per-target entry point exported below.
+void MatMulQ8_0(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end) {
+  HWY_DASSERT(cols % kQuantBlockSize == 0);
+  MatMulRows(QuantWeights<Q8_0Format>{static_cast<const uint8_t*>(w),
+                                      Q8_0RowBytes(cols)},
+             x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace ops
+}  // namespace cortiq
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cortiq {
+namespace ops {
+
+HWY_EXPORT(MatMulQ8_0);
+
+void MatMulQ8_0(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end) {
+  HWY_DYNAMIC_DISPATCH(MatMulQ8_0)
+  (w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+}
+
+}  // namespace ops
+}  // namespace cortiq
+#endif  // HWY_ONCE
