@@ -3,6 +3,7 @@
 // the token history) and the session state format of save/restore.
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -406,16 +407,18 @@ CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
     }
     cortiq_session_options o = cortiq_session_options_default();
     if (options != nullptr) {
-      if (options->struct_size < sizeof(cortiq_session_options) ||
-          options->struct_size > kMaxStructSize) {
+      // API 1.0's struct ends after `threads`.
+      constexpr size_t kOldestSize = offsetof(cortiq_session_options, batch_size);
+      if (options->struct_size < kOldestSize || options->struct_size > kMaxStructSize) {
         return SetError(CORTIQ_STATUS_INVALID_ARGUMENT, kFn,
                         absl::StrCat("options->struct_size is ", options->struct_size,
-                                     ", expected >= ", sizeof(cortiq_session_options),
+                                     ", expected >= ", kOldestSize,
                                      " and <= ", kMaxStructSize,
                                      " (start from cortiq_session_options_default())"));
       }
       const auto* extra = reinterpret_cast<const uint8_t*>(options) + sizeof(o);
-      for (size_t i = 0; i < options->struct_size - sizeof(o); ++i) {
+      for (size_t i = 0; options->struct_size > sizeof(o) && i < options->struct_size - sizeof(o);
+           ++i) {
         if (extra[i] != 0) {
           return SetError(CORTIQ_STATUS_INVALID_ARGUMENT, kFn,
                           absl::StrCat("options set a field unknown to this library (API ",
@@ -425,6 +428,12 @@ CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
       }
       o.ctx_size = options->ctx_size;
       o.threads = options->threads;
+      if (options->struct_size >= sizeof(o)) o.batch_size = options->batch_size;
+    }
+    if (o.batch_size < 0) {
+      return SetError(CORTIQ_STATUS_INVALID_ARGUMENT, kFn,
+                      absl::StrCat("batch_size must be >= 0 (0 = the compiled maximum), got ",
+                                   o.batch_size));
     }
     if (o.threads < 0 || o.threads > 256) {
       return SetError(CORTIQ_STATUS_INVALID_ARGUMENT, kFn,
@@ -436,6 +445,7 @@ CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
                                   : static_cast<int64_t>(std::min<size_t>(
                                         o.ctx_size, std::numeric_limits<int64_t>::max()));
     so.threads = o.threads == 0 ? 1 : o.threads;
+    so.batch_size = o.batch_size;
     const CortiqModelData& data = *model->data;
     absl::StatusOr<std::unique_ptr<Session>> created = Session::Create(*data.artifact, so);
     if (!created.ok()) {
@@ -501,40 +511,58 @@ CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int3
                                    " positions left)"));
     }
     const std::vector<cortiq::Tap>& taps = s.plan().taps;
-    for (size_t i = 0; i < n_tokens; ++i) {
-      const int64_t position = s.length();
-      const bool want_logits = all_logits != nullptr || i + 1 == n_tokens;
+    const size_t batch = static_cast<size_t>(s.batch_size());
+    for (size_t i = 0; i < n_tokens;) {
+      // A chunk of up to batch_size() tokens through the batched plan (one token: Eval).
+      const size_t n = std::min(batch, n_tokens - i);
+      const int64_t first = s.length();
+      const bool last_chunk = i + n == n_tokens;
       session->logits = cortiq_session::Logits::kNone;
-      session->MarkWritten(position);  // before Eval: a failed Eval has written too
-      absl::Status status = s.Eval(tokens[i], want_logits);
-      // Session::Eval may report non-finite logits itself (DataLoss, position not consumed);
-      // checked here too so that this function's contract does not depend on it.
-      if (status.ok() && want_logits && !AllFinite(s.logits())) {
-        s.SetLength(position);
-        status = absl::DataLossError(
-            absl::StrCat("non-finite logits at position ", position,
-                         " (NaN/Inf in the weights, or an overflow)"));
+      for (size_t t = 0; t < n; ++t) session->MarkWritten(first + static_cast<int64_t>(t));
+      absl::Status status = s.EvalBatch(absl::MakeConstSpan(tokens + i, n),
+                                        all_logits != nullptr ? cortiq::BatchLogits::kAll
+                                        : last_chunk          ? cortiq::BatchLogits::kLast
+                                                              : cortiq::BatchLogits::kNone);
+      // Session reports non-finite logits itself (DataLoss, positions not consumed); checked
+      // here too so that this function's contract does not depend on it.
+      if (status.ok() && (all_logits != nullptr || last_chunk)) {
+        for (size_t t = all_logits != nullptr ? 0 : n - 1; t < n && status.ok(); ++t) {
+          if (!AllFinite(s.batch_logits(t))) {
+            s.SetLength(first + static_cast<int64_t>(t));
+            status = absl::DataLossError(absl::StrCat(
+                "non-finite logits at position ", first + static_cast<int64_t>(t),
+                " (NaN/Inf in the weights, or an overflow)"));
+          }
+        }
+      }
+      // Rows before a failing one may have been kept (Session::EvalBatch with kAll).
+      const size_t done = status.ok() ? n : static_cast<size_t>(s.length() - first);
+      for (size_t t = 0; t < done; ++t) {
+        const int64_t position = first + static_cast<int64_t>(t);
+        session->history[static_cast<size_t>(position)] = tokens[i + t];
+        if (all_logits != nullptr) {
+          const absl::Span<const float> row_logits = s.batch_logits(t);
+          std::memcpy(all_logits + (i + t) * row, row_logits.data(), row * sizeof(float));
+        }
+        if (session->observer != nullptr) {
+          for (size_t k = 0; k < taps.size(); ++k) {
+            const absl::Span<const float> data = s.batch_tap(k, t);
+            session->observer(session->observer_user, taps[k].name.c_str(), position,
+                              data.data(), data.size());
+          }
+        }
       }
       if (!status.ok()) {
         return SetError(status.code() == absl::StatusCode::kDataLoss
                             ? CORTIQ_STATUS_NUMERIC_ERROR
                             : CORTIQ_STATUS_INTERNAL,
                         kFn,
-                        absl::StrCat("tokens[", i, "] (position ", position,
-                                     "): ", status.message(), "; ", i,
-                                     " tokens of the batch were evaluated"));
+                        absl::StrCat("tokens[", i + done, "] (position ",
+                                     first + static_cast<int64_t>(done), "): ",
+                                     status.message(), "; ", i + done,
+                                     " tokens of the call were evaluated"));
       }
-      session->history[static_cast<size_t>(position)] = tokens[i];
-      if (all_logits != nullptr) {
-        std::memcpy(all_logits + i * row, s.logits().data(), row * sizeof(float));
-      }
-      if (session->observer != nullptr) {
-        for (size_t t = 0; t < taps.size(); ++t) {
-          const absl::Span<const float> data = s.tap(t);
-          session->observer(session->observer_user, taps[t].name.c_str(), position, data.data(),
-                            data.size());
-        }
-      }
+      i += n;
     }
     session->logits = cortiq_session::Logits::kLive;
     return Ok();
@@ -651,15 +679,19 @@ CORTIQ_API cortiq_status cortiq_session_truncate(cortiq_session* session, size_t
     // Recompute every cache from the token history. Later positions depend on every earlier
     // one through the full-attention layers and the stacked windows, so this starts at 0.
     session->ResetState();
-    for (int64_t p = 0; p < target; ++p) {
-      session->MarkWritten(p);
-      const absl::Status status = s.Eval(session->history[static_cast<size_t>(p)], false);
+    for (int64_t p = 0; p < target;) {
+      const int64_t n = std::min(s.batch_size(), target - p);
+      for (int64_t t = 0; t < n; ++t) session->MarkWritten(p + t);
+      const absl::Status status = s.EvalBatch(
+          absl::MakeConstSpan(session->history.data() + p, static_cast<size_t>(n)),
+          cortiq::BatchLogits::kNone);
       if (!status.ok()) {  // unreachable: ids were checked and no logits are computed
         session->ResetState();
         return SetError(CORTIQ_STATUS_INTERNAL, kFn,
-                        absl::StrCat("re-evaluating position ", p, ": ", status.message(),
-                                     " (the session was reset)"));
+                        absl::StrCat("re-evaluating positions ", p, "..", p + n - 1, ": ",
+                                     status.message(), " (the session was reset)"));
       }
+      p += n;
     }
     return Ok();
   });

@@ -43,7 +43,7 @@ extern "C" {
  * compiled against major M works with a library whose cortiq_api_version() has major M and an
  * equal or newer minor. */
 #define CORTIQ_API_VERSION_MAJOR 1
-#define CORTIQ_API_VERSION_MINOR 0
+#define CORTIQ_API_VERSION_MINOR 1  /* 1.1: cortiq_session_options.batch_size */
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
@@ -92,18 +92,23 @@ typedef struct cortiq_model_info {
 } cortiq_model_info;
 
 /* Options of cortiq_session_create. Start from cortiq_session_options_default(). Fields a newer
- * header adds after `threads` must be zero when given to an older library (else
- * CORTIQ_STATUS_INVALID_ARGUMENT). */
+ * header adds after the last one below must be zero when given to an older library (else
+ * CORTIQ_STATUS_INVALID_ARGUMENT); a struct from an older header (API 1.0: up to `threads`) is
+ * accepted, its missing fields taken as 0. */
 typedef struct cortiq_session_options {
   size_t struct_size; /* bytes: sizeof(cortiq_session_options) as the caller compiled it */
   size_t ctx_size;    /* positions the session can hold (0 = 4096); clamped to max_context */
-  int32_t threads;    /* threads for the matrix-vector products, 1..256 (0 = 1); logits are
-                         bit-identical for every count */
+  int32_t threads;    /* threads for the matrix products and attention, 1..256 (0 = 1); logits
+                         are bit-identical for every count */
+  int64_t batch_size; /* API 1.1: tokens per batched evaluation (prefill) in cortiq_session_eval,
+                         0 = the artifact's compiled maximum, 1 = token by token; clamped to
+                         that maximum. Batched logits equal token-by-token ones within 1e-4. */
 } cortiq_session_options;
 
-/* The default options (ctx_size 4096 clamped to the model, 1 thread), with struct_size set. */
+/* The default options (ctx_size 4096 clamped to the model, 1 thread, the compiled batch size),
+ * with struct_size set. */
 static inline cortiq_session_options cortiq_session_options_default(void) {
-  cortiq_session_options options = {sizeof(cortiq_session_options), 0, 0};
+  cortiq_session_options options = {sizeof(cortiq_session_options), 0, 0, 0};
   return options;
 }
 
@@ -151,9 +156,10 @@ CORTIQ_API cortiq_status cortiq_model_get_info(const cortiq_model* model,
 
 /* Creates a session on `model` with `options` (NULL = cortiq_session_options_default()) and
  * stores it in *session. Allocates the arena, the KV caches (full-attention caches hold
- * ctx_size rows, sliding ones min(window, ctx_size)) and the token history (4 bytes per
+ * ctx_size rows, sliding ones min(window + batch_size - 1, ctx_size)) and the token history (4 bytes per
  * position); nothing is allocated per token afterwards. Errors: INVALID_ARGUMENT (NULL
- * model/session, struct_size too small or unknown non-zero fields, threads outside 0..256),
+ * model/session, struct_size too small or unknown non-zero fields, threads outside 0..256,
+ * batch_size < 0),
  * OUT_OF_MEMORY. */
 CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
                                                const cortiq_session_options* options,

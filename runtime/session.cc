@@ -15,6 +15,7 @@
 #include "ops/elementwise.h"
 #include "ops/gather.h"
 #include "ops/linear.h"
+#include "ops/matmul.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
 #include "runtime/status_macros.h"
@@ -108,6 +109,10 @@ struct Session::RopeTable {
   size_t pairs = 0;
   int64_t position = -1;  // position the table holds, -1 = none yet
   FloatArray cos, sin;    // [pairs]
+  // The positions of the current batch: [batch_size, pairs] each.
+  int64_t batch_position = -1;  // first position they hold, -1 = none yet
+  size_t batch_count = 0;
+  FloatArray batch_cos, batch_sin;
 };
 
 Session::~Session() = default;
@@ -149,6 +154,14 @@ absl::Status Session::Prepare(SessionOptions options) {
         "threads must be in [1, ", kMaxThreads, "], got ", options.threads));
   }
   ctx_size_ = std::min(options.ctx_size, plan.model.max_position_embeddings);
+  if (options.batch_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size must be >= 0 (0 = the plan's ", plan.max_batch, "), got ",
+                     options.batch_size));
+  }
+  batch_size_ = options.batch_size == 0 ? plan.max_batch
+                                        : std::min(options.batch_size, plan.max_batch);
+  batch_size_ = std::max<int64_t>(1, std::min(batch_size_, ctx_size_));
 
   // ValidatePlan bounds arena_bytes; re-checked here because a wrapped size would allocate a tiny
   // arena that every step then overruns. Rounded up by division, which cannot wrap
@@ -157,14 +170,17 @@ absl::Status Session::Prepare(SessionOptions options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "arena_bytes = ", plan.arena_bytes, " exceeds the limit of ", kMaxArenaBytes, " bytes"));
   }
-  const uint64_t arena_floats = plan.arena_bytes / 4 + (plan.arena_bytes % 4 != 0 ? 1 : 0);
+  // ValidatePlan bounds max_batch * arena_bytes by kMaxArenaBytes.
+  const uint64_t batch_arena_bytes = plan.arena_bytes * static_cast<uint64_t>(batch_size_);
+  const uint64_t arena_floats = batch_arena_bytes / 4 + (batch_arena_bytes % 4 != 0 ? 1 : 0);
   CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats(arena_floats, "the activation arena"));
   CORTIQ_ASSIGN_OR_RETURN(scratch_,
-                          AllocateFloats(static_cast<uint64_t>(ctx_size_),
+                          AllocateFloats(static_cast<uint64_t>(ctx_size_) *
+                                             static_cast<uint64_t>(options.threads),
                                          "the attention scratch"));
   caches_.reserve(plan.caches.size());
   for (const CacheEntry& entry : plan.caches) {
-    CORTIQ_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(entry, ctx_size_));
+    CORTIQ_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(entry, ctx_size_, batch_size_));
     caches_.push_back(std::move(cache));
   }
   if (options.threads > 1)
@@ -199,6 +215,11 @@ absl::Status Session::Prepare(SessionOptions options) {
                               AllocateFloats(table.pairs, "a RoPE table"));
       CORTIQ_ASSIGN_OR_RETURN(table.sin,
                               AllocateFloats(table.pairs, "a RoPE table"));
+      if (batch_size_ > 1) {
+        const uint64_t n = table.pairs * static_cast<uint64_t>(batch_size_);
+        CORTIQ_ASSIGN_OR_RETURN(table.batch_cos, AllocateFloats(n, "a batch RoPE table"));
+        CORTIQ_ASSIGN_OR_RETURN(table.batch_sin, AllocateFloats(n, "a batch RoPE table"));
+      }
       rope_tables_.push_back(std::move(table));
     }
     rope_index[i] = k;
@@ -332,6 +353,7 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
         absl::StrCat("context full: ctx-size ", ctx_size_));
   }
   const int64_t position = length_;
+  last_rows_ = 1;
   for (const Prepared& p : steps_) {
     if (p.logits_only && !want_logits) continue;
     switch (p.kind) {
@@ -424,14 +446,251 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
   return absl::OkStatus();
 }
 
-absl::Span<const float> Session::logits() const {
-  const BufferEntry& b = plan_->buffers[plan_->logits_buffer];
-  return absl::Span<const float>(arena_.get() + b.offset / 4, b.num_elements);
+float* Session::BatchRow(int32_t index, size_t rows, size_t row) const {
+  const BufferEntry& b = plan_->buffers[index];
+  const BufferEntry& root = b.view_of >= 0 ? plan_->buffers[b.view_of] : b;
+  const uint64_t bytes = root.offset * rows + (b.offset - root.offset);
+  return arena_.get() + bytes / 4 + row * static_cast<size_t>(root.num_elements);
 }
 
-absl::Span<const float> Session::tap(size_t i) const {
-  const BufferEntry& b = plan_->buffers[plan_->taps[i].buffer];
-  return absl::Span<const float>(arena_.get() + b.offset / 4, b.num_elements);
+size_t Session::BatchStride(int32_t index) const {
+  const BufferEntry& b = plan_->buffers[index];
+  return static_cast<size_t>(
+      (b.view_of >= 0 ? plan_->buffers[b.view_of] : b).num_elements);
+}
+
+absl::Span<const float> Session::logits() const {
+  return absl::Span<const float>(BatchRow(plan_->logits_buffer, last_rows_, last_rows_ - 1),
+                                 plan_->buffers[plan_->logits_buffer].num_elements);
+}
+
+absl::Span<const float> Session::batch_logits(size_t t) const {
+  return absl::Span<const float>(BatchRow(plan_->logits_buffer, last_rows_, t),
+                                 plan_->buffers[plan_->logits_buffer].num_elements);
+}
+
+absl::Span<const float> Session::tap(size_t i) const { return batch_tap(i, last_rows_ - 1); }
+
+absl::Span<const float> Session::batch_tap(size_t i, size_t t) const {
+  const int32_t buffer = plan_->taps[i].buffer;
+  return absl::Span<const float>(BatchRow(buffer, last_rows_, t),
+                                 plan_->buffers[buffer].num_elements);
+}
+
+template <class F>
+void Session::ParallelFor(size_t n, const F& f) {
+  if (pool_ == nullptr || n < 2) {
+    if (n > 0) f(size_t{0}, n, 0);
+    return;
+  }
+  struct Context {
+    const F* f;
+    size_t n;
+    int threads;
+  } context{&f, n, pool_->num_threads()};
+  pool_->Run(
+      [](void* c, int t) {
+        const Context& x = *static_cast<const Context*>(c);
+        const size_t begin = x.n * static_cast<size_t>(t) / static_cast<size_t>(x.threads);
+        const size_t end = x.n * static_cast<size_t>(t + 1) / static_cast<size_t>(x.threads);
+        if (begin < end) (*x.f)(begin, end, t);
+      },
+      &context);
+}
+
+namespace {
+
+// Rows [begin, end) of y = W x for `batch` rows of x, by weight format.
+void MatMulRows(const uint8_t* weight, WeightFormat format, const float* x, size_t x_stride,
+                float* y, size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
+                size_t end) {
+  switch (format) {
+    case WeightFormat::kBF16:
+      ops::MatMulBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), x, x_stride, y,
+                      y_stride, batch, rows, cols, begin, end);
+      return;
+    case WeightFormat::kQ8_0:
+      ops::MatMulQ8_0(weight, x, x_stride, y, y_stride, batch, rows, cols, begin, end);
+      return;
+    case WeightFormat::kQ4_0:
+      ops::MatMulQ4_0(weight, x, x_stride, y, y_stride, batch, rows, cols, begin, end);
+      return;
+    case WeightFormat::kF32:
+      ops::MatMulF32(reinterpret_cast<const float*>(weight), x, x_stride, y, y_stride, batch,
+                     rows, cols, begin, end);
+      return;
+  }
+}
+
+void GatherRow(const uint8_t* weight, WeightFormat format, size_t cols, size_t row, float scale,
+               float* out) {
+  switch (format) {
+    case WeightFormat::kBF16:
+      ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), cols, row, 0, cols,
+                         scale, out);
+      return;
+    case WeightFormat::kQ8_0:
+      ops::GatherRowQ8_0(weight, cols, row, 0, cols, scale, out);
+      return;
+    case WeightFormat::kQ4_0:
+      ops::GatherRowQ4_0(weight, cols, row, 0, cols, scale, out);
+      return;
+    case WeightFormat::kF32:
+      ops::GatherRowF32(reinterpret_cast<const float*>(weight), cols, row, 0, cols, scale, out);
+      return;
+  }
+}
+
+}  // namespace
+
+void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* tokens,
+                           size_t rows, size_t first, size_t count, int64_t position) {
+  const auto out = [&](size_t t) { return BatchRow(s.out, rows, t); };
+  const auto in0 = [&](size_t t) { return BatchRow(s.in0, rows, t); };
+  const auto in1 = [&](size_t t) { return BatchRow(s.in1, rows, t); };
+  const size_t end = first + count;
+  switch (p.kind) {
+    case StepKind::kEmbedding:
+      for (size_t t = first; t < end; ++t) {
+        // HF's per-layer-input rule: ids past the table read row 0.
+        const size_t row = static_cast<size_t>(tokens[t]) < p.rows ? tokens[t] : 0;
+        GatherRow(p.weight, p.format, p.cols, row, p.f0, out(t));
+      }
+      return;
+    case StepKind::kLinear:
+    case StepKind::kLmHead: {
+      const float* x = in0(first);
+      float* y = out(first);
+      const size_t x_stride = BatchStride(s.in0), y_stride = BatchStride(s.out);
+      if (!p.parallel) {
+        MatMulRows(p.weight, p.format, x, x_stride, y, y_stride, count, p.rows, p.cols, 0,
+                   p.rows);
+        return;
+      }
+      // Output rows split in blocks of 16: whole register tiles per thread.
+      const size_t blocks = (p.rows + 15) / 16;
+      ParallelFor(blocks, [&](size_t b0, size_t b1, int) {
+        MatMulRows(p.weight, p.format, x, x_stride, y, y_stride, count, p.rows, p.cols, b0 * 16,
+                   std::min(p.rows, b1 * 16));
+      });
+      return;
+    }
+    case StepKind::kRmsNorm:
+      for (size_t t = first; t < end; ++t) ops::RmsNorm(in0(t), p.gain, out(t), p.n, p.i0, p.f0);
+      return;
+    case StepKind::kRope: {
+      RopeTable& table = *p.rope;
+      if (table.batch_position != position || table.batch_count != rows) {
+        for (size_t t = 0; t < rows; ++t) {
+          ops::RopeCosSin(position + static_cast<int64_t>(t), table.theta, table.head_dim,
+                          table.pairs, table.batch_cos.get() + t * table.pairs,
+                          table.batch_sin.get() + t * table.pairs);
+        }
+        table.batch_position = position;
+        table.batch_count = rows;
+      }
+      for (size_t t = first; t < end; ++t) {
+        if (out(t) != in0(t)) std::memcpy(out(t), in0(t), p.n * sizeof(float));
+        ops::ApplyRope(out(t), p.n / p.i0, p.i0, p.i1, table.batch_cos.get() + t * table.pairs,
+                       table.batch_sin.get() + t * table.pairs);
+      }
+      return;
+    }
+    case StepKind::kKvAppend:
+      for (size_t t = first; t < end; ++t) {
+        p.cache->Append(position + static_cast<int64_t>(t), in0(t), in1(t));
+      }
+      return;
+    case StepKind::kAttention:
+      ParallelFor(count, [&](size_t b0, size_t b1, int thread) {
+        float* scratch = scratch_.get() + static_cast<size_t>(thread) * ctx_size_;
+        for (size_t t = first + b0; t < first + b1; ++t) {
+          const int64_t at = position + static_cast<int64_t>(t);
+          ops::AttentionRing(in0(t), p.cache->keys(), p.cache->values(),
+                             static_cast<size_t>(p.cache->rows()),
+                             static_cast<size_t>(p.cache->FirstVisibleRow(at)),
+                             static_cast<size_t>(p.cache->VisibleRows(at)), p.i0,
+                             p.num_kv_heads, p.head_dim, p.f0, scratch, out(t));
+        }
+      });
+      return;
+    case StepKind::kGeluTanh:
+      for (size_t t = first; t < end; ++t) ops::GeluTanh(in0(t), out(t), p.n);
+      return;
+    case StepKind::kGeluTanhMul:
+      for (size_t t = first; t < end; ++t) ops::GeluTanhMul(in0(t), in1(t), out(t), p.n);
+      return;
+    case StepKind::kResidualRmsNorm:
+      for (size_t t = first; t < end; ++t) {
+        ops::ResidualRmsNorm(in0(t), in1(t), p.gain, p.scalar, out(t), p.n, p.i0, p.f0);
+      }
+      return;
+    case StepKind::kMul:
+      for (size_t t = first; t < end; ++t) ops::Mul(in0(t), in1(t), out(t), p.n);
+      return;
+    case StepKind::kAdd:
+      for (size_t t = first; t < end; ++t) ops::Add(in0(t), in1(t), out(t), p.n);
+      return;
+    case StepKind::kScale:
+    case StepKind::kLayerScalar:
+      for (size_t t = first; t < end; ++t) ops::Scale(in0(t), p.f0, out(t), p.n);
+      return;
+    case StepKind::kSoftcap:
+      for (size_t t = first; t < end; ++t) ops::Softcap(in0(t), p.f0, out(t), p.n);
+      return;
+  }
+}
+
+absl::Status Session::EvalBatch(absl::Span<const int32_t> tokens, BatchLogits logits) {
+  const size_t rows = tokens.size();
+  if (rows == 0) return absl::InvalidArgumentError("EvalBatch: empty batch");
+  if (rows > static_cast<size_t>(batch_size_)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EvalBatch: ", rows, " tokens exceed the batch size ", batch_size_));
+  }
+  const int64_t vocab = plan_->model.vocab_size;
+  for (size_t t = 0; t < rows; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= vocab) {
+      return absl::InvalidArgumentError(absl::StrCat("token id ", tokens[t], " (batch index ",
+                                                     t, ") is out of range [0, ", vocab, ")"));
+    }
+  }
+  if (length_ + static_cast<int64_t>(rows) > ctx_size_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "context full: ctx-size ", ctx_size_, " (", length_, " positions + ", rows, " tokens)"));
+  }
+  // One token: the per-token plan (matrix-vector kernels), so a batch of one is bit-identical
+  // to Eval.
+  if (rows == 1) return Eval(tokens[0], logits != BatchLogits::kNone);
+  const int64_t position = length_;
+  last_rows_ = rows;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Prepared& p = steps_[i];
+    if (p.logits_only) {
+      if (logits == BatchLogits::kNone) continue;
+      if (logits == BatchLogits::kLast) {
+        RunBatchStep(p, plan_->steps[i], tokens.data(), rows, rows - 1, 1, position);
+        continue;
+      }
+    }
+    RunBatchStep(p, plan_->steps[i], tokens.data(), rows, 0, rows, position);
+  }
+  if (logits != BatchLogits::kNone) {
+    for (size_t t = logits == BatchLogits::kAll ? 0 : rows - 1; t < rows; ++t) {
+      if (!AllFinite(batch_logits(t))) {
+        // Rolled back as in Eval to the failing row: rows before it are evaluated (causal
+        // attention: they do not depend on it), the KV rows from it on lie at or beyond
+        // length(), and the ring rows the batch overwrote held positions no later query reads
+        // (window - 1 + batch rows).
+        length_ = position + static_cast<int64_t>(t);
+        return absl::DataLossError(absl::StrCat("non-finite logits at position ",
+                                                position + static_cast<int64_t>(t),
+                                                " (NaN/Inf in the weights, or an overflow)"));
+      }
+    }
+  }
+  length_ += static_cast<int64_t>(rows);
+  return absl::OkStatus();
 }
 
 }  // namespace cortiq

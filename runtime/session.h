@@ -30,6 +30,17 @@ struct SessionOptions {
   // thread with the same kernel path). Everything else runs on the calling
   // thread.
   int threads = 1;
+  // Largest batch EvalBatch accepts: 0 = the plan's max_batch; otherwise clamped to
+  // [1, max_batch] (and to ctx_size). The arena holds batch_size rows of every
+  // activation, and sliding caches window - 1 + batch_size rows.
+  int64_t batch_size = 0;
+};
+
+// Which logits EvalBatch computes.
+enum class BatchLogits {
+  kNone,  // none (a prompt chunk whose logits nobody reads)
+  kLast,  // the last token's: logits()
+  kAll,   // every token's: batch_logits(t) (cortiq-run --dump-logits)
 };
 
 // One sequence being decoded. Create allocates everything (arena, caches,
@@ -76,6 +87,26 @@ class Session {
   // values for inspection. Without want_logits nothing is checked.
   absl::Status Eval(int32_t token, bool want_logits);
 
+  // Evaluates `tokens` (1 <= T = tokens.size() <= batch_size()) at positions
+  // length() .. length() + T - 1 with the plan's batched form (runtime/plan.h):
+  // matrix-matrix products over the T rows, every row's keys and values appended
+  // before the attention of its layer runs, each row attending causally within
+  // its window. Equal to T calls of Eval within float rounding (the products sum
+  // in another order; tests hold 1e-4). logits() (kLast, kAll) and the taps then
+  // show the last token; batch_logits(t) every token (kAll). Errors: as Eval
+  // (InvalidArgument for an empty batch, T > batch_size() or an out-of-range id,
+  // naming its index; ResourceExhausted if length() + T > ctx_size(); DataLoss for
+  // non-finite logits, naming the first such position; length() then becomes that
+  // position: kAll keeps the rows before it, kLast none of the batch). A batch of
+  // one token is Eval (the per-token plan), bit for bit.
+  absl::Status EvalBatch(absl::Span<const int32_t> tokens, BatchLogits logits);
+  // [vocab_size] logits of row t (t < T) of the last EvalBatch(..., kAll).
+  absl::Span<const float> batch_logits(size_t t) const;
+  // plan().taps[i] of row t (t < T) of the last EvalBatch (or of the last Eval, t = 0).
+  absl::Span<const float> batch_tap(size_t i, size_t t) const;
+  // The largest batch EvalBatch accepts (SessionOptions::batch_size resolved).
+  int64_t batch_size() const { return batch_size_; }
+
   // [vocab_size] f32 logits of the last Eval(..., true); unspecified before
   // one.
   absl::Span<const float> logits() const;
@@ -113,6 +144,17 @@ class Session {
   // Rows [begin, end) of a linear / lm_head step, by weight format.
   static void LinearRows(const Prepared& p, size_t begin, size_t end);
   static void MatVecTask(void* context, int thread_index);
+  // The batched layout (runtime/plan.h) for batches of `rows`: buffer `index`'s
+  // first row and the floats between rows.
+  float* BatchRow(int32_t index, size_t rows, size_t row) const;
+  size_t BatchStride(int32_t index) const;
+  // Runs step `p` (plan step `s`) over rows [first, first + count) of a batch of
+  // `rows` rows whose first position is `position`.
+  void RunBatchStep(const Prepared& p, const Step& s, const int32_t* tokens, size_t rows,
+                    size_t first, size_t count, int64_t position);
+  // f(begin, end, thread) over [0, n) split across the pool (or inline).
+  template <class F>
+  void ParallelFor(size_t n, const F& f);
 
   Plan owned_plan_;  // CreateFromPlan's copy
   const Plan* plan_ = nullptr;
@@ -120,7 +162,9 @@ class Session {
   int64_t ctx_size_ = 0;
   int64_t length_ = 0;
   FloatArray arena_;
-  FloatArray scratch_;  // attention scores: ctx_size floats
+  FloatArray scratch_;  // attention scores: ctx_size floats per thread
+  int64_t batch_size_ = 1;
+  size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
   std::vector<KvCache> caches_;
   std::vector<RopeTable> rope_tables_;
   std::vector<FloatArray> gains_;  // f32 copies of bf16 norm gains

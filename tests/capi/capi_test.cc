@@ -69,10 +69,14 @@ ModelPtr OpenModel(const std::string& path) {
   return ModelPtr(model);
 }
 
-SessionPtr NewSession(cortiq_model* model, size_t ctx_size = 64, int32_t threads = 1) {
+// batch_size 1 (token by token) unless given: most tests compare runs fed in different pieces
+// bit for bit, which batched prefill only matches within rounding (BatchedEval* tests).
+SessionPtr NewSession(cortiq_model* model, size_t ctx_size = 64, int32_t threads = 1,
+                      int64_t batch_size = 1) {
   cortiq_session_options options = cortiq_session_options_default();
   options.ctx_size = ctx_size;
   options.threads = threads;
+  options.batch_size = batch_size;
   cortiq_session* session = nullptr;
   const cortiq_status status = cortiq_session_create(model, &options, &session);
   EXPECT_EQ(status, CORTIQ_STATUS_OK) << cortiq_last_error();
@@ -278,6 +282,61 @@ TEST_F(CApiTest, BatchesAndLogitsOptionsAgree) {
   EXPECT_EQ(Logits(pieces.get()), Rows(all, tokens_.size() - 1, 1));
 }
 
+const std::vector<int32_t> kContinuation = {5, 400, 17, 99, 250, 3, 77, 128, 311, 42, 8, 260};
+
+// Batched prefill (batch_size 0 = the compiled maximum, and 4): whole calls, uneven pieces and
+// last-only logits agree with token by token within 1e-4; a truncation that must recompute
+// the sliding windows gives the same continuation within 1e-4.
+TEST_F(CApiTest, BatchedEvalMatchesTokenByToken) {
+  const std::vector<float> want = Fresh({}, tokens_);
+  const auto max_diff = [](const std::vector<float>& a, const std::vector<float>& b) {
+    EXPECT_EQ(a.size(), b.size());
+    float m = 0;
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      m = std::max(m, std::fabs(a[i] - b[i]));
+    }
+    return m;
+  };
+  for (int64_t batch_size : {0, 4}) {
+    SCOPED_TRACE(batch_size);
+    SessionPtr whole = NewSession(model_.get(), 64, 2, batch_size);
+    EXPECT_LE(max_diff(EvalAll(whole.get(), tokens_), want), 1e-4f);
+    SessionPtr last_only = NewSession(model_.get(), 64, 1, batch_size);
+    ASSERT_EQ(cortiq_session_eval(last_only.get(), tokens_.data(), tokens_.size(), nullptr, 0),
+              CORTIQ_STATUS_OK);
+    EXPECT_LE(max_diff(Logits(last_only.get()), Rows(want, tokens_.size() - 1, 1)), 1e-4f);
+    SessionPtr pieces = NewSession(model_.get(), 64, 1, batch_size);
+    size_t at = 0;
+    for (size_t n : {1, 7, 1, 13, 18}) {
+      EXPECT_LE(max_diff(EvalAll(pieces.get(), std::vector<int32_t>(tokens_.begin() + at,
+                                                                     tokens_.begin() + at + n)),
+                         Rows(want, at, n)),
+                1e-4f)
+          << "batch at " << at;
+      at += n;
+    }
+    ASSERT_EQ(cortiq_session_truncate(pieces.get(), 9), CORTIQ_STATUS_OK);
+    EXPECT_LE(max_diff(EvalAll(pieces.get(), kContinuation),
+                       Fresh(Prefix(tokens_, 9), kContinuation)),
+              1e-4f);
+  }
+}
+
+TEST_F(CApiTest, BatchSizeOption) {
+  cortiq_session_options options = cortiq_session_options_default();
+  options.batch_size = -1;
+  cortiq_session* session = nullptr;
+  EXPECT_EQ(cortiq_session_create(model_.get(), &options, &session),
+            CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("batch_size"));
+  // A struct from API 1.0 (ending after `threads`) is accepted: batch_size is taken as 0.
+  options = cortiq_session_options_default();
+  options.struct_size = offsetof(cortiq_session_options, batch_size);
+  ASSERT_EQ(cortiq_session_create(model_.get(), &options, &session), CORTIQ_STATUS_OK)
+      << cortiq_last_error();
+  cortiq_session_free(session);
+}
+
 TEST_F(CApiTest, EvalErrorsEvaluateNothing) {
   SessionPtr session = NewSession(model_.get(), 8);
   const std::vector<int32_t> three = {2, 80, 78};
@@ -471,7 +530,6 @@ TEST_F(CApiTest, SessionOutlivesClosedModel) {
 // ---- Truncate -------------------------------------------------------------------------------
 
 // A continuation longer than the window, different from the golden tokens.
-const std::vector<int32_t> kContinuation = {5, 400, 17, 99, 250, 3, 77, 128, 311, 42, 8, 260};
 
 TEST_F(CApiTest, TruncateMatchesFreshRunsAcrossTheSlidingWindow) {
   // fresh[L]: the continuation's logits after the first L golden tokens.
@@ -779,6 +837,20 @@ TEST_F(CApiTest, NumericErrorKeepsEarlierTokensAndTheSessionUsable) {
   WriteFile(poisoned_path, bytes);
   ModelPtr poisoned = OpenModel(poisoned_path);
   std::remove(poisoned_path.c_str());  // the mapping stays valid
+  {
+    // Batched: the rows before the poisoned token are kept, with their logits.
+    SessionPtr batched = NewSession(poisoned.get(), 64, 1, /*batch_size=*/0);
+    ASSERT_FALSE(EvalAll(batched.get(), Prefix(tokens_, 12)).empty());
+    const std::vector<int32_t> batch = {5, 6, kPoisoned, 8};
+    std::vector<float> all(batch.size() * kVocab);
+    EXPECT_EQ(cortiq_session_eval(batched.get(), batch.data(), batch.size(), all.data(),
+                                  all.size()),
+              CORTIQ_STATUS_NUMERIC_ERROR);
+    EXPECT_THAT(cortiq_last_error(), HasSubstr("tokens[2] (position 14)"));
+    EXPECT_EQ(Length(batched.get()), 14u);
+    const std::vector<float> want = Fresh(Prefix(tokens_, 12), {5, 6});
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(all[i], want[i], 1e-4f) << i;
+  }
   SessionPtr session = NewSession(poisoned.get());
 
   // Tokens 0..11 (no 7 among them), then a batch whose third token is 7.
@@ -866,6 +938,7 @@ TEST_F(CApiTest, CppWrapper) {
   EXPECT_EQ(model.Info().vocab_size, kVocab);
   cortiq_session_options options = cortiq_session_options_default();
   options.ctx_size = 64;
+  options.batch_size = 1;  // compared bit for bit with Fresh (token by token)
   api::Session session(model, options);
   EXPECT_EQ(session.ContextSize(), 64u);
   const std::vector<float> all = session.EvalAll(tokens_);

@@ -4,7 +4,7 @@
 //
 //   cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N]
 //              [--dump-logits FILE] [--dump-layers DIR] [--ctx-size N]
-//              [--threads N]
+//              [--threads N] [--batch-size N]
 //
 // Output (stdout): the generated ids on one line (comma-separated; empty for
 // N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
@@ -66,7 +66,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, ctx_size, "4096",
           "context size (clamped to the model's max_position_embeddings) "
           "(--ctx-size)");
-ABSL_FLAG(std::string, threads, "1", "threads for the matrix-vector products");
+ABSL_FLAG(std::string, threads, "1", "threads for the matrix products and attention");
+ABSL_FLAG(std::string, batch_size, "0",
+          "prompt tokens per batched evaluation (prefill); 0 = the artifact's compiled "
+          "maximum, 1 = token by token (--batch-size)");
 
 namespace cortiq {
 namespace {
@@ -83,7 +86,8 @@ double Seconds(Clock::time_point begin, Clock::time_point end) {
 absl::Status NormalizeArgs(std::vector<std::string>* args) {
   static const char* const kValueFlags[] = {"tokens",      "n_predict",
                                             "dump_logits", "dump_layers",
-                                            "ctx_size",    "threads"};
+                                            "ctx_size",    "threads",
+                                            "batch_size"};
   // Abseil's own flags (usage, flag files), passed through unchanged.
   static const char* const kAbseilFlags[] = {
       "help",       "helpfull",        "helpshort", "helppackage",
@@ -211,6 +215,9 @@ absl::Status Run(const std::string& model_path) {
   CORTIQ_ASSIGN_OR_RETURN(
       const int64_t threads,
       ParseInt("threads", absl::GetFlag(FLAGS_threads), 1, 256));
+  CORTIQ_ASSIGN_OR_RETURN(
+      const int64_t batch_size,
+      ParseInt("batch-size", absl::GetFlag(FLAGS_batch_size), 0, kMaxBatch));
 
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
@@ -218,6 +225,7 @@ absl::Status Run(const std::string& model_path) {
   SessionOptions options;
   options.ctx_size = ctx_size;
   options.threads = static_cast<int>(threads);
+  options.batch_size = batch_size;
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                           Session::Create(*artifact, options));
   const double load_seconds = Seconds(load_begin, Clock::now());
@@ -281,13 +289,33 @@ absl::Status Run(const std::string& model_path) {
     return absl::OkStatus();
   };
 
-  // Prompt.
+  // Prompt: in batches of up to batch_size() tokens (the batched plan), the logits of the
+  // last token only unless every position's are dumped.
   const Clock::time_point prompt_begin = Clock::now();
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const bool last = i + 1 == tokens.size();
-    CORTIQ_RETURN_IF_ERROR(eval(tokens[i], last || logits_file != nullptr));
-    if (logits_file != nullptr)
-      CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->logits()));
+  const size_t batch = static_cast<size_t>(session->batch_size());
+  for (size_t at = 0; at < tokens.size();) {
+    const size_t n = std::min(batch, tokens.size() - at);
+    const bool last = at + n == tokens.size();
+    if (n == 1) {
+      CORTIQ_RETURN_IF_ERROR(eval(tokens[at], last || logits_file != nullptr));
+      if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->logits()));
+      at += n;
+      continue;
+    }
+    const BatchLogits which = logits_file != nullptr ? BatchLogits::kAll
+                              : last                 ? BatchLogits::kLast
+                                                     : BatchLogits::kNone;
+    CORTIQ_RETURN_IF_ERROR(
+        session->EvalBatch(absl::MakeConstSpan(tokens.data() + at, n), which));
+    for (size_t t = 0; t < n; ++t) {
+      if (logits_file != nullptr) {
+        CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->batch_logits(t)));
+      }
+      for (size_t i = 0; i < layer_files.size(); ++i) {
+        CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(session->batch_tap(i, t)));
+      }
+    }
+    at += n;
   }
   const double prompt_seconds = Seconds(prompt_begin, Clock::now());
 
@@ -325,7 +353,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N] "
       "[--dump-logits FILE] "
-      "[--dump-layers DIR] [--ctx-size N] [--threads N]");
+      "[--dump-layers DIR] [--ctx-size N] [--threads N] [--batch-size N]");
   std::vector<std::string> args(argv, argv + argc);
   if (absl::Status s = NormalizeArgs(&args); !s.ok()) {
     std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
