@@ -25,6 +25,9 @@
 ABSL_FLAG(std::string, p, "512", "prompt lengths to test, comma-separated (0 = none)");
 ABSL_FLAG(std::string, n, "128", "generation lengths to test, comma-separated (0 = none)");
 ABSL_FLAG(std::string, t, "1,2", "thread counts, comma-separated");
+ABSL_FLAG(std::string, b, "0",
+          "prompt batch sizes, comma-separated: tokens per batched evaluation (0 = the "
+          "artifact's compiled maximum, 1 = token by token)");
 ABSL_FLAG(int, r, 5, "repetitions of each test (median, min and max are reported)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of the markdown table");
 ABSL_FLAG(bool, measure_bandwidth, true,
@@ -78,6 +81,7 @@ uint64_t WeightBytesPerToken(const Plan& plan, bool with_head) {
 struct Result {
   std::string test;  // "pp512" / "tg128"
   int threads = 1;
+  int64_t batch = 1;  // tokens per evaluation (prompt tests)
   double median = 0, min = 0, max = 0;  // tokens/s
   double gbs = 0;                       // weight GB/s at the median
   double bandwidth_percent = 0;         // of the measured read bandwidth
@@ -94,6 +98,8 @@ absl::Status Run(const std::string& path) {
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> gens, ParseList("n", absl::GetFlag(FLAGS_n), 0));
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> threads,
                           ParseList("t", absl::GetFlag(FLAGS_t), 1));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> batches,
+                          ParseList("b", absl::GetFlag(FLAGS_b), 0));
   const int reps = absl::GetFlag(FLAGS_r);
   if (reps < 1 || reps > 1000) return absl::InvalidArgumentError("-r must be in [1, 1000]");
   for (int64_t t : threads) {
@@ -145,33 +151,49 @@ absl::Status Run(const std::string& path) {
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     options.threads = static_cast<int>(threads[ti]);
     CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(*artifact, options));
-    auto measure = [&](const std::string& test, int64_t count, bool is_prompt) -> absl::Status {
+    auto measure = [&](const std::string& test, int64_t count, bool is_prompt,
+                       int64_t batch) -> absl::Status {
       if (count == 0) return absl::OkStatus();
       std::vector<double> rates;
       for (int rep = 0; rep < reps; ++rep) {
         session->Reset();
         const Clock::time_point begin = Clock::now();
-        for (int64_t i = 0; i < count; ++i) {
+        for (int64_t i = 0; i < count;) {
           // A prompt wants only its last logits; generation wants every token's.
-          const bool want_logits = !is_prompt || i + 1 == count;
-          CORTIQ_RETURN_IF_ERROR(session->Eval(tokens[static_cast<size_t>(i)], want_logits));
+          const int64_t n = std::min(batch, count - i);
+          const bool last = i + n == count;
+          CORTIQ_RETURN_IF_ERROR(session->EvalBatch(
+              absl::MakeConstSpan(tokens.data() + i, static_cast<size_t>(n)),
+              !is_prompt || last ? BatchLogits::kLast : BatchLogits::kNone));
+          i += n;
         }
         rates.push_back(static_cast<double>(count) / Seconds(begin, Clock::now()));
       }
       Result r;
       r.test = test;
       r.threads = options.threads;
+      r.batch = batch;
       r.median = Median(rates);
       r.min = *std::min_element(rates.begin(), rates.end());
       r.max = *std::max_element(rates.begin(), rates.end());
-      const double bytes = static_cast<double>(is_prompt ? bytes_without_head : bytes_with_head);
-      r.gbs = r.median * bytes / 1e9;
-      r.bandwidth_percent = bandwidth[ti] > 0 ? 100.0 * r.median * bytes / bandwidth[ti] : 0.0;
+      // Batched prompt tokens share each weight read: GB/s per token means nothing there.
+      if (batch == 1) {
+        const double bytes =
+            static_cast<double>(is_prompt ? bytes_without_head : bytes_with_head);
+        r.gbs = r.median * bytes / 1e9;
+        r.bandwidth_percent =
+            bandwidth[ti] > 0 ? 100.0 * r.median * bytes / bandwidth[ti] : 0.0;
+      }
       results.push_back(r);
       return absl::OkStatus();
     };
-    for (int64_t p : prompts) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("pp", p), p, true));
-    for (int64_t n : gens) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("tg", n), n, false));
+    for (int64_t p : prompts) {
+      for (int64_t b : batches) {
+        const int64_t batch = b == 0 ? session->batch_size() : std::min(b, session->batch_size());
+        CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("pp", p), p, true, std::min(batch, p)));
+      }
+    }
+    for (int64_t n : gens) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("tg", n), n, false, 1));
   }
 
   struct rusage usage {};
@@ -198,10 +220,12 @@ absl::Status Run(const std::string& path) {
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       absl::StrAppendFormat(&out,
-                            "%s{\"test\": \"%s\", \"threads\": %d, \"tokens_per_s\": {\"median\": "
+                            "%s{\"test\": \"%s\", \"threads\": %d, \"batch\": %d, "
+                            "\"tokens_per_s\": {\"median\": "
                             "%.4f, \"min\": %.4f, \"max\": %.4f}, \"gbs\": %.3f, "
                             "\"bandwidth_percent\": %.2f}",
-                            i ? ", " : "", r.test, r.threads, r.median, r.min, r.max, r.gbs,
+                            i ? ", " : "", r.test, r.threads, r.batch, r.median, r.min, r.max,
+                            r.gbs,
                             r.bandwidth_percent);
     }
     out += "]}\n";
@@ -221,11 +245,13 @@ absl::Status Run(const std::string& path) {
     }
   }
   std::printf("load (mmap → first token): %.1f ms; peak RSS: %.0f MB\n\n", load_ms, peak_rss_mb);
-  std::printf("| threads | test | t/s (median) | min | max | weight GB/s | %% of read BW |\n");
-  std::printf("|--:|--:|--:|--:|--:|--:|--:|\n");
+  std::printf(
+      "| threads | test | batch | t/s (median) | min | max | weight GB/s | %% of read BW |\n");
+  std::printf("|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (const Result& r : results) {
-    std::printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n", r.threads, r.test.c_str(),
-                r.median, r.min, r.max, r.gbs,
+    std::printf("| %d | %s | %lld | %.2f | %.2f | %.2f | %s | %s |\n", r.threads,
+                r.test.c_str(), static_cast<long long>(r.batch), r.median, r.min, r.max,
+                r.gbs > 0 ? absl::StrFormat("%.2f", r.gbs).c_str() : "-",
                 r.bandwidth_percent > 0 ? absl::StrFormat("%.1f%%", r.bandwidth_percent).c_str()
                                         : "-");
   }
@@ -237,9 +263,9 @@ absl::Status Run(const std::string& path) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-r 5] [--json]\n"
-      "Prompt (token by token) and generation tokens/s, weight GB/s and % of the measured read "
-      "bandwidth.");
+      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-b 0,1] [-r 5] [--json]\n"
+      "Prompt (batched, -b tokens per evaluation) and generation tokens/s; for token-by-token "
+      "tests also weight GB/s and % of the measured read bandwidth.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   if (args.size() != 2) {
     std::fprintf(stderr, "cortiq-bench: expected one MODEL.cortiq (see --help)\n");

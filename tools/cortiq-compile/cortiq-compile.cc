@@ -30,6 +30,9 @@ ABSL_FLAG(std::string, tables, "",
           "storage format of the embedding / LM-head and PLE tables (f32, bf16, q8_0, q4_0); "
           "default: q8_0 under --weights q4_0, else as --weights");
 ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
+ABSL_FLAG(int64_t, max_batch, 512,
+          "largest prefill batch the artifact supports (tokens per batched evaluation; "
+          "sessions hold this many rows of activations); 1 = token by token only");
 ABSL_FLAG(std::string, pass_pipeline, "",
           "run this pass pipeline instead of the default one, e.g. 'fuse-linear,plan-buffers' "
           "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
@@ -64,7 +67,7 @@ int main(int argc, char** argv) {
   cortiq::registerCortiqPipelines();
   absl::SetProgramUsageMessage(
       "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights f32|bf16|q8_0|q4_0] "
-      "[--no-opt]\n"
+      "[--tables F] [--max-batch N] [--no-opt]\n"
       "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors, or a GGUF file of arch "
       "gemma4) into a cortiq artifact.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
@@ -87,6 +90,11 @@ int main(int argc, char** argv) {
     options.table_format = cortiq::WeightFormat::kQ8_0;
   } else if (!weights.empty()) {
     return Fail(absl::StrCat("--weights must be f32, bf16, q8_0 or q4_0, not '", weights, "'"));
+  }
+  options.max_batch = absl::GetFlag(FLAGS_max_batch);
+  if (options.max_batch < 1 || options.max_batch > cortiq::kMaxBatch) {
+    return Fail(absl::StrCat("--max-batch must be in [1, ", cortiq::kMaxBatch, "], not ",
+                             options.max_batch));
   }
   const std::string tables = absl::GetFlag(FLAGS_tables);
   if (!tables.empty()) {

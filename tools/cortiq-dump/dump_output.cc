@@ -206,6 +206,10 @@ void TextBuffers(const DumpInput& in, std::string* out) {
   absl::StrAppend(out, "\nbuffers\n");
   absl::StrAppendFormat(out, "  arena            %s\n", Bytes(b.arena_bytes));
   absl::StrAppendFormat(out,
+                        "  prefill batch    up to %d tokens (batched arena %s at the maximum)\n",
+                        plan.max_batch,
+                        Bytes(b.arena_bytes * static_cast<uint64_t>(plan.max_batch)));
+  absl::StrAppendFormat(out,
                         "  buffers          %d: %d step results, %d views (no step writes them: "
                         "slices of a result's bytes), %d unused\n",
                         b.buffers, b.results, b.views, b.unused);
@@ -663,6 +667,7 @@ std::string RenderJson(const DumpInput& in) {
   j.Key("buffer_plan");
   j.BeginObject();
   j.Field("arena_bytes", b.arena_bytes);
+  j.Field("max_batch", static_cast<uint64_t>(plan.max_batch));
   j.Field("buffers", static_cast<uint64_t>(b.buffers));
   j.Field("results", static_cast<uint64_t>(b.results));
   j.Field("views", static_cast<uint64_t>(b.views));
