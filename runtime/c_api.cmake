@@ -5,12 +5,17 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The library version is the API version of cortiq.h (one source of truth): VERSION 1.0.0,
+# The library version is the API version of cortiq.h (one source of truth): VERSION <major>.<minor>.0,
 # SOVERSION = API major (libcortiq.so.1), bumped exactly when the ABI breaks.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cortiq.h)
 file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/cortiq.h _cortiq_version_lines
      REGEX "^#define CORTIQ_API_VERSION_(MAJOR|MINOR) [0-9]+$")
 string(REGEX REPLACE ".*MAJOR ([0-9]+).*" "\\1" CORTIQ_API_VERSION_MAJOR "${_cortiq_version_lines}")
 string(REGEX REPLACE ".*MINOR ([0-9]+).*" "\\1" CORTIQ_API_VERSION_MINOR "${_cortiq_version_lines}")
+if(NOT CORTIQ_API_VERSION_MAJOR MATCHES "^[0-9]+$" OR NOT CORTIQ_API_VERSION_MINOR MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "runtime/cortiq.h: cannot read CORTIQ_API_VERSION_MAJOR/MINOR "
+                      "(each must be a line '#define CORTIQ_API_VERSION_<X> <number>')")
+endif()
 set(CORTIQ_API_VERSION_STRING "${CORTIQ_API_VERSION_MAJOR}.${CORTIQ_API_VERSION_MINOR}.0")
 
 add_library(cortiq SHARED c_api.cc)

@@ -43,7 +43,8 @@ extern "C" {
  * compiled against major M works with a library whose cortiq_api_version() has major M and an
  * equal or newer minor. */
 #define CORTIQ_API_VERSION_MAJOR 1
-#define CORTIQ_API_VERSION_MINOR 1  /* 1.1: cortiq_session_options.batch_size */
+/* 1.1: cortiq_session_options.batch_size. */
+#define CORTIQ_API_VERSION_MINOR 1
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
