@@ -419,6 +419,24 @@ void TestMatchesF32OnDecoded() {
   }
 }
 
+// Splitting the rows between threads (the session splits at multiples of 16) does not change
+// any output: each row computed in a range of its own equals the whole-range result bit for bit.
+void TestRowRangesAreBitIdentical() {
+  for (Fmt fmt : {Fmt::kF32, Fmt::kBF16, Fmt::kQ8_0, Fmt::kQ4_0}) {
+    const size_t rows = 75, cols = 1088, batch = 13;
+    const TestWeights tw = MakeWeights(fmt, rows, cols, 95, false, false);
+    const std::vector<float> x = MakeActivations(batch, cols, cols, 96, false);
+    std::vector<float> whole(batch * rows), split(batch * rows);
+    Run(tw, 0, x.data(), cols, whole.data(), rows, batch, 0, rows);
+    for (size_t begin : {size_t{0}, size_t{16}, size_t{32}, size_t{48}, size_t{64}}) {
+      Run(tw, 0, x.data(), cols, split.data(), rows, batch, begin, std::min(rows, begin + 16));
+    }
+    for (size_t i = 0; i < whole.size(); ++i) {
+      ASSERT_EQ(whole[i], split[i]) << FmtName(fmt) << " element " << i;
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ops
@@ -436,6 +454,7 @@ HWY_EXPORT_AND_TEST_P(MatMulTest, TestQ4_0);
 HWY_EXPORT_AND_TEST_P(MatMulTest, TestExact);
 HWY_EXPORT_AND_TEST_P(MatMulTest, TestLargeBatches);
 HWY_EXPORT_AND_TEST_P(MatMulTest, TestMatchesF32OnDecoded);
+HWY_EXPORT_AND_TEST_P(MatMulTest, TestRowRangesAreBitIdentical);
 }  // namespace ops
 }  // namespace cortiq
 #endif  // HWY_ONCE
