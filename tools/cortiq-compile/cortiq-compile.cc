@@ -1,6 +1,7 @@
 // cortiq-compile: checkpoint directory → AOT artifact (import, passes, lowering, weights).
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ ABSL_FLAG(std::string, tables, "",
 ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
 ABSL_FLAG(int64_t, max_batch, 512,
           "largest prefill batch the artifact supports (tokens per batched evaluation; "
-          "sessions hold this many rows of activations); 1 = token by token only");
+          "sessions hold this many rows of activations, lowered so that they take at most "
+          "1 GiB); 1 = token by token only");
 ABSL_FLAG(std::string, pass_pipeline, "",
           "run this pass pipeline instead of the default one, e.g. 'fuse-linear,plan-buffers' "
           "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
@@ -155,6 +157,21 @@ int main(int argc, char** argv) {
 
   auto plan = cortiq::LowerToPlan(**module, options);
   if (!plan.ok()) return Fail(std::string(plan.status().message()));
+  // A session holds max_batch rows of every activation: keep that arena within 1 GiB (E4B with
+  // the default passes: 1.5 MB per row, so 512 fits; without buffer planning, 16 MB per row).
+  constexpr uint64_t kMaxBatchArenaBytes = uint64_t{1} << 30;
+  if (plan->arena_bytes > 0 &&
+      plan->arena_bytes * static_cast<uint64_t>(plan->max_batch) > kMaxBatchArenaBytes) {
+    const int64_t fitting =
+        std::max<int64_t>(1, static_cast<int64_t>(kMaxBatchArenaBytes / plan->arena_bytes));
+    std::fprintf(stderr,
+                 "cortiq-compile: note: max batch lowered from %lld to %lld: %lld rows of the "
+                 "%llu-byte activation arena would exceed 1 GiB\n",
+                 static_cast<long long>(plan->max_batch), static_cast<long long>(fitting),
+                 static_cast<long long>(plan->max_batch),
+                 static_cast<unsigned long long>(plan->arena_bytes));
+    plan->max_batch = fitting;
+  }
 
   auto checkpoint = cortiq::OpenCheckpoint(checkpoint_dir, /*map_data=*/true);
   if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
