@@ -194,8 +194,10 @@ struct cortiq_session {
   int64_t FirstSaved(size_t c) const {
     const int64_t length = session->length();
     if (!plan().caches[c].sliding) return 0;
-    const int64_t rows = session->cache(c).rows();
-    return std::min(length, std::max<int64_t>({valid_from[c], length - rows, 0}));
+    // The next position reads the last window - 1 positions; `window` are saved, whatever the
+    // ring size (window - 1 + batch_size rows), so a state restores into any batch size.
+    const int64_t window = plan().caches[c].window;
+    return std::min(length, std::max<int64_t>({valid_from[c], length - window, 0}));
   }
   void ResetState() {
     session->Reset();
@@ -663,12 +665,13 @@ CORTIQ_API cortiq_status cortiq_session_truncate(cortiq_session* session, size_t
       session->ResetState();
       return Ok();
     }
-    // The next position, `target`, reads positions max(0, target - R + 1) .. target - 1 of a
-    // ring of R rows: are they all still there?
+    // The next position, `target`, reads positions max(0, target - W + 1) .. target - 1 of a
+    // sliding window W (held in a ring of W - 1 + batch_size rows): are they all still there?
     bool recompute = false;
     for (size_t c = 0; c < session->valid_from.size(); ++c) {
       if (!s.plan().caches[c].sliding) continue;  // full caches keep every position
-      const int64_t needed_from = std::max<int64_t>(0, target - s.cache(c).rows() + 1);
+      const int64_t needed_from =
+          std::max<int64_t>(0, target - s.plan().caches[c].window + 1);
       if (session->valid_from[c] > needed_from) recompute = true;
     }
     session->logits = cortiq_session::Logits::kNone;
@@ -865,7 +868,9 @@ CORTIQ_API cortiq_status cortiq_session_restore(cortiq_session* session, const v
       // fit this session's storage.
       const int64_t rows = cache.rows();
       const uint64_t needed_from =
-          sliding ? static_cast<uint64_t>(std::max<int64_t>(0, n - rows + 1)) : 0;
+          sliding ? static_cast<uint64_t>(
+                        std::max<int64_t>(0, n - s.plan().caches[c].window + 1))
+                  : 0;
       if (width != static_cast<uint64_t>(cache.row_width()) || first > length ||
           count != length - first || first > needed_from || count > static_cast<uint64_t>(rows)) {
         return corrupt(absl::StrCat("cache ", c, ": positions ", first, " + ", count,

@@ -1,5 +1,6 @@
 /* cortiq.h: the C API of the cortiq runtime (libcortiq.so): open a compiled model (MODEL.cortiq)
- * and drive it token by token from any language with a C FFI. Pure C99; runtime/cortiq.hpp
+ * and drive it (prompts in batches, generation token by token) from any language with a C FFI.
+ * Pure C99; runtime/cortiq.hpp
  * holds RAII C++ wrappers.
  *
  * Conventions

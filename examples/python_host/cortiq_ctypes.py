@@ -63,6 +63,7 @@ class SessionOptions(ctypes.Structure):
         ("struct_size", ctypes.c_size_t),
         ("ctx_size", ctypes.c_size_t),
         ("threads", ctypes.c_int32),
+        ("batch_size", ctypes.c_int64),  # API 1.1: prompt tokens per batched evaluation
     ]
 
 
@@ -129,8 +130,8 @@ class Model:
         library.call("cortiq_model_get_info", self.handle, ctypes.byref(info))
         self.info = info
 
-    def new_session(self, ctx_size=0, threads=0):
-        return Session(self, ctx_size, threads)
+    def new_session(self, ctx_size=0, threads=0, batch_size=0):
+        return Session(self, ctx_size, threads, batch_size)
 
     def close(self):
         if self.handle:
@@ -151,12 +152,13 @@ def _float_ptr(buffer):
 class Session:
     """One sequence (cortiq_session). Logits are array('f') objects."""
 
-    def __init__(self, model, ctx_size=0, threads=0):
+    def __init__(self, model, ctx_size=0, threads=0, batch_size=0):
+        """batch_size: 0 = the artifact's compiled maximum (batched prefill), 1 = token by token."""
         self.library = model.library
         self.vocab_size = model.info.vocab_size
         self.handle = ctypes.c_void_p()
         options = SessionOptions(struct_size=ctypes.sizeof(SessionOptions), ctx_size=ctx_size,
-                                 threads=threads)
+                                 threads=threads, batch_size=batch_size)
         self.library.call("cortiq_session_create", model.handle, ctypes.byref(options),
                           ctypes.byref(self.handle))
 

@@ -322,6 +322,36 @@ TEST_F(CApiTest, BatchedEvalMatchesTokenByToken) {
   }
 }
 
+// A state saved by a session with one batch size restores into a session with another: the
+// saved rows are the window the next position reads, not the whole ring.
+TEST_F(CApiTest, StateMovesBetweenBatchSizes) {
+  const auto max_diff = [](const std::vector<float>& a, const std::vector<float>& b) {
+    EXPECT_EQ(a.size(), b.size());
+    float m = 0;
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      m = std::max(m, std::fabs(a[i] - b[i]));
+    }
+    return m;
+  };
+  const std::vector<float> want = Fresh(Prefix(tokens_, 25), kContinuation);
+  for (const auto& [from, to] : {std::pair<int64_t, int64_t>{0, 1}, {1, 0}, {5, 1}, {1, 5},
+                                 {0, 7}}) {
+    SCOPED_TRACE(::testing::Message() << from << " -> " << to);
+    SessionPtr source = NewSession(model_.get(), 64, 1, from);
+    ASSERT_FALSE(EvalAll(source.get(), Prefix(tokens_, 25)).empty());
+    size_t size = 0;
+    ASSERT_EQ(cortiq_session_state_size(source.get(), &size), CORTIQ_STATUS_OK);
+    std::vector<uint8_t> state(size);
+    ASSERT_EQ(cortiq_session_save(source.get(), state.data(), state.size()),
+              CORTIQ_STATUS_OK)
+        << cortiq_last_error();
+    SessionPtr target = NewSession(model_.get(), 64, 1, to);
+    ASSERT_EQ(cortiq_session_restore(target.get(), state.data(), size), CORTIQ_STATUS_OK)
+        << cortiq_last_error();
+    EXPECT_LE(max_diff(EvalAll(target.get(), kContinuation), want), 1e-4f);
+  }
+}
+
 TEST_F(CApiTest, BatchSizeOption) {
   cortiq_session_options options = cortiq_session_options_default();
   options.batch_size = -1;

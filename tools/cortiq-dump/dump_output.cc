@@ -261,7 +261,8 @@ void TextCaches(const DumpInput& in, std::string* out) {
   for (size_t c = 0; c < plan.caches.size(); ++c) {
     const CacheEntry& e = plan.caches[c];
     const CacheInfo& info = a.caches[c];
-    const std::string rows = e.sliding ? absl::StrCat(info.rows, " (ring W=", e.window, ")")
+    const std::string rows = e.sliding ? absl::StrCat(info.rows, " (ring W=", e.window, "+",
+                                                      plan.max_batch - 1, ")")
                                        : absl::StrCat(info.rows, " (full)");
     std::vector<std::string> readers;
     for (int64_t l : info.reader_layers) readers.push_back(LayerName(l));

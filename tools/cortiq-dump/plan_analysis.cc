@@ -434,7 +434,9 @@ Analysis Analyze(const Plan& plan, int64_t ctx_size) {
   for (size_t c = 0; c < plan.caches.size(); ++c) {
     const CacheEntry& e = plan.caches[c];
     CacheInfo& info = a.caches[c];
-    info.rows = static_cast<uint64_t>(e.sliding ? std::min(e.window, ctx_size) : ctx_size);
+    // A session's sliding ring also holds a prefill batch: window - 1 + max_batch rows.
+    info.rows = static_cast<uint64_t>(
+        e.sliding ? std::min(e.window + plan.max_batch - 1, ctx_size) : ctx_size);
     info.bytes = 2 * 4 * info.rows * static_cast<uint64_t>(e.num_kv_heads) *
                  static_cast<uint64_t>(e.head_dim);
     t.kv_cache_bytes += info.bytes;

@@ -69,7 +69,8 @@ ABSL_FLAG(std::string, ctx_size, "4096",
 ABSL_FLAG(std::string, threads, "1", "threads for the matrix products and attention");
 ABSL_FLAG(std::string, batch_size, "0",
           "prompt tokens per batched evaluation (prefill); 0 = the artifact's compiled "
-          "maximum, 1 = token by token (--batch-size)");
+          "maximum (cortiq-compile --max-batch; larger values are clamped to it), 1 = token by "
+          "token (--batch-size)");
 
 namespace cortiq {
 namespace {

@@ -24,7 +24,7 @@ def main():
     # Caches and sharing.
     caches = dump["caches"]
     assert [(c["layer"], c["sliding"], c["rows"]) for c in caches] == [
-        (0, True, 8), (1, True, 8), (2, True, 8), (3, False, 4096)], caches
+        (0, True, 519), (1, True, 519), (2, True, 519), (3, False, 4096)], caches
     for c in caches:
         assert c["bytes"] == 2 * 4 * c["rows"] * c["num_kv_heads"] * c["head_dim"], c
     assert [c["reader_layers"] for c in caches] == [[0], [1], [2, 4, 5, 6], [3, 7]], caches
