@@ -548,14 +548,25 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
   const auto out = [&](size_t t) { return BatchRow(s.out, rows, t); };
   const auto in0 = [&](size_t t) { return BatchRow(s.in0, rows, t); };
   const auto in1 = [&](size_t t) { return BatchRow(s.in1, rows, t); };
-  const size_t end = first + count;
+  // Row-wise steps: rows split over the pool when there is enough work to pay for waking it
+  // (every row is computed the same way, so the result does not depend on the split).
+  const bool split = count > 1 && count * std::max<size_t>(p.n, 1) >= (size_t{1} << 11);
+  const auto for_rows = [&](const auto& row_fn) {
+    if (!split) {
+      for (size_t t = first; t < first + count; ++t) row_fn(t);
+      return;
+    }
+    ParallelFor(count, [&](size_t b0, size_t b1, int) {
+      for (size_t t = first + b0; t < first + b1; ++t) row_fn(t);
+    });
+  };
   switch (p.kind) {
     case StepKind::kEmbedding:
-      for (size_t t = first; t < end; ++t) {
+      for_rows([&](size_t t) {
         // HF's per-layer-input rule: ids past the table read row 0.
         const size_t row = static_cast<size_t>(tokens[t]) < p.rows ? tokens[t] : 0;
         GatherRow(p.weight, p.format, p.cols, row, p.f0, out(t));
-      }
+      });
       return;
     case StepKind::kLinear:
     case StepKind::kLmHead: {
@@ -576,7 +587,7 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
       return;
     }
     case StepKind::kRmsNorm:
-      for (size_t t = first; t < end; ++t) ops::RmsNorm(in0(t), p.gain, out(t), p.n, p.i0, p.f0);
+      for_rows([&](size_t t) { ops::RmsNorm(in0(t), p.gain, out(t), p.n, p.i0, p.f0); });
       return;
     case StepKind::kRope: {
       RopeTable& table = *p.rope;
@@ -589,17 +600,15 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
         table.batch_position = position;
         table.batch_count = rows;
       }
-      for (size_t t = first; t < end; ++t) {
+      for_rows([&](size_t t) {
         if (out(t) != in0(t)) std::memcpy(out(t), in0(t), p.n * sizeof(float));
         ops::ApplyRope(out(t), p.n / p.i0, p.i0, p.i1, table.batch_cos.get() + t * table.pairs,
                        table.batch_sin.get() + t * table.pairs);
-      }
+      });
       return;
     }
     case StepKind::kKvAppend:
-      for (size_t t = first; t < end; ++t) {
-        p.cache->Append(position + static_cast<int64_t>(t), in0(t), in1(t));
-      }
+      for_rows([&](size_t t) { p.cache->Append(position + static_cast<int64_t>(t), in0(t), in1(t)); });
       return;
     case StepKind::kAttention:
       ParallelFor(count, [&](size_t b0, size_t b1, int thread) {
@@ -615,28 +624,28 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
       });
       return;
     case StepKind::kGeluTanh:
-      for (size_t t = first; t < end; ++t) ops::GeluTanh(in0(t), out(t), p.n);
+      for_rows([&](size_t t) { ops::GeluTanh(in0(t), out(t), p.n); });
       return;
     case StepKind::kGeluTanhMul:
-      for (size_t t = first; t < end; ++t) ops::GeluTanhMul(in0(t), in1(t), out(t), p.n);
+      for_rows([&](size_t t) { ops::GeluTanhMul(in0(t), in1(t), out(t), p.n); });
       return;
     case StepKind::kResidualRmsNorm:
-      for (size_t t = first; t < end; ++t) {
+      for_rows([&](size_t t) {
         ops::ResidualRmsNorm(in0(t), in1(t), p.gain, p.scalar, out(t), p.n, p.i0, p.f0);
-      }
+      });
       return;
     case StepKind::kMul:
-      for (size_t t = first; t < end; ++t) ops::Mul(in0(t), in1(t), out(t), p.n);
+      for_rows([&](size_t t) { ops::Mul(in0(t), in1(t), out(t), p.n); });
       return;
     case StepKind::kAdd:
-      for (size_t t = first; t < end; ++t) ops::Add(in0(t), in1(t), out(t), p.n);
+      for_rows([&](size_t t) { ops::Add(in0(t), in1(t), out(t), p.n); });
       return;
     case StepKind::kScale:
     case StepKind::kLayerScalar:
-      for (size_t t = first; t < end; ++t) ops::Scale(in0(t), p.f0, out(t), p.n);
+      for_rows([&](size_t t) { ops::Scale(in0(t), p.f0, out(t), p.n); });
       return;
     case StepKind::kSoftcap:
-      for (size_t t = first; t < end; ++t) ops::Softcap(in0(t), p.f0, out(t), p.n);
+      for_rows([&](size_t t) { ops::Softcap(in0(t), p.f0, out(t), p.n); });
       return;
   }
 }
