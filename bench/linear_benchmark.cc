@@ -1,12 +1,14 @@
 // cortiq-linear-benchmark: Google Benchmark micro-benchmarks of y = W x (ops/linear.h) for each
-// weight format (f32, bf16, Q8_0, Q4_0) at the Gemma-4 E4B shapes, single thread, with the
-// weights streamed from DRAM, against the machine's read bandwidth measured in the same process.
+// weight format (f32, bf16, Q8_0, Q4_0) at the Gemma-4 E4B shapes, on one thread (linear/...) and
+// on two (linear_2t/..., rows split as the session splits them), with the weights streamed from
+// DRAM, against the machine's read bandwidth measured in the same process.
 // How to run it and the numbers of this machine: bench/README.md.
 //
 // Each benchmark computes all rows of y = W x per iteration. Counters:
 //   bytes_per_second  weight bytes read per call (SetBytesProcessed), per second
 //   GB/s              the same in 1e9 bytes/s (wall time around the timed loop)
-//   %bw               GB/s as a percentage of the single-thread read bandwidth measured at start
+//   %bw               GB/s as a percentage of the read bandwidth with as many threads, measured
+//                     at start
 //   weight_MB         weight bytes of one W (1e6 bytes)
 //   copies            copies of W rotated through (see below)
 //
@@ -24,14 +26,17 @@
 // --benchmark_filter=-f32/262144 if memory is short.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -125,21 +130,27 @@ void EncodeRow(Format f, const float* row, size_t cols, uint8_t* out) {
   }
 }
 
-void Linear(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols) {
+// Rows [begin, end) of y = W x in format f.
+void LinearRange(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols,
+                 size_t begin, size_t end) {
   switch (f) {
     case Format::kF32:
-      ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, 0, rows);
+      ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, begin, end);
       break;
     case Format::kBF16:
-      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, 0, rows);
+      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, begin, end);
       break;
     case Format::kQ8_0:
-      ops::LinearQ8_0(w, x, y, rows, cols, 0, rows);
+      ops::LinearQ8_0(w, x, y, rows, cols, begin, end);
       break;
     case Format::kQ4_0:
-      ops::LinearQ4_0(w, x, y, rows, cols, 0, rows);
+      ops::LinearQ4_0(w, x, y, rows, cols, begin, end);
       break;
   }
+}
+
+void Linear(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols) {
+  LinearRange(f, w, x, y, rows, cols, 0, rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,14 +245,15 @@ std::unique_ptr<uint64_t[]> TouchedWords(size_t words) {
   return buffer;
 }
 
-// Best of `passes` single-thread passes over a 1 GiB buffer, in bytes/s: the denominator of %bw.
-double MeasureSingleThreadReadBandwidth(int passes) {
+// Best of `passes` passes with `threads` threads over a 1 GiB buffer, in bytes/s: the denominator
+// of %bw.
+double MeasureReadBandwidth(int threads, int passes) {
   const size_t words = kReadBandwidthBytes / sizeof(uint64_t);
   std::unique_ptr<uint64_t[]> buffer = TouchedWords(words);
   double best = 0.0;
   for (int pass = 0; pass < passes; ++pass) {
     const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(ReadPass(buffer.get(), words, 1));
+    benchmark::DoNotOptimize(ReadPass(buffer.get(), words, threads));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, static_cast<double>(kReadBandwidthBytes) / seconds);
@@ -249,15 +261,19 @@ double MeasureSingleThreadReadBandwidth(int passes) {
   return best;
 }
 
-double g_read_bandwidth = 0.0;  // bytes/s, single thread, measured in main()
+double g_read_bandwidth = 0.0;    // bytes/s, single thread, measured in main()
+double g_read_bandwidth_2 = 0.0;  // bytes/s, two threads, measured in main()
 
-void SetRateCounters(benchmark::State& state, size_t bytes_per_iteration, double seconds) {
+// %bw of a benchmark with `threads` threads: against the read bandwidth with as many threads.
+void SetRateCounters(benchmark::State& state, size_t bytes_per_iteration, double seconds,
+                     int threads = 1) {
   const double bytes = static_cast<double>(bytes_per_iteration) *
                        static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   const double gbps = seconds > 0 ? bytes / seconds / 1e9 : 0.0;
   state.counters["GB/s"] = gbps;
-  if (g_read_bandwidth > 0) state.counters["%bw"] = 100.0 * gbps * 1e9 / g_read_bandwidth;
+  const double bandwidth = threads == 2 ? g_read_bandwidth_2 : g_read_bandwidth;
+  if (bandwidth > 0) state.counters["%bw"] = 100.0 * gbps * 1e9 / bandwidth;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +290,7 @@ void BM_ReadBandwidth(benchmark::State& state) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  SetRateCounters(state, kReadBandwidthBytes, seconds);
+  SetRateCounters(state, kReadBandwidthBytes, seconds, threads);
 }
 
 void BM_Linear(benchmark::State& state, Format format, size_t rows, size_t cols) {
@@ -293,6 +309,87 @@ void BM_Linear(benchmark::State& state, Format format, size_t rows, size_t cols)
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SetRateCounters(state, w.bytes, seconds);
+  state.counters["weight_MB"] = static_cast<double>(w.bytes) / 1e6;
+  state.counters["copies"] = static_cast<double>(w.copies);
+}
+
+// First row of thread t's share of `rows` rows over `threads` threads: runtime/session.cc
+// SplitRow (interior boundaries rounded down to multiples of 4).
+size_t SplitRow(size_t rows, int threads, int t) {
+  if (t >= threads) return rows;
+  const size_t begin = rows * static_cast<size_t>(t) / static_cast<size_t>(threads);
+  return begin & ~size_t{3};
+}
+
+// One persistent helper thread that spins (with sched_yield) on a generation counter: a two-thread
+// call costs no thread start and no futex wake-up (a condition variable, as
+// runtime/thread_pool.cc uses, adds ~10-50 us per call, which would hide the kernels' speed on the
+// small shapes). On a loaded machine either thread may be descheduled for a time slice (ms):
+// two-thread numbers are only meaningful when the two cores are otherwise idle.
+class SpinHelper {
+ public:
+  SpinHelper() : thread_([this] { Loop(); }) {}
+  ~SpinHelper() {
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+  }
+  // Runs fn on the helper thread; Wait() returns once it has returned.
+  template <class Fn>
+  void Start(Fn&& fn) {
+    fn_ = std::forward<Fn>(fn);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  void Wait() {
+    const uint64_t g = generation_.load(std::memory_order_relaxed);
+    while (done_.load(std::memory_order_acquire) != g) std::this_thread::yield();
+  }
+
+ private:
+  void Loop() {
+    uint64_t seen = 0;
+    while (!stop_.load(std::memory_order_acquire)) {
+      const uint64_t g = generation_.load(std::memory_order_acquire);
+      if (g == seen) {
+        std::this_thread::yield();  // polite when the machine is shared
+        continue;
+      }
+      fn_();
+      seen = g;
+      done_.store(g, std::memory_order_release);
+    }
+  }
+
+  std::function<void()> fn_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> done_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// As BM_Linear with the rows split over two threads as the session splits them (SplitRow): the
+// calling thread computes [0, split), the helper [split, rows). %bw is against the two-thread
+// read bandwidth.
+void BM_Linear2(benchmark::State& state, Format format, size_t rows, size_t cols) {
+  const Weights& w = GetWeights(format, rows, cols);
+  std::vector<float> x(cols), y(rows);
+  Rng rng{0xC0FFEEull};
+  FillUniform(rng, x.data(), cols);
+  const size_t split = SplitRow(rows, 2, 1);
+  SpinHelper helper;
+  size_t k = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    const uint8_t* wk = w.data.get() + k * w.stride;
+    helper.Start([&, wk] { LinearRange(format, wk, x.data(), y.data(), rows, cols, split, rows); });
+    LinearRange(format, wk, x.data(), y.data(), rows, cols, 0, split);
+    helper.Wait();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+    if (++k == w.copies) k = 0;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetRateCounters(state, w.bytes, seconds, /*threads=*/2);
   state.counters["weight_MB"] = static_cast<double>(w.bytes) / 1e6;
   state.counters["copies"] = static_cast<double>(w.copies);
 }
@@ -328,6 +425,14 @@ void RegisterAll() {
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }
+    // Two threads, after the same format's single-thread runs (weights rebuilt per shape).
+    for (const Shape& shape : kE4BShapes) {
+      const std::string name = std::string("linear_2t/") + FormatName(format) + "/" +
+                               std::to_string(shape.out) + "x" + std::to_string(shape.in);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Linear2, format, shape.out, shape.in)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
 }
 
@@ -354,10 +459,13 @@ int main(int argc, char** argv) {
   }
   argc = kept;
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  cortiq::g_read_bandwidth = cortiq::MeasureSingleThreadReadBandwidth(/*passes=*/3);
+  cortiq::g_read_bandwidth = cortiq::MeasureReadBandwidth(/*threads=*/1, /*passes=*/3);
+  cortiq::g_read_bandwidth_2 = cortiq::MeasureReadBandwidth(/*threads=*/2, /*passes=*/3);
   char bandwidth[32];
   snprintf(bandwidth, sizeof(bandwidth), "%.2f GB/s", cortiq::g_read_bandwidth / 1e9);
   benchmark::AddCustomContext("read_bandwidth_1_thread", bandwidth);
+  snprintf(bandwidth, sizeof(bandwidth), "%.2f GB/s", cortiq::g_read_bandwidth_2 / 1e9);
+  benchmark::AddCustomContext("read_bandwidth_2_threads", bandwidth);
   benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
   benchmark::AddCustomContext("footprint_MiB", std::to_string(cortiq::g_min_footprint >> 20));
   cortiq::RegisterAll();

@@ -24,6 +24,11 @@ namespace ops {
 // not only multiples of the vector length). No alignment is required.
 //
 // Aliasing: y must not overlap w or x.
+// Row-range independence: each y[r] is computed by the same operations in the
+// same order whatever [row_begin, row_end) contains it (rows in groups of four
+// from row_begin, leftover rows by a one-row path with the groups' order), so
+// splitting the rows between threads at any boundaries gives the bits of a
+// single call (tests: TestRangeIndependent). Same for all four formats.
 // Precision: f32 FMAs in 8 vector accumulators (2 per row), then a horizontal
 // sum. Worst case |y - exact| <= k * 2^-24 * sum_c |w_c x_c| with
 // k ~ cols / (2 * lanes) + 8 (AVX-512, cols = 2560: k ~ 90, i.e. 5e-6);
@@ -46,8 +51,10 @@ void LinearBF16(const hwy::bfloat16_t* w, const float* x, float* y, size_t rows,
 // GGUF Q8_0 tensor's data as is). Requires cols to be a multiple of 32 (the
 // caller only picks this format then; debug-asserted).
 //
-// Blocks are decoded in registers. Per row and block, s = sum_j q_j x_j in f32
-// FMAs over 32 / N lanes (N = f32 lanes, at most 16), then acc += d * s by one
+// Blocks are decoded in registers (the quants exactly to f32, the f16 scale d
+// exactly by vcvtph2ps where available); x is used as is (f32, never rounded
+// or quantized). Per row and block, s = sum_j q_j x_j in f32 (one multiply then
+// FMAs) over 32 / N lanes (N = f32 lanes, at most 16), then acc += d * s by one
 // FMA; lane accumulators are summed at the end. Error: |y - exact| <= k *
 // 2^-24 * sum_c |w_rc x_c| with k ~ cols / 32 + 32 / N + log2 N + 4 (cols =
 // 2560, AVX-512: k ~ 90).
@@ -56,8 +63,11 @@ void LinearQ8_0(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);
 
 // As LinearQ8_0 with Q4_0 weights (18-byte blocks, row r at byte r *
-// Q4_0RowBytes(cols)); w_rc = d * (nibble - 8). Same summation and error
-// bound. Scalar reference: LinearQ4_0Reference.
+// Q4_0RowBytes(cols)); w_rc = d * (nibble - 8). The quants nibble - 8 are
+// exact f32 values (on AVX-512 looked up in a 16-entry table), and the
+// summation and error bound are those of LinearQ8_0 (the -8 is not folded out
+// into a separate sum of x, which would add error proportional to 8 sum |x_c|).
+// Scalar reference: LinearQ4_0Reference.
 void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);
 

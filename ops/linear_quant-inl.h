@@ -19,7 +19,6 @@
 #include "hwy/base.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
-#include "ops/dot-inl.h"  // kPrefetchBytes
 #include "ops/quant_block-inl.h"
 #include "ops/quantize.h"
 #include "ops/vec_util-inl.h"
@@ -30,73 +29,53 @@ namespace ops {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// s_r += sum_{j < 32} q_rj * x_j (lane-wise partial sums, quants as f32, the
-// block scale not applied) for the blocks b0..b3 of four rows at the same
-// column block; xb points at the block's 32 activations, loaded once for the
-// four rows. 32 / Lanes(df) FMAs per row.
+// Returns s = sum_{j < 32} q_j * x_j as lane-wise partial sums (quants as f32,
+// the block scale not applied) for the block at `block`; xb points at the
+// block's 32 activations. 32 / N multiplies or FMAs (N = Lanes(df)); the first
+// product is a multiply, not an FMA onto a zero register (same value, one
+// dependency less). Q8_0: s = q[0,N) x[0,N), then += q[kN,(k+1)N) x[..] for
+// k = 1, 2, ... Q4_0: s = lo_0 x_0, += hi_0 x_16, then lo_k, hi_k for k = N,
+// 2N, ... (lo_k: the low nibbles of bytes [k, k + N), weights k..; hi_k: their
+// high nibbles, weights 16 + k..).
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE void BlockDots4(Q8_0Format /*tag*/, DF df, const uint8_t* b0,
-                           const uint8_t* b1, const uint8_t* b2,
-                           const uint8_t* b3, const float* xb, V& s0, V& s1,
-                           V& s2, V& s3) {
+HWY_INLINE V BlockDot(Q8_0Format /*tag*/, DF df, const uint8_t* block,
+                      const float* xb) {
   const size_t N = hn::Lanes(df);
-  for (size_t k = 0; k < kQuantBlockSize; k += N) {
-    const V xv = hn::LoadU(df, xb + k);
-    s0 = hn::MulAdd(Q8_0Quants(df, b0, k), xv, s0);
-    s1 = hn::MulAdd(Q8_0Quants(df, b1, k), xv, s1);
-    s2 = hn::MulAdd(Q8_0Quants(df, b2, k), xv, s2);
-    s3 = hn::MulAdd(Q8_0Quants(df, b3, k), xv, s3);
+  V s = hn::Mul(Q8_0Quants(df, block, 0), hn::LoadU(df, xb));
+  for (size_t k = N; k < kQuantBlockSize; k += N) {
+    s = hn::MulAdd(Q8_0Quants(df, block, k), hn::LoadU(df, xb + k), s);
   }
+  return s;
 }
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE void BlockDots4(Q4_0Format /*tag*/, DF df, const uint8_t* b0,
-                           const uint8_t* b1, const uint8_t* b2,
-                           const uint8_t* b3, const float* xb, V& s0, V& s1,
-                           V& s2, V& s3) {
+HWY_INLINE V BlockDot(Q4_0Format /*tag*/, DF df, const uint8_t* block,
+                      const float* xb) {
   const size_t N = hn::Lanes(df);
   constexpr size_t kHalf = kQuantBlockSize / 2;
-  for (size_t k = 0; k < kHalf; k += N) {
-    const V xlo = hn::LoadU(df, xb + k);
-    const V xhi = hn::LoadU(df, xb + kHalf + k);
-    V lo, hi;
-    Q4_0Quants(df, b0, k, lo, hi);
-    s0 = hn::MulAdd(hi, xhi, hn::MulAdd(lo, xlo, s0));
-    Q4_0Quants(df, b1, k, lo, hi);
-    s1 = hn::MulAdd(hi, xhi, hn::MulAdd(lo, xlo, s1));
-    Q4_0Quants(df, b2, k, lo, hi);
-    s2 = hn::MulAdd(hi, xhi, hn::MulAdd(lo, xlo, s2));
-    Q4_0Quants(df, b3, k, lo, hi);
-    s3 = hn::MulAdd(hi, xhi, hn::MulAdd(lo, xlo, s3));
+  V lo, hi;
+  Q4_0QuantsLut(df, block, 0, lo, hi);
+  V s = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf),
+                   hn::Mul(lo, hn::LoadU(df, xb)));
+  for (size_t k = N; k < kHalf; k += N) {
+    Q4_0QuantsLut(df, block, k, lo, hi);
+    s = hn::MulAdd(lo, hn::LoadU(df, xb + k), s);
+    s = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf + k), s);
   }
+  return s;
 }
 
-// As BlockDots4 for one row.
-template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE void BlockDot1(Q8_0Format /*tag*/, DF df, const uint8_t* b0,
-                          const float* xb, V& s0) {
-  const size_t N = hn::Lanes(df);
-  for (size_t k = 0; k < kQuantBlockSize; k += N) {
-    s0 = hn::MulAdd(Q8_0Quants(df, b0, k), hn::LoadU(df, xb + k), s0);
-  }
-}
-template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE void BlockDot1(Q4_0Format /*tag*/, DF df, const uint8_t* b0,
-                          const float* xb, V& s0) {
-  const size_t N = hn::Lanes(df);
-  constexpr size_t kHalf = kQuantBlockSize / 2;
-  for (size_t k = 0; k < kHalf; k += N) {
-    V lo, hi;
-    Q4_0Quants(df, b0, k, lo, hi);
-    s0 = hn::MulAdd(lo, hn::LoadU(df, xb + k), s0);
-    s0 = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf + k), s0);
-  }
-}
-
-// Prefetch distance within a row, in bytes: kPrefetchBytes (ops/dot-inl.h,
-// 2 KiB, measured) or the row length if shorter. 1 KiB measured ~25% slower
-// for Q8_0; 4 KiB and whole rows (10240 columns) no better and noisier.
+// Prefetch distance within a row, in bytes: 3 KiB or the row length if
+// shorter (then the prefetch is one pass ahead: the same offset in the same
+// row of the next pass). Measured with the current kernels, one thread, from
+// DRAM: 3 KiB vs 2 KiB (kPrefetchBytes, ops/dot-inl.h) raised Q8_0 from ~27 to
+// ~30 GB/s on the 2560-column shapes (rows of 2720 bytes: a whole row ahead
+// instead of 2 KiB) and left Q4_0 unchanged within the noise (rows of 1440 or
+// 5760 bytes); 4 KiB was no better and noisier, 1 KiB ~20% slower. (With the
+// earlier, slower decode, 1 KiB measured ~25% slower for Q8_0 and 4 KiB no
+// better.)
+constexpr size_t kQuantPrefetchBytes = 3072;
 HWY_INLINE size_t QuantPrefetchDistance(size_t row_bytes) {
-  return HWY_MIN(row_bytes, kPrefetchBytes);
+  return HWY_MIN(row_bytes, kQuantPrefetchBytes);
 }
 
 // Prefetches the line `offset` bytes past p. Computed on integers, as
@@ -106,25 +85,160 @@ HWY_INLINE void PrefetchAt(const uint8_t* p, size_t offset) {
       reinterpret_cast<uintptr_t>(p) + offset));
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// out[k] = BlockScale(blocks + k * kBytes) for the 16 blocks of Format at
+// `blocks` (reads only those 16 * kBytes bytes; out 64-byte aligned).
+//
+// Block k's scale is 16-bit word k * kBytes / 2 of the blocks (kBytes is even).
+// A two-register word permute (vpermt2w) over 128 bytes collects the scales of
+// kPerGroup consecutive blocks (Q4_0: 8, word stride 9; Q8_0: 4, stride 17);
+// kGroups such permutes, merged by blends, give all 16, and one vcvtph2ps
+// converts them (exact). ~1 instruction per block (Q4_0 ~0.6) in place of the
+// 16-bit broadcast and conversion per block of BroadcastBlockScale. Used for
+// Q4_0 only (see LinearQuantPass).
+template <class Format>
+HWY_INLINE void DecodeScales16(const uint8_t* blocks, float* out) {
+  constexpr size_t kBytes = Format::kBlockBytes;
+  constexpr size_t kWords = kBytes / 2;  // word stride between scales
+  static_assert(kBytes % 2 == 0, "scales must be 16-bit aligned in the row");
+  constexpr size_t kPerGroup = 63 / kWords + 1;  // largest with word < 64
+  static_assert(16 % kPerGroup == 0, "groups must tile 16 blocks");
+  constexpr size_t kGroups = 16 / kPerGroup;
+  // Lane L (< 16) takes word (L % kPerGroup) * kWords of its group's 128 bytes.
+  alignas(64) static constexpr uint16_t kIdx[32] = {
+      (0 % kPerGroup) * kWords,  (1 % kPerGroup) * kWords,
+      (2 % kPerGroup) * kWords,  (3 % kPerGroup) * kWords,
+      (4 % kPerGroup) * kWords,  (5 % kPerGroup) * kWords,
+      (6 % kPerGroup) * kWords,  (7 % kPerGroup) * kWords,
+      (8 % kPerGroup) * kWords,  (9 % kPerGroup) * kWords,
+      (10 % kPerGroup) * kWords, (11 % kPerGroup) * kWords,
+      (12 % kPerGroup) * kWords, (13 % kPerGroup) * kWords,
+      (14 % kPerGroup) * kWords, (15 % kPerGroup) * kWords};
+  const __m512i idx = _mm512_load_si512(kIdx);
+  __m512i scales = _mm512_permutex2var_epi16(
+      _mm512_loadu_si512(blocks), idx, _mm512_loadu_si512(blocks + 64));
+  for (size_t g = 1; g < kGroups; ++g) {
+    const uint8_t* p = blocks + g * kPerGroup * kBytes;
+    const __m512i v = _mm512_permutex2var_epi16(
+        _mm512_loadu_si512(p), idx, _mm512_loadu_si512(p + 64));
+    const __mmask32 lanes = ((1u << kPerGroup) - 1) << (g * kPerGroup);
+    scales = _mm512_mask_blend_epi16(lanes, scales, v);
+  }
+  _mm512_store_ps(out, _mm512_cvtph_ps(_mm512_castsi512_si256(scales)));
+}
+#endif
+
+// Rows [0, kRows) of y = W x for the kRows consecutive weight rows starting at
+// w0 (row_bytes apart): y[i] for i < kRows. Per row, the same operations in the
+// same order whatever kRows is, so a row's result does not depend on the pass
+// (or the thread's row range) that computes it. `next` is the byte distance to
+// the same row of the next pass (prefetch target once `distance` runs past the
+// row's end).
+template <size_t kRows, class Format, class DF>
+HWY_INLINE void LinearQuantPass(Format tag, DF df, const uint8_t* w0,
+                                size_t row_bytes, size_t num_blocks,
+                                const float* HWY_RESTRICT x, size_t distance,
+                                size_t next, float* HWY_RESTRICT y) {
+  using V = hn::VFromD<DF>;
+  constexpr size_t kBytes = Format::kBlockBytes;
+  const uint8_t* rows[kRows];
+  V acc[kRows];
+  for (size_t i = 0; i < kRows; ++i) {
+    rows[i] = w0 + i * row_bytes;
+    acc[i] = hn::Zero(df);
+  }
+  const size_t wrap = next - row_bytes;
+  size_t off = 0;
+  size_t b = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kBytes == kQ4_0BlockBytes && hn::MaxLanes(DF()) == 16) {
+    // Scales of 16 blocks at a time, decoded per row into a stack buffer by
+    // DecodeScales16; the block loop then multiplies by a broadcast memory
+    // operand (vfmadd231ps m32{1to16}). Measured, one thread, from cache:
+    // Q4_0 ~25 -> ~30 GB/s; Q8_0 ~50 -> ~47 GB/s, so Q8_0 keeps the
+    // per-block BroadcastBlockScale.
+    for (; b + 16 <= num_blocks; b += 16) {
+      alignas(64) float scales[kRows][16];  // for _mm512_store_ps
+      for (size_t i = 0; i < kRows; ++i) {
+        DecodeScales16<Format>(rows[i] + off, scales[i]);
+      }
+      for (size_t k = 0; k < 16; ++k, off += kBytes) {
+        const size_t ahead =
+            off + distance < row_bytes ? off + distance : off + distance + wrap;
+        for (size_t i = 0; i < kRows; ++i) PrefetchAt(rows[i], ahead);
+        const float* xb = x + (b + k) * kQuantBlockSize;
+        for (size_t i = 0; i < kRows; ++i) {
+          const V s = BlockDot(tag, df, rows[i] + off, xb);
+          acc[i] = hn::MulAdd(s, hn::Set(df, scales[i][k]), acc[i]);
+        }
+      }
+    }
+  }
+#endif
+  for (; b < num_blocks; ++b, off += kBytes) {
+    // Same row `distance` ahead, or the same row of the next pass once that
+    // passes the row's end (addresses past the matrix are harmless: a prefetch
+    // never faults).
+    const size_t ahead =
+        off + distance < row_bytes ? off + distance : off + distance + wrap;
+    for (size_t i = 0; i < kRows; ++i) PrefetchAt(rows[i], ahead);
+    const float* xb = x + b * kQuantBlockSize;
+    for (size_t i = 0; i < kRows; ++i) {
+      const V s = BlockDot(tag, df, rows[i] + off, xb);
+      acc[i] = hn::MulAdd(s, BroadcastBlockScale(df, rows[i] + off), acc[i]);
+    }
+  }
+  for (size_t i = 0; i < kRows; ++i) y[i] = ReduceSum(df, acc[i]);
+}
+
+// Rows per pass of LinearQuantRows: the activations of a block are loaded once
+// for kQuantRowsPerPass rows. 8 measured the same as 4 (cache-resident, one
+// thread: Q4_0 ~25 GB/s, Q8_0 ~49 GB/s either way), so 4 keeps the prefetch
+// streams and the registers (8 accumulators + 8 partial sums) fewer.
+constexpr size_t kQuantRowsPerPass = 4;
+
 // y[r] = sum_c w_rc * x[c] for r in [row_begin, row_end), w in Format's blocks
 // (row r starts at byte r * cols / 32 * Format::kBlockBytes of w). Contract
 // and precision: LinearQ8_0 / LinearQ4_0 in ops/linear.h.
 //
-// Rows go four at a time (the activations of a block are loaded once for four
-// rows); per row and block, the quants are dotted with x in f32 FMAs (lane-wise
-// partial sums s), then one FMA adds d * s to the row's accumulator, so the
-// scale costs one multiply per block instead of one per weight.
+// Rows go kQuantRowsPerPass at a time (the activations of a block are loaded
+// once for the pass), the < kQuantRowsPerPass leftover rows one at a time,
+// every row through the same per-row code (LinearQuantPass), so y[r] does not
+// depend on row_begin / row_end. Per row and block, the quants are dotted with
+// x in f32 (BlockDot: lane-wise partial sums s), then one FMA adds d * s to the
+// row's accumulator, so the scale costs one multiply per block instead of one
+// per weight.
+//
+// Where the time goes (one thread, AVX-512 on the Zen 4 dev machine, weights
+// in cache, so the decode is the limit): the kernels issue ~9 vector
+// instructions per row and block and speed tracks that count. Converting the
+// f16 scale with scalar code (~12 instructions, a branch and a move to the
+// vector unit per row and block) held Q8_0 at ~30 GB/s and Q4_0 at ~17 GB/s;
+// BroadcastBlockScale (vpbroadcastw + vcvtph2ps) raised them to ~50 and ~19
+// GB/s, and the Q4_0 nibble table (Q4_0QuantsLut: vpermps in place of and /
+// sub / cvtdq2ps) to ~25 GB/s (44 G weights/s). Dropping the scale FMA and its
+// broadcast entirely (wrong results) would give ~32 GB/s Q4_0 / ~64 GB/s Q8_0:
+// the ceiling of this structure. Decoding Q4_0 scales 16 blocks at a time
+// (DecodeScales16, vpermt2w) into a stack buffer read as broadcast memory
+// operands gave ~30 GB/s (52 G weights/s). Measured and not kept: the same
+// with the scales gathered by scalar 16-bit loads, 64 blocks at a time (no
+// faster for Q4_0, ~10% slower for Q8_0); DecodeScales16 for Q8_0 (~7%
+// slower); summing four rows' partial sums into one
+// vector by shuffles before a single scale FMA (~6% slower); 8 rows per pass
+// (no change); 8-lane vectors for Q4_0 with a two-register table (vpermt2ps;
+// ~40% slower); no software prefetch (no faster from cache).
 //
 // Prefetch: every weight line is software-prefetched, QuantPrefetchDistance
 // bytes ahead of its use. Rows are short (cols = 2560: 2720 bytes in Q8_0,
 // 1440 in Q4_0), so a fixed "2 KiB further along the same row" would mostly
-// land in the next row, which another of the four streams is already reading,
-// and the start of the next four rows would never be prefetched. Instead, once
-// the distance runs past the end of row k, the prefetch goes to row k + 4 (the
-// same row of the next group) at the corresponding position. Measured on the
-// Zen 4 dev machine, one thread, 10240 x 2560 streamed from DRAM: Q8_0 went
-// from ~10 GB/s (same-row prefetch, or none) to ~27 GB/s; skipping even one
-// line in 17 (a prefetch every other 34-byte block) fell back to ~13 GB/s.
+// land in the next row, which another of the streams is already reading, and
+// the start of the next pass's rows would never be prefetched. Instead, once
+// the distance runs past the end of row k, the prefetch goes to row k +
+// kQuantRowsPerPass (the same row of the next pass) at the corresponding
+// position. Measured on the Zen 4 dev machine, one thread, 10240 x 2560
+// streamed from DRAM: Q8_0 went from ~10 GB/s (same-row prefetch, or none) to
+// ~27 GB/s; skipping even one line in 17 (a prefetch every other 34-byte
+// block) fell back to ~13 GB/s.
 template <class Format>
 HWY_INLINE void LinearQuantRows(Format tag, const void* HWY_RESTRICT w,
                                 const float* HWY_RESTRICT x,
@@ -133,58 +247,26 @@ HWY_INLINE void LinearQuantRows(Format tag, const void* HWY_RESTRICT w,
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kQuantBlockSize == 0);
   (void)rows;
-  using V = hn::VFromD<QuantDF>;
   const QuantDF df;
   constexpr size_t kBytes = Format::kBlockBytes;
+  constexpr size_t kPass = kQuantRowsPerPass;
   const size_t num_blocks = cols / kQuantBlockSize;
   const size_t row_bytes = num_blocks * kBytes;
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t distance = QuantPrefetchDistance(row_bytes);
   size_t r = row_begin;
-  for (; r + 4 <= row_end; r += 4) {
-    const uint8_t* w0 = base + r * row_bytes;
-    const uint8_t* w1 = w0 + row_bytes;
-    const uint8_t* w2 = w1 + row_bytes;
-    const uint8_t* w3 = w2 + row_bytes;
-    V a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df),
-      a3 = hn::Zero(df);
-    for (size_t b = 0; b < num_blocks; ++b) {
-      // Same row `distance` ahead, or row + 4 once that passes the row's end
-      // (addresses past the matrix are harmless: a prefetch never faults).
-      const size_t ahead = b * kBytes + distance < row_bytes
-                               ? distance
-                               : distance + 3 * row_bytes;
-      PrefetchAt(w0, ahead);
-      PrefetchAt(w1, ahead);
-      PrefetchAt(w2, ahead);
-      PrefetchAt(w3, ahead);
-      V s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df),
-        s3 = hn::Zero(df);
-      BlockDots4(tag, df, w0, w1, w2, w3, x + b * kQuantBlockSize, s0, s1, s2,
-                 s3);
-      a0 = hn::MulAdd(s0, hn::Set(df, BlockScale(w0)), a0);
-      a1 = hn::MulAdd(s1, hn::Set(df, BlockScale(w1)), a1);
-      a2 = hn::MulAdd(s2, hn::Set(df, BlockScale(w2)), a2);
-      a3 = hn::MulAdd(s3, hn::Set(df, BlockScale(w3)), a3);
-      w0 += kBytes;
-      w1 += kBytes;
-      w2 += kBytes;
-      w3 += kBytes;
-    }
-    y[r] = ReduceSum(df, a0);
-    y[r + 1] = ReduceSum(df, a1);
-    y[r + 2] = ReduceSum(df, a2);
-    y[r + 3] = ReduceSum(df, a3);
+  for (; r + kPass <= row_end; r += kPass) {
+    LinearQuantPass<kPass>(tag, df, base + r * row_bytes, row_bytes,
+                           num_blocks, x, distance, kPass * row_bytes, y + r);
+  }
+  if (kPass > 4 && r + 4 <= row_end) {
+    LinearQuantPass<4>(tag, df, base + r * row_bytes, row_bytes, num_blocks, x,
+                       distance, 4 * row_bytes, y + r);
+    r += 4;
   }
   for (; r < row_end; ++r) {
-    const uint8_t* w0 = base + r * row_bytes;
-    V a0 = hn::Zero(df);
-    for (size_t b = 0; b < num_blocks; ++b, w0 += kBytes) {
-      V s0 = hn::Zero(df);
-      BlockDot1(tag, df, w0, x + b * kQuantBlockSize, s0);
-      a0 = hn::MulAdd(s0, hn::Set(df, BlockScale(w0)), a0);
-    }
-    y[r] = ReduceSum(df, a0);
+    LinearQuantPass<1>(tag, df, base + r * row_bytes, row_bytes, num_blocks, x,
+                       distance, row_bytes, y + r);
   }
 }
 

@@ -31,6 +31,9 @@ void TestRowRanges() {
   TestLinearRowRanges<hwy::bfloat16_t>(&LinearBF16Reference,
                                        &::cortiq::ops::LinearBF16);
 }
+void TestRangeIndependent() {
+  TestLinearRangeIndependent<hwy::bfloat16_t>(&::cortiq::ops::LinearBF16);
+}
 void TestUnaligned() {
   TestLinearUnaligned<hwy::bfloat16_t>(&LinearBF16Reference,
                                        &::cortiq::ops::LinearBF16);
@@ -78,6 +81,7 @@ HWY_BEFORE_TEST(LinearBF16Test);
 HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestSizes);
 HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestRowRanges);
 HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestUnaligned);
+HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestRangeIndependent);
 HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestExactIntegers);
 HWY_EXPORT_AND_TEST_P(LinearBF16Test, TestMatchesF32OnWidenedWeights);
 }  // namespace ops

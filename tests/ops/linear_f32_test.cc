@@ -25,6 +25,9 @@ void TestSizes() {
 void TestRowRanges() {
   TestLinearRowRanges<float>(&LinearF32Reference, &::cortiq::ops::LinearF32);
 }
+void TestRangeIndependent() {
+  TestLinearRangeIndependent<float>(&::cortiq::ops::LinearF32);
+}
 void TestUnaligned() {
   TestLinearUnaligned<float>(&LinearF32Reference, &::cortiq::ops::LinearF32);
 }
@@ -46,6 +49,7 @@ HWY_BEFORE_TEST(LinearF32Test);
 HWY_EXPORT_AND_TEST_P(LinearF32Test, TestSizes);
 HWY_EXPORT_AND_TEST_P(LinearF32Test, TestRowRanges);
 HWY_EXPORT_AND_TEST_P(LinearF32Test, TestUnaligned);
+HWY_EXPORT_AND_TEST_P(LinearF32Test, TestRangeIndependent);
 HWY_EXPORT_AND_TEST_P(LinearF32Test, TestExactIntegers);
 }  // namespace ops
 }  // namespace cortiq

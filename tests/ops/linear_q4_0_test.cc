@@ -29,6 +29,8 @@ QuantCase<Q4_0Format> Case() {
 void TestSizes() { TestLinearQuantSizes(Case()); }
 void TestRowRanges() { TestLinearQuantRowRanges(Case()); }
 void TestUnaligned() { TestLinearQuantUnaligned(Case()); }
+void TestRangeIndependent() { TestLinearQuantRangeIndependent(Case()); }
+void TestSpecialScales() { TestLinearQuantSpecialScales(Case()); }
 void TestExact() { TestLinearQuantExact(Case()); }
 void TestMatchesF32OnDequantized() {
   TestLinearQuantMatchesF32OnDequantized(Case());
@@ -47,6 +49,8 @@ HWY_BEFORE_TEST(LinearQ4_0Test);
 HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestSizes);
 HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestRowRanges);
 HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestUnaligned);
+HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestRangeIndependent);
+HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestSpecialScales);
 HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestExact);
 HWY_EXPORT_AND_TEST_P(LinearQ4_0Test, TestMatchesF32OnDequantized);
 }  // namespace ops

@@ -137,7 +137,8 @@ void CheckLinearQuant(const QuantCase<Format>& qc, const void* w,
 // 10240 (E2B MLP width); quantized and raw random blocks.
 template <class Format>
 void TestLinearQuantSizes(const QuantCase<Format>& qc) {
-  const size_t kCols[] = {32, 64, 96, 160, 2560, 10240};
+  // 672 = 21 blocks: one 16-block chunk of scales (DecodeScales16) and a tail.
+  const size_t kCols[] = {32, 64, 96, 160, 672, 2560, 10240};
   const size_t kRows[] = {1, 3, 4, 5, 8, 11};
   uint32_t seed = 1;
   for (size_t cols : kCols) {
@@ -170,6 +171,40 @@ void TestLinearQuantRowRanges(const QuantCase<Format>& qc) {
   }
 }
 
+// A row's result does not depend on the range it is computed in (on how the
+// session splits rows between threads, or where the passes of
+// kQuantRowsPerPass rows start): every sub-range [rb, re) of 13 rows,
+// per-target and dispatched, reproduces the bits of the full-range call.
+template <class Format>
+void TestLinearQuantRangeIndependent(const QuantCase<Format>& qc) {
+  const size_t rows = 13;
+  for (size_t cols : {size_t{32}, size_t{96}, size_t{672}, size_t{2560}}) {
+    const std::vector<uint8_t> w =
+        RandomQuantWeights(qc, rows, cols, false, 800 + cols);
+    const std::vector<float> x =
+        test::RandomFloats(cols, -1.0f, 1.0f, 900 + cols);
+    std::vector<float> full(rows);
+    LinearQuantRows(Format(), w.data(), x.data(), full.data(), rows, cols, 0,
+                    rows);
+    for (size_t rb = 0; rb < rows; ++rb) {
+      for (size_t re = rb + 1; re <= rows; ++re) {
+        std::vector<float> y1(rows), y2(rows);
+        LinearQuantRows(Format(), w.data(), x.data(), y1.data(), rows, cols,
+                        rb, re);
+        qc.dispatched(w.data(), x.data(), y2.data(), rows, cols, rb, re);
+        for (size_t r = rb; r < re; ++r) {
+          EXPECT_EQ(0, memcmp(&full[r], &y1[r], sizeof(float)))
+              << "cols " << cols << " row " << r << " range [" << rb << ", "
+              << re << ") per-target";
+          EXPECT_EQ(0, memcmp(&full[r], &y2[r], sizeof(float)))
+              << "cols " << cols << " row " << r << " range [" << rb << ", "
+              << re << ") dispatched";
+        }
+      }
+    }
+  }
+}
+
 // Weights at an odd byte address, x and y off by one float: no alignment is
 // assumed anywhere.
 template <class Format>
@@ -194,7 +229,8 @@ void TestLinearQuantUnaligned(const QuantCase<Format>& qc) {
 template <class Format>
 void TestLinearQuantExact(const QuantCase<Format>& qc) {
   const size_t rows = 7;
-  for (size_t cols : {size_t{32}, size_t{64}, size_t{160}, size_t{2560}}) {
+  for (size_t cols :
+       {size_t{32}, size_t{64}, size_t{160}, size_t{672}, size_t{2560}}) {
     std::vector<uint8_t> w =
         RandomQuantWeights(qc, rows, cols, true, 500 + cols);
     const size_t num_blocks = rows * cols / kQuantBlockSize;
@@ -223,6 +259,31 @@ void TestLinearQuantExact(const QuantCase<Format>& qc) {
       EXPECT_EQ(expected[r], y2[r]) << "cols " << cols << " row " << r;
       EXPECT_EQ(expected[r], y3[r]) << "cols " << cols << " row " << r;
     }
+  }
+}
+
+// Every kind of finite f16 scale, in every position of the 16-block scale
+// chunks: zeros of both signs, the smallest and largest subnormals, the
+// smallest normal, the largest finite value (65504), negative values. The
+// kernel decodes scales exactly (vcvtph2ps or BlockScale), so it must agree
+// with the reference within the usual bound.
+template <class Format>
+void TestLinearQuantSpecialScales(const QuantCase<Format>& qc) {
+  const uint16_t kScales[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF,
+                              0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xB555,
+                              0x0200, 0x1234, 0x83FF};
+  const size_t rows = 5;
+  for (size_t cols : {size_t{32}, size_t{672}, size_t{2560}}) {
+    std::vector<uint8_t> w =
+        RandomQuantWeights(qc, rows, cols, true, 1000 + cols);
+    const size_t num_blocks = rows * cols / kQuantBlockSize;
+    for (size_t b = 0; b < num_blocks; ++b) {
+      const uint16_t d = kScales[(b * 5) % (sizeof(kScales) / 2)];
+      memcpy(&w[b * Format::kBlockBytes], &d, sizeof(d));
+    }
+    const std::vector<float> x =
+        test::RandomFloats(cols, -1.0f, 1.0f, 1100 + cols);
+    CheckLinearQuant(qc, w.data(), x.data(), rows, cols, 0, rows);
   }
 }
 

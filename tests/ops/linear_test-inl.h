@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 #include <vector>
@@ -123,6 +124,37 @@ void TestLinearRowRanges(LinearFn<WT> reference, LinearFn<WT> dispatched) {
     for (const auto& range : kRanges) {
       CheckLinear(w.data(), x.data(), rows, cols, range[0], range[1],
                   WidenWeights(w), reference, dispatched);
+    }
+  }
+}
+
+// A row's result does not depend on the range it is computed in (on how the
+// session splits rows between threads, or where the 4-row groups start):
+// every sub-range [rb, re) of 13 rows, per-target and dispatched, reproduces
+// the bits of the full-range call.
+template <typename WT>
+void TestLinearRangeIndependent(LinearFn<WT> dispatched) {
+  const size_t rows = 13;
+  for (size_t cols : {size_t{1}, size_t{17}, size_t{33}, size_t{2560}}) {
+    const std::vector<WT> w = RandomWeights<WT>(rows * cols, 300 + cols);
+    const std::vector<float> x =
+        test::RandomFloats(cols, -1.0f, 1.0f, 400 + cols);
+    std::vector<float> full(rows);
+    LinearRows(w.data(), x.data(), full.data(), rows, cols, 0, rows);
+    for (size_t rb = 0; rb < rows; ++rb) {
+      for (size_t re = rb + 1; re <= rows; ++re) {
+        std::vector<float> y1(rows), y2(rows);
+        LinearRows(w.data(), x.data(), y1.data(), rows, cols, rb, re);
+        dispatched(w.data(), x.data(), y2.data(), rows, cols, rb, re);
+        for (size_t r = rb; r < re; ++r) {
+          EXPECT_EQ(0, memcmp(&full[r], &y1[r], sizeof(float)))
+              << "cols " << cols << " row " << r << " range [" << rb << ", "
+              << re << ") per-target";
+          EXPECT_EQ(0, memcmp(&full[r], &y2[r], sizeof(float)))
+              << "cols " << cols << " row " << r << " range [" << rb << ", "
+              << re << ") dispatched";
+        }
+      }
     }
   }
 }
