@@ -62,10 +62,10 @@ bool AllFinite(absl::Span<const float> values) {
 }
 
 // First row of thread `t`'s share of `rows` rows split over `threads` threads.
-// Interior boundaries are multiples of 4, so each thread's rows fall into the
-// same groups of four (DotRows4) and the same < 4 leftover rows (Dot) as in a
-// single-threaded call starting at row 0: every output is bit-identical to the
-// one-thread result.
+// The Linear kernels compute every row the same way whatever range it is in
+// (ops/linear.h), so every output is bit-identical to the one-thread result;
+// boundaries are multiples of 4 so that each thread's range starts a whole
+// group of four rows (no lone rows in the middle of the matrix).
 size_t SplitRow(size_t rows, int threads, int t) {
   if (t >= threads) return rows;
   const size_t begin =
