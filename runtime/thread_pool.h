@@ -5,6 +5,7 @@
 #ifndef CORTIQ_RUNTIME_THREAD_POOL_H_
 #define CORTIQ_RUNTIME_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -40,12 +41,12 @@ class ThreadPool {
 
   const int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable start_;  // workers wait here for a new generation
-  std::condition_variable done_;   // Run waits here for pending_ == 0
-  uint64_t generation_ = 0;        // incremented per Run
-  int pending_ = 0;                // workers still running the current task
-  bool stop_ = false;
+  std::mutex mutex_;                 // guards the sleeps on the condition variables
+  std::condition_variable start_;    // idle workers sleep here (after spinning)
+  std::condition_variable done_;     // Run sleeps here for pending_ == 0 (after spinning)
+  std::atomic<uint64_t> generation_{0};  // incremented per Run; publishes task_ / context_
+  std::atomic<int> pending_{0};          // workers still running the current task
+  std::atomic<bool> stop_{false};
   Task task_ = nullptr;
   void* context_ = nullptr;
 };
