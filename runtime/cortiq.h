@@ -176,12 +176,16 @@ CORTIQ_API void cortiq_session_free(cortiq_session* session);
  * all_logits is not NULL, row i of all_logits ([n_tokens, vocab_size] float32, row-major) gets
  * the logits after tokens[i]; all_logits_count is its capacity in floats and must be >=
  * n_tokens * vocab_size (ignored when all_logits is NULL). Without all_logits only the last
- * token runs the LM head. n_tokens = 0 does nothing. The observer, if set, is called after each
- * token. Errors (nothing evaluated): INVALID_ARGUMENT (NULL session, NULL tokens with
- * n_tokens > 0, short all_logits, a token id outside [0, vocab_size): the message names its
- * index and value), CONTEXT_FULL (length + n_tokens > context size), BUSY. NUMERIC_ERROR if a
- * computed logit is NaN/Inf: the tokens before the failing one stay evaluated (see
- * cortiq_session_length), the failing one is not, and no logits are available. */
+ * token runs the LM head. The tokens go through the batched plan in chunks of the session's
+ * batch_size (one chunk: every weight read once; logits within 1e-4 of token-by-token
+ * evaluation); a chunk of one token is evaluated token by token. n_tokens = 0 does nothing. The
+ * observer, if set, is called after each token. Errors (nothing evaluated): INVALID_ARGUMENT
+ * (NULL session, NULL tokens with n_tokens > 0, short all_logits, a token id outside
+ * [0, vocab_size): the message names its index and value), CONTEXT_FULL (length + n_tokens >
+ * context size), BUSY. NUMERIC_ERROR if a computed logit is NaN/Inf: the tokens before the
+ * failing one stay evaluated (see cortiq_session_length), the failing one is not, and no logits
+ * are available; without all_logits only the last token's logits are computed and checked,
+ * and on failure its whole chunk (up to batch_size tokens) stays unevaluated. */
 CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int32_t* tokens,
                                              size_t n_tokens, float* all_logits,
                                              size_t all_logits_count);
