@@ -453,6 +453,54 @@ const BadPlanCase kBadPlans[] = {
     {"TapDuplicate",
      [](Plan& p, uint64_t&) { p.taps[1].name = p.taps[0].name; },
      "tap 1: duplicate name 'layer.0'"},
+    // The batched (prefill) form.
+    {"MaxBatchZero", [](Plan& p, uint64_t&) { p.max_batch = 0; }, "max_batch = 0 must be in"},
+    {"MaxBatchTooLarge", [](Plan& p, uint64_t&) { p.max_batch = kMaxBatch + 1; },
+     "max_batch = 4097 must be in"},
+    {"BatchedArenaTooLarge",
+     [](Plan& p, uint64_t&) { p.max_batch = kMaxArenaBytes / p.arena_bytes + 1; },
+     "max_batch * arena_bytes"},
+    {"ViewOfLaterBuffer",
+     [](Plan& p, uint64_t&) {
+       p.buffers.push_back(p.buffers[0]);
+       p.buffers[0].view_of = static_cast<int32_t>(p.buffers.size() - 1);
+     },
+     "buffer 0: view_of"},
+    {"ViewOfAView",
+     [](Plan& p, uint64_t&) {
+       BufferEntry root = p.buffers[0];
+       p.buffers.push_back(root);
+       BufferEntry view = root;
+       view.view_of = 0;
+       p.buffers.push_back(view);
+       BufferEntry view_of_view = root;
+       view_of_view.view_of = static_cast<int32_t>(p.buffers.size() - 1);
+       p.buffers.push_back(view_of_view);
+     },
+     "is not an earlier root buffer"},
+    {"ViewOutsideItsRoot",
+     [](Plan& p, uint64_t&) {
+       BufferEntry view = p.buffers[0];
+       view.view_of = 0;
+       view.offset += 4;  // one float past the root's end
+       p.buffers.push_back(view);
+     },
+     "are not inside those of buffer 0"},
+    {"InPlaceOnAViewOfAnotherRoot",
+     [](Plan& p, uint64_t&) {
+       // An element-wise step writing over its operand's bytes through a view of another root:
+       // the same bytes per token, different rows once batched.
+       for (Step& s : p.steps) {
+         if (s.kind != StepKind::kRmsNorm || s.out == s.in0) continue;
+         BufferEntry alias = p.buffers[s.in0];
+         p.buffers.push_back(p.buffers[s.in0]);  // a root holding the same bytes
+         alias.view_of = static_cast<int32_t>(p.buffers.size() - 1);
+         p.buffers.push_back(alias);
+         s.out = static_cast<int32_t>(p.buffers.size() - 1);
+         return;
+       }
+     },
+     "overlaps"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, BadPlanTest, ::testing::ValuesIn(kBadPlans),
