@@ -148,6 +148,7 @@ void ExpectPlansEqual(const Plan& a, const Plan& b) {
   for (size_t i = 0; i < a.buffers.size(); ++i) {
     EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
     EXPECT_EQ(a.buffers[i].num_elements, b.buffers[i].num_elements);
+    EXPECT_EQ(a.buffers[i].view_of, b.buffers[i].view_of);
   }
   ASSERT_EQ(a.caches.size(), b.caches.size());
   for (size_t i = 0; i < a.caches.size(); ++i) {
@@ -181,11 +182,16 @@ void ExpectPlansEqual(const Plan& a, const Plan& b) {
   }
   EXPECT_EQ(a.logits_buffer, b.logits_buffer);
   EXPECT_EQ(a.arena_bytes, b.arena_bytes);
+  EXPECT_EQ(a.max_batch, b.max_batch);
 }
 
 TEST(ArtifactTest, SerializeParseRoundTrip) {
   ToyModel toy = Toy();
   toy.plan.steps[3].f1 = -2.5;  // f1 is carried even though no kind uses it
+  toy.plan.max_batch = 77;
+  BufferEntry view = toy.plan.buffers[0];
+  view.view_of = 0;
+  toy.plan.buffers.push_back(view);
   const std::string bytes = SerializePlan(toy.plan);
   absl::StatusOr<Plan> back =
       ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
@@ -688,7 +694,7 @@ TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
   // Steps encoded as before weight2 existed (57-byte records) under the same format version and
   // with a valid checksum: a file from another cortiq build, not a corrupted one.
   const std::string metadata = SerializePlan(toy_.plan);
-  size_t tail = 8 + 4 + 8;  // tap count, logits_buffer, arena_bytes
+  size_t tail = 8 + 4 + 8 + 8;  // tap count, logits_buffer, arena_bytes, max_batch
   for (const Tap& t : toy_.plan.taps) tail += 4 + t.name.size() + 4;
   const size_t steps_begin = metadata.size() - tail - 61 * toy_.plan.steps.size();
   std::string old_layout = metadata.substr(0, steps_begin);
