@@ -573,7 +573,10 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
       const float* x = in0(first);
       float* y = out(first);
       const size_t x_stride = BatchStride(s.in0), y_stride = BatchStride(s.out);
-      if (!p.parallel) {
+      // Split when the whole product (all rows of the batch) is worth waking the workers.
+      const bool parallel = pool_ != nullptr && p.rows >= 32 &&
+                            static_cast<uint64_t>(count) * p.rows * p.cols >= kParallelMinElements;
+      if (!parallel) {
         MatMulRows(p.weight, p.format, x, x_stride, y, y_stride, count, p.rows, p.cols, 0,
                    p.rows);
         return;
