@@ -75,13 +75,13 @@ HWY_INLINE float Dot(DF df, const WT* a, const float* b, size_t n) {
 // evicted before use).
 constexpr size_t kPrefetchBytes = 2048;
 
-// Prefetches the cache line kPrefetchBytes past p. Computed on integers: the
-// address may lie past the end of the matrix, which is harmless for a prefetch
-// (it never faults).
+// Prefetches the line `offset` bytes past p. Computed on integers: the address
+// may lie past the end of the matrix, which is harmless for a prefetch (it
+// never faults).
 template <typename T>
-HWY_INLINE void PrefetchAhead(const T* p) {
+HWY_INLINE void PrefetchAt(const T* p, size_t offset) {
   hwy::Prefetch(reinterpret_cast<const uint8_t*>(
-      reinterpret_cast<uintptr_t>(p) + kPrefetchBytes));
+      reinterpret_cast<uintptr_t>(p) + offset));
 }
 
 // out[k] = Dot(rows[k], x, n) for the four rows rows[k] = w + k * stride, k
@@ -90,10 +90,14 @@ HWY_INLINE void PrefetchAhead(const T* p) {
 // The hot loop of a matrix-vector product: each x vector is loaded once for
 // four weight rows, and two column vectors per step give 8 independent FMA
 // chains (enough to cover latency on 2 FMA ports). Rows are streamed front to
-// back with software prefetch (kPrefetchBytes) on top of the hardware
-// prefetchers. Same tail handling and error bound as Dot (with 2 N instead of 4
-// N per chain step).
-template <class DF, typename WT>
+// back with software prefetch kPrefetchBytes ahead on top of the hardware
+// prefetchers. With kPrefetchNextGroup (stride == n: consecutive rows), once
+// that distance runs past the end of row k, the line prefetched is at the same
+// distance in row k + 4, the same row of the next group, instead of in row
+// k + 1, which this group is already streaming (rows are short: 5 KiB in bf16
+// at n = 2560). Same tail handling and error bound as Dot (with 2 N instead of
+// 4 N per chain step); each row gets the bits DotRows1 gives it.
+template <bool kPrefetchNextGroup, class DF, typename WT>
 HWY_INLINE void DotRows4(DF df, const WT* w, size_t stride, const float* x,
                          size_t n, float* out) {
   using V = hn::VFromD<DF>;
@@ -104,6 +108,8 @@ HWY_INLINE void DotRows4(DF df, const WT* w, size_t stride, const float* x,
   const WT* w3 = w + 3 * stride;
   V a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
   V b0 = hn::Zero(df), b1 = hn::Zero(df), b2 = hn::Zero(df), b3 = hn::Zero(df);
+  const size_t row_bytes = n * sizeof(WT);
+  const size_t wrap = 3 * stride * sizeof(WT);
   size_t i = 0;
   if (n >= 2 * N) {
     for (; i <= n - 2 * N; i += 2 * N) {
@@ -111,11 +117,12 @@ HWY_INLINE void DotRows4(DF df, const WT* w, size_t stride, const float* x,
       // (the bound is a compile-time constant on fixed-width targets, so this
       // loop unrolls).
       for (size_t line = 0; line < 2 * N * sizeof(WT); line += 64) {
-        const size_t e = line / sizeof(WT);
-        PrefetchAhead(w0 + i + e);
-        PrefetchAhead(w1 + i + e);
-        PrefetchAhead(w2 + i + e);
-        PrefetchAhead(w3 + i + e);
+        const size_t pos = i * sizeof(WT) + line + kPrefetchBytes;
+        const size_t ahead = kPrefetchNextGroup && pos >= row_bytes ? pos + wrap : pos;
+        PrefetchAt(w0, ahead);
+        PrefetchAt(w1, ahead);
+        PrefetchAt(w2, ahead);
+        PrefetchAt(w3, ahead);
       }
       const V x0 = hn::LoadU(df, x + i);
       const V x1 = hn::LoadU(df, x + i + N);
@@ -162,6 +169,40 @@ HWY_INLINE void DotRows4(DF df, const WT* w, size_t stride, const float* x,
   out[1] = ReduceSum(df, hn::Add(a1, b1));
   out[2] = ReduceSum(df, hn::Add(a2, b2));
   out[3] = ReduceSum(df, hn::Add(a3, b3));
+}
+
+// DotRows4 for one row: the same operations in the same order
+// as DotRows4 performs for each of its rows (chain a over the even vectors,
+// chain b over the odd ones and the tail, then ReduceSum(a + b)), so a row
+// gets the same bits whether it is computed in a group of four or alone.
+template <class DF, typename WT>
+HWY_INLINE float DotRows1(DF df, const WT* HWY_RESTRICT w,
+                          const float* HWY_RESTRICT x, size_t n) {
+  using V = hn::VFromD<DF>;
+  const size_t N = hn::Lanes(df);
+  V a = hn::Zero(df), b = hn::Zero(df);
+  size_t i = 0;
+  if (n >= 2 * N) {
+    for (; i <= n - 2 * N; i += 2 * N) {
+      a = hn::MulAdd(LoadAsF32(df, w + i), hn::LoadU(df, x + i), a);
+      b = hn::MulAdd(LoadAsF32(df, w + i + N), hn::LoadU(df, x + i + N), b);
+    }
+  }
+  if (i + N <= n) {
+    a = hn::MulAdd(LoadAsF32(df, w + i), hn::LoadU(df, x + i), a);
+    i += N;
+  }
+  if (i != n) {
+    if (n >= N) {
+      const auto counted = hn::FirstN(df, N - (n - i));
+      const size_t s = n - N;
+      b = hn::MulAdd(hn::IfThenZeroElse(counted, LoadAsF32(df, w + s)),
+                     hn::IfThenZeroElse(counted, hn::LoadU(df, x + s)), b);
+    } else {
+      b = hn::MulAdd(LoadAsF32Padded(df, w, n), LoadPadded(df, x, n), b);
+    }
+  }
+  return ReduceSum(df, hn::Add(a, b));
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

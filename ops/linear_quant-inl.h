@@ -19,6 +19,7 @@
 #include "hwy/base.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "ops/dot-inl.h"
 #include "ops/quant_block-inl.h"
 #include "ops/quantize.h"
 #include "ops/vec_util-inl.h"
@@ -76,13 +77,6 @@ HWY_INLINE V BlockDot(Q4_0Format /*tag*/, DF df, const uint8_t* block,
 constexpr size_t kQuantPrefetchBytes = 3072;
 HWY_INLINE size_t QuantPrefetchDistance(size_t row_bytes) {
   return HWY_MIN(row_bytes, kQuantPrefetchBytes);
-}
-
-// Prefetches the line `offset` bytes past p. Computed on integers, as
-// PrefetchAhead: the address may lie past the end of the weights.
-HWY_INLINE void PrefetchAt(const uint8_t* p, size_t offset) {
-  hwy::Prefetch(reinterpret_cast<const uint8_t*>(
-      reinterpret_cast<uintptr_t>(p) + offset));
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
