@@ -136,18 +136,6 @@ uint64_t WeightDigest(const Artifact& artifact) {
   return h;
 }
 
-// True if no element of `values` is NaN or +-Inf (exponent bits all ones; robust to
-// -ffinite-math-only, and vectorizable).
-bool AllFinite(absl::Span<const float> values) {
-  uint32_t non_finite = 0;
-  for (float v : values) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof(bits));
-    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return non_finite == 0;
-}
-
 }  // namespace
 
 // An opened artifact with what the C API derives from it once. Shared (std::shared_ptr) by the
@@ -525,19 +513,8 @@ CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int3
                                         all_logits != nullptr ? cortiq::BatchLogits::kAll
                                         : last_chunk          ? cortiq::BatchLogits::kLast
                                                               : cortiq::BatchLogits::kNone);
-      // Session reports non-finite logits itself (DataLoss, positions not consumed); checked
-      // here too so that this function's contract does not depend on it.
-      if (status.ok() && (all_logits != nullptr || last_chunk)) {
-        for (size_t t = all_logits != nullptr ? 0 : n - 1; t < n && status.ok(); ++t) {
-          if (!AllFinite(s.batch_logits(t))) {
-            s.SetLength(first + static_cast<int64_t>(t));
-            status = absl::DataLossError(absl::StrCat(
-                "non-finite logits at position ", first + static_cast<int64_t>(t),
-                " (NaN/Inf in the weights, or an overflow)"));
-          }
-        }
-      }
-      // Rows before a failing one may have been kept (Session::EvalBatch with kAll).
+      // Session::EvalBatch checks the logits it computes (DataLoss for NaN/Inf, the failing
+      // row and those after it not consumed; with kAll the rows before it are kept).
       const size_t done = status.ok() ? n : static_cast<size_t>(s.length() - first);
       for (size_t t = 0; t < done; ++t) {
         const int64_t position = first + static_cast<int64_t>(t);

@@ -3,6 +3,8 @@
 // for the executor to run.
 #include "runtime/plan.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -45,6 +47,14 @@ const char* WeightFormatName(WeightFormat format) {
       return "q4_0";
   }
   return "unknown";
+}
+
+std::optional<WeightFormat> WeightFormatFromName(absl::string_view name) {
+  for (WeightFormat format :
+       {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kQ8_0, WeightFormat::kQ4_0}) {
+    if (name == WeightFormatName(format)) return format;
+  }
+  return std::nullopt;
 }
 
 bool IsBlockFormat(WeightFormat format) {

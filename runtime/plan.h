@@ -6,10 +6,12 @@
 #define CORTIQ_RUNTIME_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace cortiq {
 
@@ -39,6 +41,8 @@ uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shap
 size_t WeightFormatElementSize(WeightFormat format);
 // "f32" / "bf16" / "q8_0" / "q4_0".
 const char* WeightFormatName(WeightFormat format);
+// The format WeightFormatName gives `name`, nullopt for any other string.
+std::optional<WeightFormat> WeightFormatFromName(absl::string_view name);
 
 // A weight tensor stored in the artifact's weight section.
 struct WeightEntry {

@@ -61,6 +61,29 @@ bool AllFinite(absl::Span<const float> values) {
   return non_finite == 0;
 }
 
+// Row `token` of an embedding table [rows, cols] in `format`, times `scale`, into out. HF's
+// per-layer-input rule: ids past the table read row 0 (Gemma-4 tables have vocab_size rows, so
+// this never triggers there).
+void GatherTokenRow(const uint8_t* weight, WeightFormat format, size_t rows, size_t cols,
+                    int32_t token, float scale, float* out) {
+  const size_t row = static_cast<size_t>(token) < rows ? static_cast<size_t>(token) : 0;
+  switch (format) {
+    case WeightFormat::kBF16:
+      ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), cols, row, 0, cols,
+                         scale, out);
+      return;
+    case WeightFormat::kQ8_0:
+      ops::GatherRowQ8_0(weight, cols, row, 0, cols, scale, out);
+      return;
+    case WeightFormat::kQ4_0:
+      ops::GatherRowQ4_0(weight, cols, row, 0, cols, scale, out);
+      return;
+    case WeightFormat::kF32:
+      ops::GatherRowF32(reinterpret_cast<const float*>(weight), cols, row, 0, cols, scale, out);
+      return;
+  }
+}
+
 // First row of thread `t`'s share of `rows` rows split over `threads` threads.
 // The Linear kernels compute every row the same way whatever range it is in
 // (ops/linear.h), so every output is bit-identical to the one-thread result;
@@ -357,30 +380,9 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
   for (const Prepared& p : steps_) {
     if (p.logits_only && !want_logits) continue;
     switch (p.kind) {
-      case StepKind::kEmbedding: {
-        // HF's per-layer-input rule: ids past the table read row 0 (Gemma-4
-        // tables have vocab_size rows, so this never triggers there).
-        const size_t row = static_cast<size_t>(token) < p.rows
-                               ? static_cast<size_t>(token)
-                               : 0;
-        switch (p.format) {
-          case WeightFormat::kBF16:
-            ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.cols, row,
-                               0, p.cols, p.f0, p.out);
-            break;
-          case WeightFormat::kQ8_0:
-            ops::GatherRowQ8_0(p.weight, p.cols, row, 0, p.cols, p.f0, p.out);
-            break;
-          case WeightFormat::kQ4_0:
-            ops::GatherRowQ4_0(p.weight, p.cols, row, 0, p.cols, p.f0, p.out);
-            break;
-          case WeightFormat::kF32:
-            ops::GatherRowF32(reinterpret_cast<const float*>(p.weight), p.cols, row, 0,
-                              p.cols, p.f0, p.out);
-            break;
-        }
+      case StepKind::kEmbedding:
+        GatherTokenRow(p.weight, p.format, p.rows, p.cols, token, p.f0, p.out);
         break;
-      }
       case StepKind::kLinear:
       case StepKind::kLmHead:
         RunMatVec(p);
@@ -522,25 +524,6 @@ void MatMulRows(const uint8_t* weight, WeightFormat format, const float* x, size
   }
 }
 
-void GatherRow(const uint8_t* weight, WeightFormat format, size_t cols, size_t row, float scale,
-               float* out) {
-  switch (format) {
-    case WeightFormat::kBF16:
-      ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), cols, row, 0, cols,
-                         scale, out);
-      return;
-    case WeightFormat::kQ8_0:
-      ops::GatherRowQ8_0(weight, cols, row, 0, cols, scale, out);
-      return;
-    case WeightFormat::kQ4_0:
-      ops::GatherRowQ4_0(weight, cols, row, 0, cols, scale, out);
-      return;
-    case WeightFormat::kF32:
-      ops::GatherRowF32(reinterpret_cast<const float*>(weight), cols, row, 0, cols, scale, out);
-      return;
-  }
-}
-
 }  // namespace
 
 void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* tokens,
@@ -563,9 +546,7 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
   switch (p.kind) {
     case StepKind::kEmbedding:
       for_rows([&](size_t t) {
-        // HF's per-layer-input rule: ids past the table read row 0.
-        const size_t row = static_cast<size_t>(tokens[t]) < p.rows ? tokens[t] : 0;
-        GatherRow(p.weight, p.format, p.cols, row, p.f0, out(t));
+        GatherTokenRow(p.weight, p.format, p.rows, p.cols, tokens[t], p.f0, out(t));
       });
       return;
     case StepKind::kLinear:

@@ -6,26 +6,12 @@
 #include "compiler/import/importer.h"
 
 namespace cortiq {
-namespace {
-
-const char* FormatString(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32: return "f32";
-    case WeightFormat::kBF16: return "bf16";
-    case WeightFormat::kQ8_0: return "q8_0";
-    case WeightFormat::kQ4_0: return "q4_0";
-  }
-  return "f32";
-}
-
-}  // namespace
 
 absl::StatusOr<std::optional<WeightFormat>> RecordedStorageFormat(WeightOp weight) {
   auto attr = weight->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr);
   if (!attr) return std::optional<WeightFormat>();
-  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kQ8_0,
-                              WeightFormat::kQ4_0}) {
-    if (attr.getValue() == FormatString(format)) return std::optional<WeightFormat>(format);
+  if (std::optional<WeightFormat> format = WeightFormatFromName(attr.getValue().str())) {
+    return format;
   }
   return absl::InvalidArgumentError(absl::StrCat("weight '", weight.getSymName().str(), "': ",
                                                  kStoredFormatAttr, " '", attr.getValue().str(),
@@ -62,7 +48,7 @@ void AssignStorageFormats(mlir::ModuleOp module, const LoweringOptions& options)
   module.walk([&](WeightOp weight) {
     const WeightFormat format =
         ChooseStorageFormat(weight, tables.contains(weight.getSymName().str()), options);
-    weight->setAttr(kStoredFormatAttr, builder.getStringAttr(FormatString(format)));
+    weight->setAttr(kStoredFormatAttr, builder.getStringAttr(WeightFormatName(format)));
   });
 }
 

@@ -80,18 +80,15 @@ int main(int argc, char** argv) {
 
   cortiq::LoweringOptions options;
   const std::string weights = absl::GetFlag(FLAGS_weights);
-  if (weights == "f32") {
-    options.weight_format = cortiq::WeightFormat::kF32;
-  } else if (weights == "bf16") {
-    options.weight_format = cortiq::WeightFormat::kBF16;
-  } else if (weights == "q8_0") {
-    options.weight_format = cortiq::WeightFormat::kQ8_0;
-  } else if (weights == "q4_0") {
-    options.weight_format = cortiq::WeightFormat::kQ4_0;
-    // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
-    options.table_format = cortiq::WeightFormat::kQ8_0;
-  } else if (!weights.empty()) {
-    return Fail(absl::StrCat("--weights must be f32, bf16, q8_0 or q4_0, not '", weights, "'"));
+  if (!weights.empty()) {
+    options.weight_format = cortiq::WeightFormatFromName(weights);
+    if (!options.weight_format) {
+      return Fail(absl::StrCat("--weights must be f32, bf16, q8_0 or q4_0, not '", weights, "'"));
+    }
+    if (*options.weight_format == cortiq::WeightFormat::kQ4_0) {
+      // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
+      options.table_format = cortiq::WeightFormat::kQ8_0;
+    }
   }
   options.max_batch = absl::GetFlag(FLAGS_max_batch);
   if (options.max_batch < 1 || options.max_batch > cortiq::kMaxBatch) {
@@ -100,19 +97,8 @@ int main(int argc, char** argv) {
   }
   const std::string tables = absl::GetFlag(FLAGS_tables);
   if (!tables.empty()) {
-    const std::pair<const char*, cortiq::WeightFormat> kFormats[] = {
-        {"f32", cortiq::WeightFormat::kF32},
-        {"bf16", cortiq::WeightFormat::kBF16},
-        {"q8_0", cortiq::WeightFormat::kQ8_0},
-        {"q4_0", cortiq::WeightFormat::kQ4_0}};
-    bool found = false;
-    for (const auto& [name, format] : kFormats) {
-      if (tables == name) {
-        options.table_format = format;
-        found = true;
-      }
-    }
-    if (!found) {
+    options.table_format = cortiq::WeightFormatFromName(tables);
+    if (!options.table_format) {
       return Fail(absl::StrCat("--tables must be f32, bf16, q8_0 or q4_0, not '", tables, "'"));
     }
   }
