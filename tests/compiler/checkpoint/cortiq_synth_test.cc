@@ -37,7 +37,10 @@ struct RunResult {
 // (RLIMIT_FSIZE, bytes); SIGXFSZ is ignored so that exceeding it fails the write with EFBIG, as a
 // full disk fails it with ENOSPC, instead of killing the process.
 RunResult RunSynth(const std::vector<std::string>& args, rlim_t file_size_limit = 0) {
-  const std::string output_path = ::testing::TempDir() + "/cortiq_synth_output.txt";
+  // One file per test: ctest runs the tests of this binary in parallel processes.
+  const std::string output_path =
+      absl::StrCat(::testing::TempDir(), "/cortiq_synth_output.",
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".txt");
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
