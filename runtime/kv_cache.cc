@@ -27,17 +27,20 @@ absl::StatusOr<FloatArray> AllocateFloats(uint64_t n, const char* what) {
   return FloatArray(static_cast<float*>(p));
 }
 
+int64_t KvCache::RowsFor(const CacheEntry& entry, int64_t ctx_size, int64_t max_batch) {
+  if (!entry.sliding) return ctx_size;
+  int64_t ring = 0;
+  if (max_batch < 1 || __builtin_add_overflow(entry.window, max_batch - 1, &ring)) return 0;
+  return std::min(ring, ctx_size);
+}
+
 absl::StatusOr<KvCache> KvCache::Create(const CacheEntry& entry, int64_t ctx_size,
                                         int64_t max_batch) {
   const std::string what = absl::StrCat("the KV cache of layer ", entry.layer);
   KvCache cache;
   cache.sliding_ = entry.sliding;
   cache.window_ = entry.window;
-  int64_t ring = 0;
-  if (entry.sliding && (max_batch < 1 || __builtin_add_overflow(entry.window, max_batch - 1, &ring))) {
-    ring = 0;  // rejected below
-  }
-  cache.rows_ = entry.sliding ? std::min(ring, ctx_size) : ctx_size;
+  cache.rows_ = RowsFor(entry, ctx_size, max_batch);
   // Every factor is checked and every product overflow-checked: a wrapped size would allocate a
   // small block that Append then overruns. ValidatePlan's bounds make these unreachable for
   // validated plans; this function must not rely on them.

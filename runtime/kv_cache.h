@@ -47,6 +47,10 @@ class KvCache {
   static absl::StatusOr<KvCache> Create(const CacheEntry& entry, int64_t ctx_size,
                                         int64_t max_batch = 1);
 
+  // Rows of storage a cache of `entry` gets for `ctx_size` positions and batches of
+  // `max_batch` (the rule in the class comment); 0 if max_batch < 1 or the sum overflows.
+  static int64_t RowsFor(const CacheEntry& entry, int64_t ctx_size, int64_t max_batch);
+
   // Floats per row: num_kv_heads * head_dim.
   int64_t row_width() const { return row_width_; }
   // Rows of storage (see the class comment).

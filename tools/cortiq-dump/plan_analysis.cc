@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/kv_cache.h"
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -434,9 +436,8 @@ Analysis Analyze(const Plan& plan, int64_t ctx_size) {
   for (size_t c = 0; c < plan.caches.size(); ++c) {
     const CacheEntry& e = plan.caches[c];
     CacheInfo& info = a.caches[c];
-    // A session's sliding ring also holds a prefill batch: window - 1 + max_batch rows.
-    info.rows = static_cast<uint64_t>(
-        e.sliding ? std::min(e.window + plan.max_batch - 1, ctx_size) : ctx_size);
+    // As a session allocates it (a sliding ring also holds a prefill batch).
+    info.rows = static_cast<uint64_t>(KvCache::RowsFor(e, ctx_size, plan.max_batch));
     info.bytes = 2 * 4 * info.rows * static_cast<uint64_t>(e.num_kv_heads) *
                  static_cast<uint64_t>(e.head_dim);
     t.kv_cache_bytes += info.bytes;
