@@ -83,6 +83,14 @@ SessionPtr NewSession(cortiq_model* model, size_t ctx_size = 64, int32_t threads
   return SessionPtr(session);
 }
 
+// max |a - b| over two logit arrays of the same size.
+float MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float m = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
 // Evaluates `tokens` and returns the logits after each one ([n, vocab]); empty on failure.
 std::vector<float> EvalAll(cortiq_session* session, const std::vector<int32_t>& tokens) {
   std::vector<float> all(tokens.size() * kVocab);
@@ -289,26 +297,18 @@ const std::vector<int32_t> kContinuation = {5, 400, 17, 99, 250, 3, 77, 128, 311
 // the sliding windows gives the same continuation within 1e-4.
 TEST_F(CApiTest, BatchedEvalMatchesTokenByToken) {
   const std::vector<float> want = Fresh({}, tokens_);
-  const auto max_diff = [](const std::vector<float>& a, const std::vector<float>& b) {
-    EXPECT_EQ(a.size(), b.size());
-    float m = 0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-      m = std::max(m, std::fabs(a[i] - b[i]));
-    }
-    return m;
-  };
   for (int64_t batch_size : {0, 4}) {
     SCOPED_TRACE(batch_size);
     SessionPtr whole = NewSession(model_.get(), 64, 2, batch_size);
-    EXPECT_LE(max_diff(EvalAll(whole.get(), tokens_), want), 1e-4f);
+    EXPECT_LE(MaxDiff(EvalAll(whole.get(), tokens_), want), 1e-4f);
     SessionPtr last_only = NewSession(model_.get(), 64, 1, batch_size);
     ASSERT_EQ(cortiq_session_eval(last_only.get(), tokens_.data(), tokens_.size(), nullptr, 0),
               CORTIQ_STATUS_OK);
-    EXPECT_LE(max_diff(Logits(last_only.get()), Rows(want, tokens_.size() - 1, 1)), 1e-4f);
+    EXPECT_LE(MaxDiff(Logits(last_only.get()), Rows(want, tokens_.size() - 1, 1)), 1e-4f);
     SessionPtr pieces = NewSession(model_.get(), 64, 1, batch_size);
     size_t at = 0;
     for (size_t n : {1, 7, 1, 13, 18}) {
-      EXPECT_LE(max_diff(EvalAll(pieces.get(), std::vector<int32_t>(tokens_.begin() + at,
+      EXPECT_LE(MaxDiff(EvalAll(pieces.get(), std::vector<int32_t>(tokens_.begin() + at,
                                                                      tokens_.begin() + at + n)),
                          Rows(want, at, n)),
                 1e-4f)
@@ -316,7 +316,7 @@ TEST_F(CApiTest, BatchedEvalMatchesTokenByToken) {
       at += n;
     }
     ASSERT_EQ(cortiq_session_truncate(pieces.get(), 9), CORTIQ_STATUS_OK);
-    EXPECT_LE(max_diff(EvalAll(pieces.get(), kContinuation),
+    EXPECT_LE(MaxDiff(EvalAll(pieces.get(), kContinuation),
                        Fresh(Prefix(tokens_, 9), kContinuation)),
               1e-4f);
   }
@@ -325,14 +325,6 @@ TEST_F(CApiTest, BatchedEvalMatchesTokenByToken) {
 // A state saved by a session with one batch size restores into a session with another: the
 // saved rows are the window the next position reads, not the whole ring.
 TEST_F(CApiTest, StateMovesBetweenBatchSizes) {
-  const auto max_diff = [](const std::vector<float>& a, const std::vector<float>& b) {
-    EXPECT_EQ(a.size(), b.size());
-    float m = 0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-      m = std::max(m, std::fabs(a[i] - b[i]));
-    }
-    return m;
-  };
   const std::vector<float> want = Fresh(Prefix(tokens_, 25), kContinuation);
   for (const auto& [from, to] : {std::pair<int64_t, int64_t>{0, 1}, {1, 0}, {5, 1}, {1, 5},
                                  {0, 7}}) {
@@ -348,7 +340,7 @@ TEST_F(CApiTest, StateMovesBetweenBatchSizes) {
     SessionPtr target = NewSession(model_.get(), 64, 1, to);
     ASSERT_EQ(cortiq_session_restore(target.get(), state.data(), size), CORTIQ_STATUS_OK)
         << cortiq_last_error();
-    EXPECT_LE(max_diff(EvalAll(target.get(), kContinuation), want), 1e-4f);
+    EXPECT_LE(MaxDiff(EvalAll(target.get(), kContinuation), want), 1e-4f);
   }
 }
 

@@ -290,19 +290,13 @@ absl::Status Run(const std::string& model_path) {
     return absl::OkStatus();
   };
 
-  // Prompt: in batches of up to batch_size() tokens (the batched plan), the logits of the
-  // last token only unless every position's are dumped.
+  // Prompt: in batches of up to batch_size() tokens (the batched plan; a batch of one token is
+  // Eval), the logits of the last token only unless every position's are dumped.
   const Clock::time_point prompt_begin = Clock::now();
   const size_t batch = static_cast<size_t>(session->batch_size());
   for (size_t at = 0; at < tokens.size();) {
     const size_t n = std::min(batch, tokens.size() - at);
     const bool last = at + n == tokens.size();
-    if (n == 1) {
-      CORTIQ_RETURN_IF_ERROR(eval(tokens[at], last || logits_file != nullptr));
-      if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->logits()));
-      at += n;
-      continue;
-    }
     const BatchLogits which = logits_file != nullptr ? BatchLogits::kAll
                               : last                 ? BatchLogits::kLast
                                                      : BatchLogits::kNone;
