@@ -98,15 +98,12 @@ size_t SplitRow(size_t rows, int threads, int t) {
 
 }  // namespace
 
-// One step with everything resolved: buffer pointers into the arena, the weight
-// pointer into the mapping, the cache, sizes as size_t, parameters in the
-// kernels' types.
+// One step with everything resolved but its operands' rows (BatchRow places them
+// for the evaluation's row count): the weight pointer into the mapping, the
+// cache, sizes as size_t, parameters in the kernels' types.
 struct Session::Prepared {
   StepKind kind = StepKind::kLinear;
   bool logits_only = false;
-  float* out = nullptr;
-  const float* in0 = nullptr;
-  const float* in1 = nullptr;
   size_t n = 0;  // elements of out (of in0 for kv_append)
   const uint8_t* weight = nullptr;
   WeightFormat format = WeightFormat::kF32;
@@ -123,16 +120,14 @@ struct Session::Prepared {
   RopeTable* rope = nullptr;
 };
 
-// cos/sin of one (theta, head_dim, rotated_pairs) RoPE configuration,
-// recomputed only when the position changes (q and k of a layer, and all layers
-// of one type, share it).
+// cos/sin of one (theta, head_dim, rotated_pairs) RoPE configuration for the
+// positions being evaluated, recomputed only when they change (q and k of a
+// layer, and all layers of one type, share it).
 struct Session::RopeTable {
   double theta = 0.0;
   size_t head_dim = 0;
   size_t pairs = 0;
-  int64_t position = -1;  // position the table holds, -1 = none yet
-  FloatArray cos, sin;    // [pairs]
-  // The positions of the current batch: [batch_size, pairs] each.
+  // cos / sin of the positions of the current evaluation: [batch_size, pairs] each.
   int64_t batch_position = -1;  // first position they hold, -1 = none yet
   size_t batch_count = 0;
   FloatArray batch_cos, batch_sin;
@@ -209,9 +204,6 @@ absl::Status Session::Prepare(SessionOptions options) {
   if (options.threads > 1)
     pool_ = std::make_unique<ThreadPool>(options.threads);
 
-  const auto buffer = [&](int32_t index) {
-    return arena_.get() + plan.buffers[index].offset / 4;
-  };
   const auto size = [&](int32_t index) {
     return static_cast<size_t>(plan.buffers[index].num_elements);
   };
@@ -234,15 +226,9 @@ absl::Status Session::Prepare(SessionOptions options) {
       table.theta = s.f0;
       table.head_dim = static_cast<size_t>(s.i0);
       table.pairs = static_cast<size_t>(s.i1);
-      CORTIQ_ASSIGN_OR_RETURN(table.cos,
-                              AllocateFloats(table.pairs, "a RoPE table"));
-      CORTIQ_ASSIGN_OR_RETURN(table.sin,
-                              AllocateFloats(table.pairs, "a RoPE table"));
-      if (batch_size_ > 1) {
-        const uint64_t n = table.pairs * static_cast<uint64_t>(batch_size_);
-        CORTIQ_ASSIGN_OR_RETURN(table.batch_cos, AllocateFloats(n, "a batch RoPE table"));
-        CORTIQ_ASSIGN_OR_RETURN(table.batch_sin, AllocateFloats(n, "a batch RoPE table"));
-      }
+      const uint64_t n = table.pairs * static_cast<uint64_t>(batch_size_);
+      CORTIQ_ASSIGN_OR_RETURN(table.batch_cos, AllocateFloats(n, "a RoPE table"));
+      CORTIQ_ASSIGN_OR_RETURN(table.batch_sin, AllocateFloats(n, "a RoPE table"));
       rope_tables_.push_back(std::move(table));
     }
     rope_index[i] = k;
@@ -276,9 +262,6 @@ absl::Status Session::Prepare(SessionOptions options) {
     Prepared& p = steps_[i];
     p.kind = s.kind;
     p.logits_only = s.logits_only;
-    if (s.out >= 0) p.out = buffer(s.out);
-    if (s.in0 >= 0) p.in0 = buffer(s.in0);
-    if (s.in1 >= 0) p.in1 = buffer(s.in1);
     p.n = s.out >= 0 ? size(s.out) : size(s.in0);
     if (s.weight >= 0) {
       const WeightEntry& w = plan.weights[s.weight];
@@ -327,44 +310,6 @@ absl::Status Session::Prepare(SessionOptions options) {
   return absl::OkStatus();
 }
 
-void Session::MatVecTask(void* context, int thread_index) {
-  const Session& self = *static_cast<const Session*>(context);
-  const Prepared& p = *self.matvec_step_;
-  const int threads = self.pool_->num_threads();
-  const size_t begin = SplitRow(p.rows, threads, thread_index);
-  const size_t end = SplitRow(p.rows, threads, thread_index + 1);
-  if (begin >= end) return;
-  LinearRows(p, begin, end);
-}
-
-void Session::LinearRows(const Prepared& p, size_t begin, size_t end) {
-  switch (p.format) {
-    case WeightFormat::kBF16:
-      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(p.weight), p.in0, p.out, p.rows,
-                      p.cols, begin, end);
-      return;
-    case WeightFormat::kQ8_0:
-      ops::LinearQ8_0(p.weight, p.in0, p.out, p.rows, p.cols, begin, end);
-      return;
-    case WeightFormat::kQ4_0:
-      ops::LinearQ4_0(p.weight, p.in0, p.out, p.rows, p.cols, begin, end);
-      return;
-    case WeightFormat::kF32:
-      ops::LinearF32(reinterpret_cast<const float*>(p.weight), p.in0, p.out, p.rows, p.cols,
-                     begin, end);
-      return;
-  }
-}
-
-void Session::RunMatVec(const Prepared& p) {
-  if (p.parallel) {
-    matvec_step_ = &p;
-    pool_->Run(&Session::MatVecTask, this);
-    return;
-  }
-  LinearRows(p, 0, p.rows);
-}
-
 absl::Status Session::Eval(int32_t token, bool want_logits) {
   const int64_t vocab = plan_->model.vocab_size;
   if (token < 0 || token >= vocab) {
@@ -377,64 +322,9 @@ absl::Status Session::Eval(int32_t token, bool want_logits) {
   }
   const int64_t position = length_;
   last_rows_ = 1;
-  for (const Prepared& p : steps_) {
-    if (p.logits_only && !want_logits) continue;
-    switch (p.kind) {
-      case StepKind::kEmbedding:
-        GatherTokenRow(p.weight, p.format, p.rows, p.cols, token, p.f0, p.out);
-        break;
-      case StepKind::kLinear:
-      case StepKind::kLmHead:
-        RunMatVec(p);
-        break;
-      case StepKind::kRmsNorm:
-        ops::RmsNorm(p.in0, p.gain, p.out, p.n, p.i0, p.f0);
-        break;
-      case StepKind::kRope: {
-        RopeTable& t = *p.rope;
-        if (t.position != position) {
-          ops::RopeCosSin(position, t.theta, t.head_dim, t.pairs, t.cos.get(),
-                          t.sin.get());
-          t.position = position;
-        }
-        if (p.out != p.in0) std::memcpy(p.out, p.in0, p.n * sizeof(float));
-        ops::ApplyRope(p.out, p.n / p.i0, p.i0, p.i1, t.cos.get(), t.sin.get());
-        break;
-      }
-      case StepKind::kKvAppend:
-        p.cache->Append(position, p.in0, p.in1);
-        break;
-      case StepKind::kAttention:
-        ops::AttentionRing(p.in0, p.cache->keys(), p.cache->values(),
-                           static_cast<size_t>(p.cache->rows()),
-                           static_cast<size_t>(p.cache->FirstVisibleRow(position)),
-                           static_cast<size_t>(p.cache->VisibleRows(position)), p.i0,
-                           p.num_kv_heads, p.head_dim, p.f0, scratch_.get(), p.out);
-        break;
-      case StepKind::kGeluTanh:
-        ops::GeluTanh(p.in0, p.out, p.n);
-        break;
-      case StepKind::kGeluTanhMul:
-        ops::GeluTanhMul(p.in0, p.in1, p.out, p.n);
-        break;
-      case StepKind::kResidualRmsNorm:
-        ops::ResidualRmsNorm(p.in0, p.in1, p.gain, p.scalar, p.out, p.n, p.i0,
-                             p.f0);
-        break;
-      case StepKind::kMul:
-        ops::Mul(p.in0, p.in1, p.out, p.n);
-        break;
-      case StepKind::kAdd:
-        ops::Add(p.in0, p.in1, p.out, p.n);
-        break;
-      case StepKind::kScale:
-      case StepKind::kLayerScalar:
-        ops::Scale(p.in0, p.f0, p.out, p.n);
-        break;
-      case StepKind::kSoftcap:
-        ops::Softcap(p.in0, p.f0, p.out, p.n);
-        break;
-    }
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (steps_[i].logits_only && !want_logits) continue;
+    RunBatchStep(steps_[i], plan_->steps[i], &token, 1, 0, 1, position);
   }
   // A NaN or Inf logit would make greedy decoding silently pick token 0: report it instead.
   if (want_logits && !AllFinite(logits())) {
@@ -502,6 +392,27 @@ void Session::ParallelFor(size_t n, const F& f) {
 
 namespace {
 
+// Rows [begin, end) of y = W x for one row x (the matrix-vector kernels of decode), by weight
+// format.
+void LinearRows(const uint8_t* weight, WeightFormat format, const float* x, float* y, size_t rows,
+                size_t cols, size_t begin, size_t end) {
+  switch (format) {
+    case WeightFormat::kBF16:
+      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), x, y, rows, cols, begin,
+                      end);
+      return;
+    case WeightFormat::kQ8_0:
+      ops::LinearQ8_0(weight, x, y, rows, cols, begin, end);
+      return;
+    case WeightFormat::kQ4_0:
+      ops::LinearQ4_0(weight, x, y, rows, cols, begin, end);
+      return;
+    case WeightFormat::kF32:
+      ops::LinearF32(reinterpret_cast<const float*>(weight), x, y, rows, cols, begin, end);
+      return;
+  }
+}
+
 // Rows [begin, end) of y = W x for `batch` rows of x, by weight format.
 void MatMulRows(const uint8_t* weight, WeightFormat format, const float* x, size_t x_stride,
                 float* y, size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
@@ -553,6 +464,22 @@ void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* toke
     case StepKind::kLmHead: {
       const float* x = in0(first);
       float* y = out(first);
+      if (count == 1) {
+        // Decode: the matrix-vector kernels, rows split in the pool's SplitRow shares.
+        if (!p.parallel) {
+          LinearRows(p.weight, p.format, x, y, p.rows, p.cols, 0, p.rows);
+          return;
+        }
+        const int threads = pool_->num_threads();
+        ParallelFor(static_cast<size_t>(threads), [&](size_t t0, size_t t1, int) {
+          for (size_t t = t0; t < t1; ++t) {
+            const size_t begin = SplitRow(p.rows, threads, static_cast<int>(t));
+            const size_t end = SplitRow(p.rows, threads, static_cast<int>(t) + 1);
+            if (begin < end) LinearRows(p.weight, p.format, x, y, p.rows, p.cols, begin, end);
+          }
+        });
+        return;
+      }
       const size_t x_stride = BatchStride(s.in0), y_stride = BatchStride(s.out);
       // Split when the whole product (all rows of the batch) is worth waking the workers.
       const bool parallel = pool_ != nullptr && p.rows >= 32 &&

@@ -140,10 +140,6 @@ class Session {
 
   Session() = default;
   absl::Status Prepare(SessionOptions options);
-  void RunMatVec(const Prepared& step);
-  // Rows [begin, end) of a linear / lm_head step, by weight format.
-  static void LinearRows(const Prepared& p, size_t begin, size_t end);
-  static void MatVecTask(void* context, int thread_index);
   // The batched layout (runtime/plan.h) for batches of `rows`: buffer `index`'s
   // first row and the floats between rows.
   float* BatchRow(int32_t index, size_t rows, size_t row) const;
@@ -170,7 +166,6 @@ class Session {
   std::vector<FloatArray> gains_;  // f32 copies of bf16 norm gains
   std::vector<Prepared> steps_;
   std::unique_ptr<ThreadPool> pool_;       // null for one thread
-  const Prepared* matvec_step_ = nullptr;  // the step MatVecTask works on
 };
 
 }  // namespace cortiq
