@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_weights.h"
 #include "benchmark/benchmark.h"
 #include "hwy/base.h"
 #include "hwy/targets.h"
@@ -32,90 +33,10 @@
 namespace cortiq {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Buffers and random data.
-
-constexpr size_t kAlign = 64;
-
-struct AlignedFree {
-  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kAlign)); }
-};
-using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
-
-AlignedBytes AllocateBytes(size_t bytes) {
-  return AlignedBytes(static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t(kAlign))));
-}
-
-// splitmix64: fast and good enough for weight values.
-struct Rng {
-  uint64_t state;
-  uint64_t Next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1).
-  float Uniform() { return static_cast<float>(static_cast<int64_t>(Next()) >> 40) * 0x1p-23f; }
-};
-
-void FillUniform(Rng& rng, float* v, size_t n) {
-  for (size_t i = 0; i < n; ++i) v[i] = rng.Uniform();
-}
+using namespace bench;  // NOLINT: the shared test-weight helpers (bench/bench_weights.h)
 
 // ---------------------------------------------------------------------------------------------
-// Formats.
-
-enum class Format { kF32, kBF16, kQ8_0, kQ4_0 };
-
-const char* FormatName(Format f) {
-  switch (f) {
-    case Format::kF32:
-      return "f32";
-    case Format::kBF16:
-      return "bf16";
-    case Format::kQ8_0:
-      return "q8_0";
-    case Format::kQ4_0:
-      return "q4_0";
-  }
-  return "?";
-}
-
-size_t RowBytes(Format f, size_t cols) {
-  switch (f) {
-    case Format::kF32:
-      return cols * sizeof(float);
-    case Format::kBF16:
-      return cols * sizeof(hwy::bfloat16_t);
-    case Format::kQ8_0:
-      return ops::Q8_0RowBytes(cols);
-    case Format::kQ4_0:
-      return ops::Q4_0RowBytes(cols);
-  }
-  return 0;
-}
-
-// Encodes one row of f32 weights into `out` (RowBytes(f, cols) bytes).
-void EncodeRow(Format f, const float* row, size_t cols, uint8_t* out) {
-  switch (f) {
-    case Format::kF32:
-      memcpy(out, row, cols * sizeof(float));
-      break;
-    case Format::kBF16:
-      for (size_t c = 0; c < cols; ++c) {
-        const hwy::bfloat16_t b = hwy::BF16FromF32(row[c]);
-        memcpy(out + c * sizeof(b), &b, sizeof(b));
-      }
-      break;
-    case Format::kQ8_0:
-      ops::QuantizeRowQ8_0(row, cols, out);
-      break;
-    case Format::kQ4_0:
-      ops::QuantizeRowQ4_0(row, cols, out);
-      break;
-  }
-}
+// Kernels by format.
 
 void MatMul(Format f, const uint8_t* w, const float* x, float* y, size_t batch, size_t rows,
             size_t cols) {
