@@ -581,68 +581,67 @@ absl::Status GgufFile::UnsupportedTypeError(const GgufTensorInfo& info) const {
                                                " (F32, F16, BF16, Q8_0 and Q4_0 can be read)"));
 }
 
-absl::Status GgufFile::ReadAsF32(const GgufTensorInfo& info, float* out) const {
+absl::Status GgufFile::ConvertTensor(
+    const GgufTensorInfo& info, absl::FunctionRef<void(const uint8_t*, uint64_t)> convert) const {
   if (info.dtype == DType::kUnsupported) return UnsupportedTypeError(info);
   std::vector<uint8_t> scratch;
   absl::StatusOr<absl::Span<const uint8_t>> data = Bytes(info, &scratch);
   if (!data.ok()) return data.status();
-  const uint8_t* src = data->data();
-  const uint64_t count = info.num_elements();
-  switch (info.dtype) {
-    case DType::kF32:
-    case DType::kF16:
-    case DType::kBF16:
-      FloatElementsToF32(info.dtype, src, count, out);
-      break;
-    case DType::kQ8_0:
-      ops::DequantizeRowQ8_0(src, count, out);
-      break;
-    case DType::kQ4_0:
-      ops::DequantizeRowQ4_0(src, count, out);
-      break;
-    case DType::kUnsupported:
-      break;  // Handled above.
-  }
-  if (!file_.mapped().empty()) ReleaseMappedPages(src, data->size());
+  convert(data->data(), info.num_elements());
+  if (!file_.mapped().empty()) ReleaseMappedPages(data->data(), data->size());
   return absl::OkStatus();
 }
 
-absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) const {
-  if (info.dtype == DType::kUnsupported) return UnsupportedTypeError(info);
-  std::vector<uint8_t> scratch;
-  absl::StatusOr<absl::Span<const uint8_t>> data = Bytes(info, &scratch);
-  if (!data.ok()) return data.status();
-  const uint8_t* src = data->data();
-  const uint64_t count = info.num_elements();
-  switch (info.dtype) {
-    case DType::kBF16:
-    case DType::kF32:
-    case DType::kF16:
-      FloatElementsToBF16(info.dtype, src, count, out);
-      break;
-    case DType::kQ8_0:
-    case DType::kQ4_0: {
-      // One row at a time, so the f32 scratch is ne[0] values, not the whole tensor.
-      const uint64_t row = info.ne.empty() ? 1 : static_cast<uint64_t>(info.ne[0]);
-      const uint64_t block_bytes =
-          info.dtype == DType::kQ8_0 ? ops::kQ8_0BlockBytes : ops::kQ4_0BlockBytes;
-      const uint64_t row_bytes = row / ops::kQuantBlockSize * block_bytes;
-      std::vector<float> values(row);
-      for (uint64_t r = 0; row > 0 && r < count / row; ++r) {
-        if (info.dtype == DType::kQ8_0) {
-          ops::DequantizeRowQ8_0(src + r * row_bytes, row, values.data());
-        } else {
-          ops::DequantizeRowQ4_0(src + r * row_bytes, row, values.data());
-        }
-        for (uint64_t i = 0; i < row; ++i) out[r * row + i] = F32ToBf16(values[i]);
-      }
-      break;
+absl::Status GgufFile::ReadAsF32(const GgufTensorInfo& info, float* out) const {
+  return ConvertTensor(info, [&](const uint8_t* src, uint64_t count) {
+    switch (info.dtype) {
+      case DType::kF32:
+      case DType::kF16:
+      case DType::kBF16:
+        FloatElementsToF32(info.dtype, src, count, out);
+        break;
+      case DType::kQ8_0:
+        ops::DequantizeRowQ8_0(src, count, out);
+        break;
+      case DType::kQ4_0:
+        ops::DequantizeRowQ4_0(src, count, out);
+        break;
+      case DType::kUnsupported:
+        break;  // Rejected by ConvertTensor.
     }
-    case DType::kUnsupported:
-      break;  // Handled above.
-  }
-  if (!file_.mapped().empty()) ReleaseMappedPages(src, data->size());
-  return absl::OkStatus();
+  });
+}
+
+absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) const {
+  return ConvertTensor(info, [&](const uint8_t* src, uint64_t count) {
+    switch (info.dtype) {
+      case DType::kBF16:
+      case DType::kF32:
+      case DType::kF16:
+        FloatElementsToBF16(info.dtype, src, count, out);
+        break;
+      case DType::kQ8_0:
+      case DType::kQ4_0: {
+        // One row at a time, so the f32 scratch is ne[0] values, not the whole tensor.
+        const uint64_t row = info.ne.empty() ? 1 : static_cast<uint64_t>(info.ne[0]);
+        const uint64_t block_bytes =
+            info.dtype == DType::kQ8_0 ? ops::kQ8_0BlockBytes : ops::kQ4_0BlockBytes;
+        const uint64_t row_bytes = row / ops::kQuantBlockSize * block_bytes;
+        std::vector<float> values(row);
+        for (uint64_t r = 0; row > 0 && r < count / row; ++r) {
+          if (info.dtype == DType::kQ8_0) {
+            ops::DequantizeRowQ8_0(src + r * row_bytes, row, values.data());
+          } else {
+            ops::DequantizeRowQ4_0(src + r * row_bytes, row, values.data());
+          }
+          for (uint64_t i = 0; i < row; ++i) out[r * row + i] = F32ToBf16(values[i]);
+        }
+        break;
+      }
+      case DType::kUnsupported:
+        break;  // Rejected by ConvertTensor.
+    }
+  });
 }
 
 }  // namespace cortiq

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -272,6 +273,11 @@ class GgufFile {
                                                   std::vector<uint8_t>* scratch) const;
   // The error for reading a tensor of a type other than F32/F16/BF16/Q8_0/Q4_0.
   absl::Status UnsupportedTypeError(const GgufTensorInfo& info) const;
+  // ReadAsF32 / ReadAsBF16 around their conversion: rejects an unsupported type, gets the
+  // tensor's bytes (mapped, or read into a scratch buffer), calls convert(bytes,
+  // num_elements), then drops the mapped pages it touched.
+  absl::Status ConvertTensor(const GgufTensorInfo& info,
+                             absl::FunctionRef<void(const uint8_t*, uint64_t)> convert) const;
 
   ReadOnlyFile file_;
   uint32_t version_ = 0;
