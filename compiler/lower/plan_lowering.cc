@@ -224,8 +224,7 @@ absl::StatusOr<Plan> Lowering::Run() {
     plan_.model.max_position_embeddings = get("max_position_embeddings");
   }
   mlir::Block& body = func.getBody().front();
-  body.walk([&](EmbeddingOp op) { tables_.insert(op.getTable().str()); });
-  body.walk([&](LmHeadOp op) { tables_.insert(op.getTable().str()); });
+  tables_ = TableWeights(func);
   if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr)) {
     planned_arena_ = true;
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());

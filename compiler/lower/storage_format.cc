@@ -1,7 +1,6 @@
 // The storage-format policy (see storage_format.h).
 #include "compiler/lower/storage_format.h"
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/import/importer.h"
 
@@ -40,10 +39,15 @@ WeightFormat ChooseStorageFormat(WeightOp weight, bool is_table, const LoweringO
   return format;
 }
 
-void AssignStorageFormats(mlir::ModuleOp module, const LoweringOptions& options) {
+absl::flat_hash_set<std::string> TableWeights(mlir::Operation* root) {
   absl::flat_hash_set<std::string> tables;
-  module.walk([&](EmbeddingOp op) { tables.insert(op.getTable().str()); });
-  module.walk([&](LmHeadOp op) { tables.insert(op.getTable().str()); });
+  root->walk([&](EmbeddingOp op) { tables.insert(op.getTable().str()); });
+  root->walk([&](LmHeadOp op) { tables.insert(op.getTable().str()); });
+  return tables;
+}
+
+void AssignStorageFormats(mlir::ModuleOp module, const LoweringOptions& options) {
+  const absl::flat_hash_set<std::string> tables = TableWeights(module);
   mlir::Builder builder(module.getContext());
   module.walk([&](WeightOp weight) {
     const WeightFormat format =

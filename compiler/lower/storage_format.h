@@ -3,6 +3,9 @@
 #ifndef CORTIQ_COMPILER_LOWER_STORAGE_FORMAT_H_
 #define CORTIQ_COMPILER_LOWER_STORAGE_FORMAT_H_
 
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "compiler/lower/plan_lowering.h"
@@ -10,6 +13,9 @@
 
 namespace cortiq {
 
+
+// Names of the weights read as tables (by cortiq.embedding or cortiq.lm_head ops) under `root`.
+absl::flat_hash_set<std::string> TableWeights(mlir::Operation* root);
 
 // The format the policy above gives `weight` (`is_table`: read by an embedding or LM-head op).
 // A weight read from GGUF blocks (kCheckpointFormatAttr) keeps their format unless
