@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/file_checks.h"
-#include "runtime/status_macros.h"
+#include "base/file_checks.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {

@@ -99,7 +99,7 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size);
 // reserved up front with posix_fallocate (so a full disk is an error, not a
 // SIGBUS in the mapping), and renamed to TARGET only on success; TARGET.tmp is
 // removed on every failure. Callers that have inputs should also check `path`
-// against them with CheckOutputPath (runtime/file_checks.h). Errors name the
+// against them with CheckOutputPath (base/file_checks.h). Errors name the
 // path (and the weight for fill errors): invalid plan or output path
 // (InvalidArgument), I/O failures (the errno's status: ResourceExhausted for
 // "No space left on device", naming the size; Internal otherwise), or fill's

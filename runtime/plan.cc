@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 

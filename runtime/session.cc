@@ -18,7 +18,7 @@
 #include "ops/matmul.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/checkpoint/model_config.h"
-#include "compiler/checkpoint/tensor_spec.h"
+#include "formats/model_config.h"
+#include "formats/tensor_spec.h"
 
 namespace cortiq {
 

@@ -9,14 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "compiler/checkpoint/checkpoint_reader.h"
-#include "compiler/checkpoint/file_util.h"
-#include "compiler/checkpoint/safetensors.h"
+#include "formats/checkpoint_reader.h"
+#include "base/file_util.h"
+#include "formats/safetensors.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {

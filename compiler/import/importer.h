@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/checkpoint/model_config.h"
+#include "formats/model_config.h"
 #include "compiler/import/gemma4_tensors.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -44,7 +44,7 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     const std::vector<TensorSpec>& tensors, const std::string& source_name);
 
 // Reads a checkpoint's config and tensor headers (no weights) and imports: a directory with
-// config.json + safetensors, or a GGUF file (arch gemma4; see compiler/checkpoint/gguf_gemma4.h).
+// config.json + safetensors, or a GGUF file (arch gemma4; see formats/gguf_gemma4.h).
 // With `config_only`, the tensors are not read (and `checkpoint_dir` may also name a config
 // .json file directly): the shapes the config implies are used
 // (bf16, the dtype of the official releases), so E2B/E4B graphs can be printed from a config.

@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/checkpoint/dtype.h"
+#include "formats/dtype.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "ops/quantize.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {

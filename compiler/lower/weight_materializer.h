@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/checkpoint/checkpoint_reader.h"
+#include "formats/checkpoint_reader.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "runtime/plan.h"
 

@@ -18,7 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "tools/common/command_line.h"
 #include "tools/cortiq-bench/memory_bandwidth.h"
 

@@ -11,7 +11,7 @@
 #include "tools/common/command_line.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/checkpoint/checkpoint_reader.h"
+#include "formats/checkpoint_reader.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
 #include "compiler/lower/storage_format.h"
@@ -20,7 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "runtime/artifact.h"
-#include "runtime/file_checks.h"
+#include "base/file_checks.h"
 
 ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
 ABSL_FLAG(std::string, weights, "",

@@ -10,7 +10,7 @@
 // N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
 // exit status 1; among them non-finite (NaN/Inf) logits at any position whose
 // logits are computed, and dump paths that are not regular files or are the
-// model itself (runtime/file_checks.h).
+// model itself (base/file_checks.h).
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -36,9 +36,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/artifact.h"
-#include "runtime/file_checks.h"
+#include "base/file_checks.h"
 #include "runtime/session.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error \

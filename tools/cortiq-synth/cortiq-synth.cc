@@ -25,13 +25,13 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/checkpoint/file_util.h"
-#include "compiler/checkpoint/model_config.h"
-#include "compiler/checkpoint/safetensors_writer.h"
+#include "base/file_util.h"
+#include "formats/model_config.h"
+#include "formats/safetensors_writer.h"
 #include "compiler/import/gemma4_tensors.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "tools/common/command_line.h"
 
 ABSL_FLAG(std::string, preset, "tiny", "model shape: tiny (tiny-a: 8 layers, hidden 64), e2b or e4b");

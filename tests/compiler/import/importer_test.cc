@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "tests/compiler/checkpoint/gguf_test_util.h"
+#include "tests/formats/gguf_test_util.h"
 
 namespace cortiq {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "compiler/checkpoint/checkpoint_reader.h"
+#include "formats/checkpoint_reader.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
 #include "compiler/lower/weight_materializer.h"
@@ -21,7 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "ops/quantize.h"
 #include "passes/Passes.h"
-#include "tests/compiler/checkpoint/gguf_test_util.h"
+#include "tests/formats/gguf_test_util.h"
 
 namespace cortiq {
 namespace {

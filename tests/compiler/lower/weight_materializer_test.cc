@@ -7,8 +7,8 @@
 #include <cstring>
 #include <limits>
 
-#include "compiler/checkpoint/dtype.h"
-#include "compiler/checkpoint/safetensors_writer.h"
+#include "formats/dtype.h"
+#include "formats/safetensors_writer.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

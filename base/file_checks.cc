@@ -1,0 +1,101 @@
+// CheckOutputPath and ResolveOutputPath: refuse outputs that would destroy a special file or an
+// input, and find the real file behind a symlinked output.
+#include "base/file_checks.h"
+
+#include <sys/mman.h>
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace cortiq {
+namespace {
+
+// Longest symlink chain followed, as the kernel's own limit (MAXSYMLINKS).
+constexpr int kMaxSymlinks = 40;
+
+// What a non-regular file is, for the error message.
+const char* FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+// The directory part of `path` ("." for a bare name, "/" for a file in the root).
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::Status CheckOutputPath(const std::string& output,
+                             const std::vector<std::string>& inputs) {
+  struct stat out;
+  // A missing output is created, and any other stat error (EACCES, ENOTDIR, ELOOP) makes the
+  // caller's open fail with the same errno, reported there with its own wording.
+  if (stat(output.c_str(), &out) != 0) return absl::OkStatus();
+  if (!S_ISREG(out.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(output, ": is ", FileKind(out.st_mode),
+                     ", not a regular file; refusing to overwrite it"));
+  }
+  for (const std::string& input : inputs) {
+    struct stat in;
+    if (input.empty() || stat(input.c_str(), &in) != 0) continue;
+    if (in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(output, ": is the same file as the input ", input,
+                       "; refusing to overwrite it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ResolveOutputPath(const std::string& path) {
+  std::string current = path;
+  for (int i = 0; i <= kMaxSymlinks; ++i) {
+    struct stat st;
+    // Missing (or unreadable): this is the name the writer creates, and its open reports errors.
+    if (lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return current;
+    char target[PATH_MAX];
+    const ssize_t n = readlink(current.c_str(), target, sizeof(target));
+    if (n < 0) {
+      return absl::InternalError(absl::StrCat(path, ": cannot read the symbolic link ", current,
+                                              ": ", std::strerror(errno)));
+    }
+    if (static_cast<size_t>(n) >= sizeof(target)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": the symbolic link ", current, " has a target longer than ",
+                       PATH_MAX - 1, " bytes"));
+    }
+    const std::string next(target, static_cast<size_t>(n));
+    // A relative target is relative to the directory holding the link, not to the cwd.
+    current = !next.empty() && next[0] == '/' ? next : absl::StrCat(Dirname(current), "/", next);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": more than ", kMaxSymlinks, " levels of symbolic links (a loop?)"));
+}
+
+void ReleaseMappedPages(const uint8_t* data, uint64_t size) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+}  // namespace cortiq

@@ -1,0 +1,45 @@
+// File helpers shared by the runtime, the compiler and the tools: output-path checks (writing an
+// output must never replace a device node, a directory, a FIFO or a symbolic link, nor overwrite
+// one of the command's own inputs, e.g. `cortiq-run --dump-logits MODEL` truncating the model
+// it has mapped) and the release of mapped pages a reader or writer is done with.
+#ifndef CORTIQ_BASE_FILE_CHECKS_H_
+#define CORTIQ_BASE_FILE_CHECKS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace cortiq {
+
+// Checks that `output` may be created or overwritten. If `output` exists (symlinks followed) it
+// must be a regular file, and it must not be the same file (st_dev and st_ino, symlinks
+// followed, so hard links and links to an input count) as any path of `inputs`. A missing
+// output, or a symlink to a missing target, passes; inputs that do not exist are skipped (their
+// own open reports them); a stat failure other than "missing" is left to the caller's open,
+// which reports it with the real errno. Call it before the output is opened for writing.
+// Errors: InvalidArgument "OUTPUT: is a character device, not a regular file; refusing to
+// overwrite it" (likewise a block device, a directory, a FIFO, a socket) or "OUTPUT: is the same
+// file as the input INPUT; refusing to overwrite it".
+absl::Status CheckOutputPath(const std::string& output,
+                             const std::vector<std::string>& inputs);
+
+// The path that writing `path` by create-and-rename really has to replace: `path` with every
+// symbolic link along the chain followed (relative link targets are resolved against the
+// directory of the link), so that a writer can rename onto the link's target and keep the link.
+// The result may not exist yet (a dangling link names the file to create); `path` itself is
+// returned when it is not a symlink or does not exist. Errors: InvalidArgument naming `path` for
+// a chain of more than 40 links (a loop); the errno's status for a failing readlink.
+absl::StatusOr<std::string> ResolveOutputPath(const std::string& path);
+
+// Drops the whole pages of [data, data + size) of a file mapping from this process (madvise
+// MADV_DONTNEED). The data stay in the page cache (and, for a shared writable mapping, reach the
+// file); only RSS shrinks, so a reader or writer that touches each tensor once keeps about one
+// tensor resident instead of the whole model.
+void ReleaseMappedPages(const uint8_t* data, uint64_t size);
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_BASE_FILE_CHECKS_H_

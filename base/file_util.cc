@@ -1,0 +1,156 @@
+// POSIX file helpers for the checkpoint readers (see file_util.h).
+#include "base/file_util.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace cortiq {
+namespace {
+
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+}  // namespace
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return absl::StrCat(dir, name);
+  return absl::StrCat(dir, "/", name);
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes) {
+  absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(path);
+  if (!file.ok()) return file.status();
+  if (file->size() > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": file is ", file->size(),
+                                                   " bytes, more than the limit of ", max_bytes));
+  }
+  std::string contents(file->size(), '\0');
+  absl::Status status = file->ReadAt(0, contents.size(), contents.data());
+  if (!status.ok()) return status;
+  return contents;
+}
+
+absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(const std::string& path) {
+  // O_NONBLOCK: a blocking open(2) of a FIFO waits for a writer, i.e. forever for a FIFO given by
+  // mistake; without blocking it returns at once and the S_ISREG check below rejects it. (A
+  // stat(2) before the open would leave a window in which the path is replaced.) O_NOCTTY keeps
+  // a terminal device from becoming the controlling terminal on the way to the same rejection.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", ErrnoText(errno)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return absl::NotFoundError(absl::StrCat(path, ": cannot stat: ", ErrnoText(error)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file (",
+                                                   S_ISDIR(st.st_mode)    ? "a directory"
+                                                   : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                   : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+                                                       ? "a device"
+                                                       : "a socket or other special file",
+                                                   ")"));
+  }
+  // Regular files ignore O_NONBLOCK; it is cleared so that the descriptor is an ordinary one.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return ReadOnlyFile(path, fd, static_cast<uint64_t>(st.st_size));
+}
+
+ReadOnlyFile::ReadOnlyFile(std::string path, int fd, uint64_t size)
+    : path_(std::move(path)), fd_(fd), size_(size) {}
+
+ReadOnlyFile::ReadOnlyFile(ReadOnlyFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      size_(std::exchange(other.size_, 0)),
+      map_(std::exchange(other.map_, nullptr)) {}
+
+ReadOnlyFile& ReadOnlyFile::operator=(ReadOnlyFile&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    size_ = std::exchange(other.size_, 0);
+    map_ = std::exchange(other.map_, nullptr);
+  }
+  return *this;
+}
+
+ReadOnlyFile::~ReadOnlyFile() { Reset(); }
+
+void ReadOnlyFile::Reset() {
+  if (map_ != nullptr) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  map_ = nullptr;
+  fd_ = -1;
+}
+
+absl::Status ReadOnlyFile::ReadAt(uint64_t offset, uint64_t num_bytes, void* out) const {
+  if (offset > size_ || num_bytes > size_ - offset) {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": truncated: reading bytes [", offset,
+                                                   ", ", offset + num_bytes, ") of a file of ",
+                                                   size_, " bytes"));
+  }
+  auto* dst = static_cast<char*>(out);
+  while (num_bytes > 0) {
+    const ssize_t n = ::pread(fd_, dst, num_bytes, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat(path_, ": read failed: ", ErrnoText(errno)));
+    }
+    if (n == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path_, ": unexpected end of file at byte ", offset));
+    }
+    dst += n;
+    offset += static_cast<uint64_t>(n);
+    num_bytes -= static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadOnlyFile::Map() {
+  if (map_ != nullptr || size_ == 0) return absl::OkStatus();
+  void* map = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+  if (map == MAP_FAILED) {
+    return absl::InternalError(
+        absl::StrCat(path_, ": mmap of ", size_, " bytes failed: ", ErrnoText(errno)));
+  }
+  map_ = map;
+  return absl::OkStatus();
+}
+
+absl::Span<const uint8_t> ReadOnlyFile::mapped() const {
+  if (map_ == nullptr) return {};
+  return absl::Span<const uint8_t>(static_cast<const uint8_t*>(map_), size_);
+}
+
+}  // namespace cortiq

@@ -1,0 +1,114 @@
+// Tests of runtime/file_checks.cc: CheckOutputPath refuses special files and outputs that are
+// an input (directly, through a symlink or a hard link) and accepts new and ordinary files;
+// ResolveOutputPath follows symlink chains, relative targets and dangling links.
+#include "base/file_checks.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cortiq {
+namespace {
+
+using ::testing::HasSubstr;
+
+class FileChecksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/cortiq_file_checks_test_", getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
+    ASSERT_EQ(mkdir(dir_.c_str(), 0755), 0);
+    input_ = Path("input.bin");
+    std::ofstream(input_) << "input";
+  }
+  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+
+  std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
+
+  std::string dir_;
+  std::string input_;
+};
+
+TEST_F(FileChecksTest, AcceptsNewAndOrdinaryOutputs) {
+  EXPECT_TRUE(CheckOutputPath(Path("new.bin"), {input_}).ok());
+  std::ofstream(Path("old.bin")) << "old";
+  EXPECT_TRUE(CheckOutputPath(Path("old.bin"), {input_}).ok());
+  // Missing and empty inputs are skipped (their own open reports them).
+  EXPECT_TRUE(CheckOutputPath(Path("old.bin"), {Path("missing"), ""}).ok());
+  EXPECT_TRUE(CheckOutputPath(Path("old.bin"), {}).ok());
+  // A dangling symlink names a file to create.
+  ASSERT_EQ(symlink(Path("target.bin").c_str(), Path("dangling").c_str()), 0);
+  EXPECT_TRUE(CheckOutputPath(Path("dangling"), {input_}).ok());
+  // An unreachable output is left to the caller's open, which reports the errno.
+  EXPECT_TRUE(CheckOutputPath(Path("no/such/dir/out.bin"), {input_}).ok());
+}
+
+TEST_F(FileChecksTest, RefusesTheInputItself) {
+  const absl::Status status = CheckOutputPath(input_, {Path("other"), input_});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(status.message()),
+            absl::StrCat(input_, ": is the same file as the input ", input_,
+                         "; refusing to overwrite it"));
+}
+
+TEST_F(FileChecksTest, RefusesTheInputUnderAnotherName) {
+  // A symlink to the input, a hard link, and a path spelled differently.
+  ASSERT_EQ(symlink("input.bin", Path("link").c_str()), 0);
+  ASSERT_EQ(link(input_.c_str(), Path("hard").c_str()), 0);
+  for (const std::string& output :
+       {Path("link"), Path("hard"), absl::StrCat(dir_, "/./input.bin")}) {
+    const absl::Status status = CheckOutputPath(output, {input_});
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr(absl::StrCat(output, ": is the same file as the input ", input_)));
+  }
+  // And the input given through a symlink.
+  EXPECT_FALSE(CheckOutputPath(input_, {Path("link")}).ok());
+}
+
+TEST_F(FileChecksTest, RefusesSpecialFiles) {
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0644), 0);
+  EXPECT_EQ(std::string(CheckOutputPath(Path("fifo"), {}).message()),
+            Path("fifo") + ": is a FIFO, not a regular file; refusing to overwrite it");
+  EXPECT_THAT(std::string(CheckOutputPath(dir_, {}).message()),
+              HasSubstr(": is a directory, not a regular file"));
+  // Through a symlink, too (as `-o link-to-/dev/null`).
+  ASSERT_EQ(symlink("fifo", Path("to_fifo").c_str()), 0);
+  EXPECT_THAT(std::string(CheckOutputPath(Path("to_fifo"), {}).message()),
+              HasSubstr("to_fifo: is a FIFO"));
+  EXPECT_THAT(std::string(CheckOutputPath("/dev/null", {}).message()),
+              HasSubstr("/dev/null: is a character device"));
+}
+
+TEST_F(FileChecksTest, ResolvesSymlinkChains) {
+  // Not a symlink, or missing: unchanged.
+  EXPECT_EQ(*ResolveOutputPath(input_), input_);
+  EXPECT_EQ(*ResolveOutputPath(Path("missing")), Path("missing"));
+  // A relative target is relative to the link's directory, not the cwd.
+  ASSERT_EQ(mkdir(Path("sub").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("../input.bin", Path("sub/up").c_str()), 0);
+  EXPECT_EQ(*ResolveOutputPath(Path("sub/up")), Path("sub/../input.bin"));
+  // A chain ending in a dangling link: the file to create.
+  ASSERT_EQ(symlink("sub/second", Path("first").c_str()), 0);
+  ASSERT_EQ(symlink(Path("created.bin").c_str(), Path("sub/second").c_str()), 0);
+  EXPECT_EQ(*ResolveOutputPath(Path("first")), Path("created.bin"));
+  // A loop.
+  ASSERT_EQ(symlink("loop_b", Path("loop_a").c_str()), 0);
+  ASSERT_EQ(symlink("loop_a", Path("loop_b").c_str()), 0);
+  const absl::StatusOr<std::string> loop = ResolveOutputPath(Path("loop_a"));
+  EXPECT_EQ(loop.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(loop.status().message()),
+              HasSubstr("loop_a: more than 40 levels of symbolic links"));
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,186 @@
+// Tests of tools/cortiq-synth, the command-line front end of the safetensors writer: flag
+// validation, a complete checkpoint that the reader accepts, and no partial file left behind
+// when a write fails. Runs the built binary (CORTIQ_SYNTH_BIN); a file size limit (RLIMIT_FSIZE,
+// with SIGXFSZ ignored) stands in for a full disk: both make write(2) fail mid-file.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "formats/safetensors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cortiq {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal if killed.
+  std::string output;  // stdout and stderr.
+};
+
+// Runs cortiq-synth with `args`. A nonzero `file_size_limit` caps every file it writes
+// (RLIMIT_FSIZE, bytes); SIGXFSZ is ignored so that exceeding it fails the write with EFBIG, as a
+// full disk fails it with ENOSPC, instead of killing the process.
+RunResult RunSynth(const std::vector<std::string>& args, rlim_t file_size_limit = 0) {
+  // One file per test: ctest runs the tests of this binary in parallel processes.
+  const std::string output_path =
+      absl::StrCat(::testing::TempDir(), "/cortiq_synth_output.",
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".txt");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    signal(SIGXFSZ, SIG_IGN);
+    if (file_size_limit != 0) {
+      const struct rlimit limit = {file_size_limit, file_size_limit};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    std::vector<char*> argv = {const_cast<char*>(CORTIQ_SYNTH_BIN)};
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(CORTIQ_SYNTH_BIN, argv.data());
+    _exit(127);
+  }
+  RunResult result;
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(output_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  result.output = text.str();
+  return result;
+}
+
+// A path under the gtest temp dir named after the running test, removed with its files.
+std::string FreshPath() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string path = absl::StrCat(::testing::TempDir(), "/cortiq_synth_", info->name());
+  if (DIR* dir = opendir(path.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") unlink((path + "/" + name).c_str());
+    }
+    closedir(dir);
+  }
+  rmdir(path.c_str());
+  return path;
+}
+
+// The names in directory `path`; {"<missing>"} if it does not exist.
+std::set<std::string> Files(const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return {"<missing>"};
+  std::set<std::string> names;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+TEST(CortiqSynthTest, WritesACheckpointTheReaderAccepts) {
+  const std::string dir = FreshPath();
+  RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(Files(dir), ElementsAre("config.json", "model.safetensors"));
+  absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+
+  const std::string sharded = FreshPath() + "_sharded";
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--max-shard-mb", "1", "-o", sharded});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(Files(sharded),
+              ElementsAre("config.json", "model-00001-of-00002.safetensors",
+                          "model-00002-of-00002.safetensors", "model.safetensors.index.json"));
+  checkpoint = SafetensorsCheckpoint::Open(sharded);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  EXPECT_EQ(checkpoint->files().size(), 2u);
+}
+
+// The same seed gives the same bytes in every process (the weights do not depend on a
+// per-process hash seed); another seed gives other weights.
+TEST(CortiqSynthTest, SameSeedSameWeights) {
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string files[3];
+  const char* seeds[3] = {"7", "7", "8"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string dir = FreshPath() + "_seed" + std::to_string(i);
+    RunResult run = RunSynth({"--preset", "tiny", "--seed", seeds[i], "-o", dir});
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    files[i] = read(dir + "/model.safetensors");
+  }
+  ASSERT_FALSE(files[0].empty());
+  EXPECT_TRUE(files[0] == files[1]);
+  EXPECT_FALSE(files[0] == files[2]);
+}
+
+// 0 MiB would give every tensor a shard of its own; a value past 2^24 MiB would overflow the
+// byte count.
+TEST(CortiqSynthTest, MaxShardMbMustBePositiveAndBounded) {
+  const std::string dir = FreshPath();
+  RunResult run = RunSynth({"--preset", "tiny", "--max-shard-mb", "0", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("--max-shard-mb must be between 1 and 16777216, not 0"));
+  EXPECT_THAT(Files(dir), ElementsAre("<missing>"));  // Checked before anything is written.
+  run = RunSynth({"--preset", "tiny", "--max-shard-mb", "17592186044416", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("--max-shard-mb must be between 1 and 16777216"));
+}
+
+// A write failing mid-file (disk full) must not leave a truncated model.safetensors, which a
+// later run could mistake for a checkpoint: the files of the run, and the directory it created,
+// are removed.
+TEST(CortiqSynthTest, FailedWriteLeavesNoPartialFile) {
+  const std::string dir = FreshPath();
+  const RunResult run =
+      RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir}, /*file_size_limit=*/100'000);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("write failed: File too large"));
+  EXPECT_THAT(Files(dir), ElementsAre("<missing>"));
+}
+
+TEST(CortiqSynthTest, FailedWriteKeepsAnExistingDirectoryAndItsOtherFiles) {
+  const std::string dir = FreshPath();
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/notes.txt") << "mine";
+  const RunResult run =
+      RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir}, /*file_size_limit=*/100'000);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(Files(dir), ElementsAre("notes.txt"));
+}
+
+// Sharded: no shard, index or config.json is left either (the first shard, ~1 MB, fails).
+TEST(CortiqSynthTest, FailedShardedWriteLeavesNoFile) {
+  const std::string dir = FreshPath();
+  const RunResult run =
+      RunSynth({"--preset", "tiny", "--dtype", "f32", "--max-shard-mb", "1", "-o", dir},
+               /*file_size_limit=*/900'000);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("model-00001-of-00002.safetensors"));
+  EXPECT_THAT(run.output, HasSubstr("File too large"));
+  EXPECT_THAT(Files(dir), ElementsAre("<missing>"));
+}
+
+}  // namespace
+}  // namespace cortiq
