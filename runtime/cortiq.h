@@ -22,6 +22,10 @@
  * - A cortiq_session holds one sequence; use it from one thread at a time (one session per
  *   thread). It may migrate between threads. Overlapping calls on the same session are detected
  *   and fail with CORTIQ_STATUS_BUSY without touching it.
+ * - Every call on a session checks, in this order: the session handle (NULL:
+ *   INVALID_ARGUMENT), that no other call is running on it (BUSY: reported before any other
+ *   argument is looked at, so a busy call given a NULL pointer fails with BUSY), then its other
+ *   arguments.
  * - cortiq_last_error() is per thread.
  */
 #ifndef CORTIQ_H_
@@ -182,10 +186,13 @@ CORTIQ_API void cortiq_session_free(cortiq_session* session);
  * observer, if set, is called after each token. Errors (nothing evaluated): INVALID_ARGUMENT
  * (NULL session, NULL tokens with n_tokens > 0, short all_logits, a token id outside
  * [0, vocab_size): the message names its index and value), CONTEXT_FULL (length + n_tokens >
- * context size), BUSY. NUMERIC_ERROR if a computed logit is NaN/Inf: the tokens before the
- * failing one stay evaluated (see cortiq_session_length), the failing one is not, and no logits
- * are available; without all_logits only the last token's logits are computed and checked,
- * and on failure its whole chunk (up to batch_size tokens) stays unevaluated. */
+ * context size; checked before any token id is read, so a count larger than the array is never
+ * read past), BUSY. NUMERIC_ERROR if a computed logit is NaN/Inf: the tokens before the failing
+ * one stay evaluated (their all_logits rows written, the observer called for them; see
+ * cortiq_session_length), the failing one and those after it are not, and no logits are
+ * available. With all_logits every token's logits are computed and the failing token is the
+ * first with a non-finite logit; without, only the last token's are computed and checked, so a
+ * failure is the last token's: the n_tokens - 1 before it stay evaluated. */
 CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int32_t* tokens,
                                              size_t n_tokens, float* all_logits,
                                              size_t all_logits_count);

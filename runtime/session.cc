@@ -310,16 +310,30 @@ absl::Status Session::Prepare(SessionOptions options) {
   return absl::OkStatus();
 }
 
-absl::Status Session::Eval(int32_t token, bool want_logits) {
-  const int64_t vocab = plan_->model.vocab_size;
-  if (token < 0 || token >= vocab) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("token id ", token, " is out of range [0, ", vocab, ")"));
-  }
-  if (length_ >= ctx_size_) {
+absl::Status Session::CheckTokens(absl::Span<const int32_t> tokens) const {
+  // The room first: a count past the context is rejected without reading the ids.
+  const uint64_t room = static_cast<uint64_t>(ctx_size_ - length_);
+  if (tokens.size() > room) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("context full: ctx-size ", ctx_size_));
+        absl::StrCat("context full: ", tokens.size(), " tokens at position ", length_,
+                     " exceed the context size ", ctx_size_, " (", room, " positions left)"));
   }
+  const int64_t vocab = plan_->model.vocab_size;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= vocab) {
+      return absl::InvalidArgumentError(absl::StrCat("tokens[", i, "] = ", tokens[i],
+                                                     " is out of range [0, ", vocab, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::Eval(int32_t token, bool want_logits) {
+  CORTIQ_RETURN_IF_ERROR(CheckTokens(absl::MakeConstSpan(&token, 1)));
+  return EvalToken(token, want_logits);
+}
+
+absl::Status Session::EvalToken(int32_t token, bool want_logits) {
   const int64_t position = length_;
   last_rows_ = 1;
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -568,20 +582,15 @@ absl::Status Session::EvalBatch(absl::Span<const int32_t> tokens, BatchLogits lo
     return absl::InvalidArgumentError(absl::StrCat(
         "EvalBatch: ", rows, " tokens exceed the batch size ", batch_size_));
   }
-  const int64_t vocab = plan_->model.vocab_size;
-  for (size_t t = 0; t < rows; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= vocab) {
-      return absl::InvalidArgumentError(absl::StrCat("token id ", tokens[t], " (batch index ",
-                                                     t, ") is out of range [0, ", vocab, ")"));
-    }
-  }
-  if (length_ + static_cast<int64_t>(rows) > ctx_size_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "context full: ctx-size ", ctx_size_, " (", length_, " positions + ", rows, " tokens)"));
-  }
+  CORTIQ_RETURN_IF_ERROR(CheckTokens(tokens));
+  return Run(tokens, logits);
+}
+
+absl::Status Session::Run(absl::Span<const int32_t> tokens, BatchLogits logits) {
+  const size_t rows = tokens.size();
   // One token: the per-token plan (matrix-vector kernels), so a batch of one is bit-identical
   // to Eval.
-  if (rows == 1) return Eval(tokens[0], logits != BatchLogits::kNone);
+  if (rows == 1) return EvalToken(tokens[0], logits != BatchLogits::kNone);
   const int64_t position = length_;
   last_rows_ = rows;
   for (size_t i = 0; i < steps_.size(); ++i) {

@@ -1,6 +1,8 @@
-// Session: the plan executor. Holds one sequence's state (activation arena, KV
-// caches, position) for an opened Artifact and evaluates one token at a time by
-// running the plan's steps on the ops/ kernels.
+// Session: the plan executor. Holds the execution state of one sequence (activation arena, KV
+// caches, position) for an opened Artifact and evaluates a token (Eval) or a batch of tokens
+// (EvalBatch, the plan's batched form) by running the plan's steps on the ops/ kernels. What a
+// sequence needs beyond that (token history, truncation, saved states, inputs longer than a
+// batch) is runtime/sequence.h.
 #ifndef CORTIQ_RUNTIME_SESSION_H_
 #define CORTIQ_RUNTIME_SESSION_H_
 
@@ -25,10 +27,11 @@ struct SessionOptions {
   // clamped to the model's max_position_embeddings. Must be >= 1.
   // Full-attention caches hold ctx_size rows.
   int64_t ctx_size = 4096;
-  // Threads for matrix-vector products (linear and lm_head steps), in [1, 256];
-  // results are bit-identical for any count (each output row is computed by one
-  // thread with the same kernel path). Everything else runs on the calling
-  // thread.
+  // Threads of the session's pool, in [1, 256] (the calling thread is one of
+  // them): matrix products are split by output rows; in a batch (EvalBatch),
+  // attention and the other row-wise steps are split by rows when there is
+  // enough work to pay for waking the pool. Results are bit-identical for any
+  // count: every output is computed the same way whatever the split.
   int threads = 1;
   // Largest batch EvalBatch accepts: 0 = the plan's max_batch; otherwise clamped to
   // [1, max_batch] (and to ctx_size). The arena holds batch_size rows of every
@@ -43,11 +46,12 @@ enum class BatchLogits {
   kAll,   // every token's: batch_logits(t) (cortiq-run --dump-logits)
 };
 
-// One sequence being decoded. Create allocates everything (arena, caches,
-// attention scratch, RoPE tables, f32 copies of bf16 norm gains) and reads the
-// scalar weights (layer_scalar, residual_rms_norm's weight2) once; Eval
-// allocates nothing. Not thread-safe: use one Session per thread (they may
-// share the Artifact, which must outlive them).
+// The executor of one sequence. Create resolves every plan step once (weight
+// pointers, the kernel for each step's weight format, sizes, RoPE tables, f32
+// copies of bf16 norm gains, the values of scalar weights) and allocates
+// everything (arena and caches for batch_size() rows, attention scratch); Eval
+// and EvalBatch allocate nothing. Not thread-safe: use one Session per thread
+// (they may share the Artifact, which must outlive them).
 class Session {
  public:
   // Prepares a session for `artifact`'s plan (already validated by
@@ -76,10 +80,8 @@ class Session {
   // Evaluates `token` at position length() and advances length() by one. If
   // want_logits, also runs the logits_only steps (final norm, LM head,
   // softcap), after which logits() holds this position's logits, and checks
-  // that every logit is finite. Errors: InvalidArgument if token < 0 or
-  // token >= vocab_size (names the id); ResourceExhausted "context full:
-  // ctx-size N" if length() == ctx_size() (for both nothing is evaluated);
-  // DataLoss "non-finite logits at position P (NaN/Inf in the weights, or an
+  // that every logit is finite. Errors: those of CheckTokens (nothing is
+  // evaluated); DataLoss "non-finite logits at position P (NaN/Inf in the weights, or an
   // overflow)" if want_logits and a logit is NaN or infinite. For that last
   // error the position is NOT consumed: length() stays P (its KV rows are
   // rewritten by the next Eval before anything reads them), so the caller may
@@ -93,13 +95,20 @@ class Session {
   // before the attention of its layer runs, each row attending causally within
   // its window. Equal to T calls of Eval within float rounding (the products sum
   // in another order; tests hold 1e-4). logits() (kLast, kAll) and the taps then
-  // show the last token; batch_logits(t) every token (kAll). Errors: as Eval
-  // (InvalidArgument for an empty batch, T > batch_size() or an out-of-range id,
-  // naming its index; ResourceExhausted if length() + T > ctx_size(); DataLoss for
-  // non-finite logits, naming the first such position; length() then becomes that
-  // position: kAll keeps the rows before it, kLast none of the batch). A batch of
-  // one token is Eval (the per-token plan), bit for bit.
+  // show the last token; batch_logits(t) every token (kAll). Errors: InvalidArgument
+  // for an empty batch or T > batch_size(); those of CheckTokens (for all of these
+  // nothing is evaluated); DataLoss for non-finite logits, naming the first such
+  // position among the checked ones (kAll: every row; kLast: the last row only);
+  // length() then becomes that position: the rows before it stay evaluated (they
+  // do not depend on it: attention is causal), it and the rows after it are not.
+  // A batch of one token is Eval (the per-token plan), bit for bit.
   absl::Status EvalBatch(absl::Span<const int32_t> tokens, BatchLogits logits);
+
+  // OkStatus if `tokens` can be evaluated next: ResourceExhausted "context full:
+  // T tokens at position P exceed the context size C (R positions left)" if
+  // length() + T > ctx_size() (checked first, without reading the ids), then
+  // InvalidArgument "tokens[i] = X is out of range [0, vocab_size)".
+  absl::Status CheckTokens(absl::Span<const int32_t> tokens) const;
   // [vocab_size] logits of row t (t < T) of the last EvalBatch(..., kAll).
   absl::Span<const float> batch_logits(size_t t) const;
   // plan().taps[i] of row t (t < T) of the last EvalBatch (or of the last Eval, t = 0).
@@ -122,24 +131,33 @@ class Session {
   // Starts a new sequence at position 0. Cache contents are not cleared (rows
   // are only read after being rewritten).
   void Reset() { length_ = 0; }
-  // Sets length() to `length` (0 <= length <= ctx_size()) without touching the
-  // caches, for the C API's truncate and restore (runtime/c_api.cc): the caller
-  // guarantees that every cache row the next positions read holds what
-  // evaluating the sequence's first `length` tokens wrote.
-  void SetLength(int64_t length) { length_ = length; }
 
   const Plan& plan() const { return *plan_; }
 
-  // The storage of plan().caches[i] (0 <= i < caches.size()), for inspection and for tests
-  // that change cached keys/values to observe which layers read them.
+  // The storage of plan().caches[i] (0 <= i < caches.size()), for inspection, for Sequence's
+  // saved states and for tests that change cached keys/values to observe which layers read
+  // them.
   KvCache& cache(size_t i) { return caches_[i]; }
+  const KvCache& cache(size_t i) const { return caches_[i]; }
 
  private:
+  // Sequence drives the session with inputs it has checked once (CheckTokens) and moves
+  // length() for truncate and restore.
+  friend class Sequence;
   struct Prepared;  // one plan step with resolved pointers and sizes
   struct RopeTable;
 
   Session() = default;
   absl::Status Prepare(SessionOptions options);
+  // EvalBatch after its checks: 1 <= tokens.size() <= batch_size() tokens that CheckTokens
+  // accepted. One token runs EvalToken.
+  absl::Status Run(absl::Span<const int32_t> tokens, BatchLogits logits);
+  // Eval after its checks.
+  absl::Status EvalToken(int32_t token, bool want_logits);
+  // Sets length() to `length` (0 <= length <= ctx_size()) without touching the
+  // caches (Sequence's truncate and restore): the caller guarantees that every cache row the
+  // next positions read holds what evaluating the sequence's first `length` tokens wrote.
+  void SetLength(int64_t length) { length_ = length; }
   // The batched layout (runtime/plan.h) for batches of `rows`: buffer `index`'s
   // first row and the floats between rows.
   float* BatchRow(int32_t index, size_t rows, size_t row) const;

@@ -30,6 +30,7 @@ import sys
 # cortiq_status values (cortiq.h).
 OK = 0
 INVALID_ARGUMENT = 1
+CONTEXT_FULL = 5
 CORRUPT_DATA = 6
 FAILED_PRECONDITION = 10
 
@@ -299,7 +300,10 @@ def main(argv):
                 check(other.eval(tokens[split:], all_logits=True) == uninterrupted,
                       "restore into a new session (2 threads): bit-identical continuation")
 
-            # 3. Errors, not crashes.
+            # 3. Errors, not crashes. The context is full here (checked before the ids are read).
+            message = _expect_error(CONTEXT_FULL, lambda: session.eval([vocab]))
+            check(True, f"eval past the context rejected ({message})")
+            session.truncate(n - 1)
             message = _expect_error(INVALID_ARGUMENT, lambda: session.eval([vocab]))
             check(True, f"token id {vocab} rejected ({message})")
             corrupted = bytearray(state)

@@ -386,6 +386,13 @@ TEST_F(CApiTest, EvalErrorsEvaluateNothing) {
                "6 tokens at position 3 exceed the context size 8 (5 positions left)");
   EXPECT_EQ(cortiq_session_eval(session.get(), nullptr, 2, nullptr, 0),
             CORTIQ_STATUS_INVALID_ARGUMENT);
+  // The count is checked against the context before any id is read: a count far past the
+  // array's end is CONTEXT_FULL, with no read of the array (the sanitizer build would see one).
+  const int32_t one = 5;
+  EXPECT_EQ(cortiq_session_eval(session.get(), &one, size_t{1} << 40, nullptr, 0),
+            CORTIQ_STATUS_CONTEXT_FULL);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("1099511627776 tokens at position 3"));
+  EXPECT_EQ(Length(session.get()), 3u);
   EXPECT_EQ(cortiq_session_eval(nullptr, three.data(), 3, nullptr, 0),
             CORTIQ_STATUS_INVALID_ARGUMENT);
 
@@ -873,6 +880,27 @@ TEST_F(CApiTest, NumericErrorKeepsEarlierTokensAndTheSessionUsable) {
     const std::vector<float> want = Fresh(Prefix(tokens_, 12), {5, 6});
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(all[i], want[i], 1e-4f) << i;
   }
+  {
+    // Batched, without all_logits: only the last token's logits are computed, so a failure is
+    // the last token's, and every token before it (the poisoned one included) stays evaluated.
+    SessionPtr batched = NewSession(poisoned.get(), 64, 1, /*batch_size=*/0);
+    ASSERT_EQ(cortiq_session_eval(batched.get(), tokens_.data(), 12, nullptr, 0),
+              CORTIQ_STATUS_OK);
+    const std::vector<int32_t> batch = {5, 6, kPoisoned, 8};
+    EXPECT_EQ(cortiq_session_eval(batched.get(), batch.data(), batch.size(), nullptr, 0),
+              CORTIQ_STATUS_NUMERIC_ERROR);
+    EXPECT_THAT(cortiq_last_error(), HasSubstr("tokens[3] (position 15)"));
+    EXPECT_THAT(cortiq_last_error(), HasSubstr("3 tokens of the call were evaluated"));
+    EXPECT_EQ(Length(batched.get()), 15u);
+    std::vector<float> out(kVocab);
+    EXPECT_EQ(cortiq_session_logits(batched.get(), out.data(), out.size()),
+              CORTIQ_STATUS_FAILED_PRECONDITION);
+    // The evaluated positions are the history: cutting before the poisoned token recovers.
+    ASSERT_EQ(cortiq_session_truncate(batched.get(), 14), CORTIQ_STATUS_OK);
+    EXPECT_LE(MaxDiff(EvalAll(batched.get(), kContinuation),
+                      Fresh(Concat(Prefix(tokens_, 12), {5, 6}), kContinuation)),
+              1e-4f);
+  }
   SessionPtr session = NewSession(poisoned.get());
 
   // Tokens 0..11 (no 7 among them), then a batch whose third token is 7.
@@ -913,6 +941,7 @@ struct Observed {
   std::vector<int64_t> positions;
   std::vector<std::vector<float>> data;
   cortiq_status reentrant = CORTIQ_STATUS_OK;
+  cortiq_status reentrant_null = CORTIQ_STATUS_OK;
 };
 
 void Observe(void* user, const char* name, int64_t position, const float* data, size_t count) {
@@ -922,6 +951,8 @@ void Observe(void* user, const char* name, int64_t position, const float* data, 
   o.data.emplace_back(data, data + count);
   size_t length = 0;
   o.reentrant = cortiq_session_length(o.session, &length);  // must not re-enter
+  // Busy and given NULL: BUSY wins (cortiq.h, "Thread safety").
+  o.reentrant_null = cortiq_session_length(o.session, nullptr);
 }
 
 TEST_F(CApiTest, ObserverSeesEveryLayerOfEveryToken) {
@@ -940,6 +971,7 @@ TEST_F(CApiTest, ObserverSeesEveryLayerOfEveryToken) {
   }
   EXPECT_NE(observed.data[7], observed.data[15]) << "positions differ";
   EXPECT_EQ(observed.reentrant, CORTIQ_STATUS_BUSY);
+  EXPECT_EQ(observed.reentrant_null, CORTIQ_STATUS_BUSY);
   // Truncate (even recomputing) and restore do not call it; removing it stops the calls.
   ASSERT_EQ(cortiq_session_eval(session.get(), tokens_.data() + 3, 20, nullptr, 0),
             CORTIQ_STATUS_OK);

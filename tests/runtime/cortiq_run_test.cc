@@ -218,7 +218,7 @@ TEST_F(CortiqRunTest, BadInputsFailCleanly) {
   ExpectError(m + " --tokens=-3", "--tokens: '-3' is not a token id");
   ExpectError(m + " --tokens 99999999999", "is not a token id");
   ExpectError(m + " --tokens 2,1101",
-              "token id 1101 is out of range [0, 1101)");
+              "--tokens: tokens[1] = 1101 is out of range [0, 1101) of " + m);
   ExpectError(m + " --tokens 2 --n-predict abc",
               "--n-predict: 'abc' is not an integer");
   ExpectError(m + " --tokens 2 --n-predict -1", "--n-predict = -1 must be in");
@@ -309,8 +309,8 @@ TEST_F(CortiqRunTest, NonFiniteLogitsFailCleanly) {
                 return absl::OkStatus();
               }).ok());
   ExpectError(model + " --tokens 2,3,4 --n-predict 3",
-              "cortiq-run: non-finite logits at position 2 (NaN/Inf in the weights, or an "
-              "overflow)");
+              "cortiq-run: tokens[2] (position 2): non-finite logits at position 2 (NaN/Inf in "
+              "the weights, or an overflow); 2 tokens of the call were evaluated");
   // With --dump-logits every prompt position is checked, the first one fails.
   ExpectError(model + " --tokens 2,3,4 --dump-logits " + *dir_ + "/nan-logits.f32",
               "non-finite logits at position 0");

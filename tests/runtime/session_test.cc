@@ -423,10 +423,10 @@ TEST(SessionTest, RejectsTokenOutsideVocabulary) {
   absl::Status status = session->Eval(1101, true);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr("token id 1101 is out of range [0, 1101)"));
+              HasSubstr("tokens[0] = 1101 is out of range [0, 1101)"));
   status = session->Eval(-1, true);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()), HasSubstr("token id -1"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("tokens[0] = -1"));
   EXPECT_EQ(session->length(), 0);
   EXPECT_TRUE(session->Eval(1100, true).ok());
   EXPECT_EQ(session->length(), 1);
@@ -441,7 +441,8 @@ TEST(SessionTest, ContextOverflowAtCtxSize) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(session->Eval(7, false).ok()) << i;
   const absl::Status status = session->Eval(7, true);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(std::string(status.message()), "context full: ctx-size 5");
+  EXPECT_EQ(std::string(status.message()),
+            "context full: 1 tokens at position 5 exceed the context size 5 (0 positions left)");
   EXPECT_EQ(session->length(), 5);
   session->Reset();
   EXPECT_TRUE(session->Eval(7, true).ok());

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "runtime/artifact.h"
+#include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "base/status_macros.h"
 #include "tools/common/command_line.h"
@@ -122,9 +123,11 @@ absl::Status Run(const std::string& path) {
   options.ctx_size = longest + 1;
   options.threads = static_cast<int>(threads[0]);
   double load_ms = 0;
+  int64_t max_batch = 1;  // the session's resolved batch size for batch_size 0
   {
     CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> first, Session::Create(*artifact, options));
     CORTIQ_RETURN_IF_ERROR(first->Eval(2, true));
+    max_batch = first->batch_size();
     load_ms = 1e3 * Seconds(load_begin, Clock::now());
   }
 
@@ -149,22 +152,30 @@ absl::Status Run(const std::string& path) {
       bandwidth[ti] = MeasureReadBandwidth(size_t{1} << 30, static_cast<int>(threads[ti]), 5);
     }
     options.threads = static_cast<int>(threads[ti]);
-    CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::Create(*artifact, options));
+    SessionOptions run_options = options;
     auto measure = [&](const std::string& test, int64_t count, bool is_prompt,
                        int64_t batch) -> absl::Status {
       if (count == 0) return absl::OkStatus();
+      // A sequence per test: prompts run in chunks of `batch` tokens (Sequence::Eval),
+      // generation token by token on a session of the default (compiled) batch size.
+      run_options.batch_size = is_prompt ? batch : 0;
+      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
+                              Sequence::Create(*artifact, run_options));
       std::vector<double> rates;
       for (int rep = 0; rep < reps; ++rep) {
-        session->Reset();
+        sequence->Reset();
         const Clock::time_point begin = Clock::now();
-        for (int64_t i = 0; i < count;) {
-          // A prompt wants only its last logits; generation wants every token's.
-          const int64_t n = std::min(batch, count - i);
-          const bool last = i + n == count;
-          CORTIQ_RETURN_IF_ERROR(session->EvalBatch(
-              absl::MakeConstSpan(tokens.data() + i, static_cast<size_t>(n)),
-              !is_prompt || last ? BatchLogits::kLast : BatchLogits::kNone));
-          i += n;
+        if (is_prompt) {
+          // A prompt wants only its last logits.
+          CORTIQ_RETURN_IF_ERROR(sequence->Eval(
+              absl::MakeConstSpan(tokens.data(), static_cast<size_t>(count)), BatchLogits::kLast));
+        } else {
+          // Generation wants every token's, one token at a time.
+          for (int64_t i = 0; i < count; ++i) {
+            CORTIQ_RETURN_IF_ERROR(
+                sequence->Eval(absl::MakeConstSpan(&tokens[static_cast<size_t>(i)], 1),
+                               BatchLogits::kLast));
+          }
         }
         rates.push_back(static_cast<double>(count) / Seconds(begin, Clock::now()));
       }
@@ -188,7 +199,7 @@ absl::Status Run(const std::string& path) {
     };
     for (int64_t p : prompts) {
       for (int64_t b : batches) {
-        const int64_t batch = b == 0 ? session->batch_size() : std::min(b, session->batch_size());
+        const int64_t batch = b == 0 ? max_batch : std::min(b, max_batch);
         CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("pp", p), p, true, std::min(batch, p)));
       }
     }

@@ -37,6 +37,7 @@
 #include "absl/types/span.h"
 #include "runtime/artifact.h"
 #include "base/file_checks.h"
+#include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "base/status_macros.h"
 
@@ -227,28 +228,23 @@ absl::Status Run(const std::string& model_path) {
   options.ctx_size = ctx_size;
   options.threads = static_cast<int>(threads);
   options.batch_size = batch_size;
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                          Session::Create(*artifact, options));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
+                          Sequence::Create(*artifact, options));
   const double load_seconds = Seconds(load_begin, Clock::now());
   const Plan& plan = artifact->plan();
 
-  // Check everything that can fail before spending time on the forward.
-  for (int32_t t : tokens) {
-    if (t >= plan.model.vocab_size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("token id ", t, " is out of range [0, ",
-                       plan.model.vocab_size, ") of ", model_path));
-    }
-  }
-  // Positions evaluated: the prompt, then every generated token except the
-  // last.
+  // Check everything that can fail before spending time on the forward or creating a file.
+  // Positions evaluated: the prompt, then every generated token except the last.
   const int64_t positions =
       static_cast<int64_t>(tokens.size()) + (n_predict > 0 ? n_predict - 1 : 0);
-  if (positions > session->ctx_size()) {
+  if (positions > sequence->ctx_size()) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("context full: ctx-size ", session->ctx_size(), ", but ",
+        absl::StrCat("context full: ctx-size ", sequence->ctx_size(), ", but ",
                      tokens.size(), " prompt tokens and ", n_predict,
                      " generated ones need ", positions, " positions"));
+  }
+  if (absl::Status s = sequence->CheckTokens(tokens); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("--tokens: ", s.message(), " of ", model_path));
   }
   // Every dump file is checked before it is created (truncated): the model is mapped, so
   // truncating it would crash this run with SIGBUS and destroy the model; each file is also
@@ -282,45 +278,35 @@ absl::Status Run(const std::string& model_path) {
       layer_files.push_back(std::move(f));
     }
   }
-  const auto eval = [&](int32_t token, bool want_logits) -> absl::Status {
-    CORTIQ_RETURN_IF_ERROR(session->Eval(token, want_logits));
+  // Every evaluated position's taps, and the prompt's logits when they are dumped.
+  bool prompt = true;
+  const auto dump = [&](const EvaluatedToken& t) -> absl::Status {
+    if (prompt && logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(t.logits()));
     for (size_t i = 0; i < layer_files.size(); ++i) {
-      CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(session->tap(i)));
+      CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(t.tap(i)));
     }
     return absl::OkStatus();
   };
 
-  // Prompt: in batches of up to batch_size() tokens (the batched plan; a batch of one token is
-  // Eval), the logits of the last token only unless every position's are dumped.
+  // Prompt: in chunks of batch_size() tokens (Sequence::Eval), the logits of the last token only
+  // unless every position's are dumped.
   const Clock::time_point prompt_begin = Clock::now();
-  const size_t batch = static_cast<size_t>(session->batch_size());
-  for (size_t at = 0; at < tokens.size();) {
-    const size_t n = std::min(batch, tokens.size() - at);
-    const bool last = at + n == tokens.size();
-    const BatchLogits which = logits_file != nullptr ? BatchLogits::kAll
-                              : last                 ? BatchLogits::kLast
-                                                     : BatchLogits::kNone;
-    CORTIQ_RETURN_IF_ERROR(
-        session->EvalBatch(absl::MakeConstSpan(tokens.data() + at, n), which));
-    for (size_t t = 0; t < n; ++t) {
-      if (logits_file != nullptr) {
-        CORTIQ_RETURN_IF_ERROR(logits_file->Write(session->batch_logits(t)));
-      }
-      for (size_t i = 0; i < layer_files.size(); ++i) {
-        CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(session->batch_tap(i, t)));
-      }
-    }
-    at += n;
-  }
+  CORTIQ_RETURN_IF_ERROR(sequence->Eval(
+      tokens, logits_file != nullptr ? BatchLogits::kAll : BatchLogits::kLast, dump));
   const double prompt_seconds = Seconds(prompt_begin, Clock::now());
+  prompt = false;
 
   // Greedy generation.
   const Clock::time_point gen_begin = Clock::now();
   std::vector<int32_t> generated;
   generated.reserve(static_cast<size_t>(n_predict));
   for (int64_t i = 0; i < n_predict; ++i) {
-    generated.push_back(Argmax(session->logits()));
-    if (i + 1 < n_predict) CORTIQ_RETURN_IF_ERROR(eval(generated.back(), true));
+    CORTIQ_ASSIGN_OR_RETURN(const absl::Span<const float> logits, sequence->logits());
+    generated.push_back(Argmax(logits));
+    if (i + 1 < n_predict) {
+      CORTIQ_RETURN_IF_ERROR(
+          sequence->Eval(absl::MakeConstSpan(&generated.back(), 1), BatchLogits::kLast, dump));
+    }
   }
   const double gen_seconds = Seconds(gen_begin, Clock::now());
 
