@@ -170,6 +170,65 @@ constexpr size_t kTapMinBytes = 4 + 4;
 // used).
 constexpr uint32_t kMaxRank = 8;
 
+// The generic parameter slots of a v2.0 step record: two integers and a double (a second
+// double, f1, was never used). Each kind's named parameters map to them as below; the slots a
+// kind does not map are 0 when written and ignored when read.
+struct V2Slots {
+  int64_t i0 = 0, i1 = 0;
+  double f0 = 0.0;
+};
+
+V2Slots ToV2Slots(const Step& s) {
+  switch (s.kind) {
+    case StepKind::kEmbedding:
+      return {0, 0, s.scale};
+    case StepKind::kRmsNorm:
+    case StepKind::kResidualRmsNorm:
+      return {s.group_size, 0, s.eps};
+    case StepKind::kRope:
+      return {s.head_dim, s.rotated_pairs, s.theta};
+    case StepKind::kAttention:
+      return {s.num_heads, s.window, s.scale};
+    case StepKind::kScale:
+      return {0, 0, s.factor};
+    case StepKind::kSoftcap:
+      return {0, 0, s.cap};
+    default:
+      return {};
+  }
+}
+
+void FromV2Slots(const V2Slots& v, Step* s) {
+  switch (s->kind) {
+    case StepKind::kEmbedding:
+      s->scale = v.f0;
+      return;
+    case StepKind::kRmsNorm:
+    case StepKind::kResidualRmsNorm:
+      s->group_size = v.i0;
+      s->eps = v.f0;
+      return;
+    case StepKind::kRope:
+      s->head_dim = v.i0;
+      s->rotated_pairs = v.i1;
+      s->theta = v.f0;
+      return;
+    case StepKind::kAttention:
+      s->num_heads = v.i0;
+      s->window = v.i1;
+      s->scale = v.f0;
+      return;
+    case StepKind::kScale:
+      s->factor = v.f0;
+      return;
+    case StepKind::kSoftcap:
+      s->cap = v.f0;
+      return;
+    default:
+      return;
+  }
+}
+
 uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
@@ -311,12 +370,13 @@ std::string SerializePlan(const Plan& plan) {
     w.I32(s.in0);
     w.I32(s.in1);
     w.I32(s.weight);
-    w.I32(s.weight2);
+    w.I32(s.scalar);
     w.I32(s.cache);
-    w.I64(s.i0);
-    w.I64(s.i1);
-    w.F64(s.f0);
-    w.F64(s.f1);
+    const V2Slots slots = ToV2Slots(s);
+    w.I64(slots.i0);
+    w.I64(slots.i1);
+    w.F64(slots.f0);
+    w.F64(0.0);  // f1: no kind uses it
     w.U8(s.logits_only ? 1 : 0);
   }
   w.U64(plan.taps.size());
@@ -387,12 +447,15 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size) {
     CORTIQ_RETURN_IF_ERROR(r.I32("step in0", &s.in0));
     CORTIQ_RETURN_IF_ERROR(r.I32("step in1", &s.in1));
     CORTIQ_RETURN_IF_ERROR(r.I32("step weight", &s.weight));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step weight2", &s.weight2));
+    CORTIQ_RETURN_IF_ERROR(r.I32("step weight2", &s.scalar));
     CORTIQ_RETURN_IF_ERROR(r.I32("step cache", &s.cache));
-    CORTIQ_RETURN_IF_ERROR(r.I64("step i0", &s.i0));
-    CORTIQ_RETURN_IF_ERROR(r.I64("step i1", &s.i1));
-    CORTIQ_RETURN_IF_ERROR(r.F64("step f0", &s.f0));
-    CORTIQ_RETURN_IF_ERROR(r.F64("step f1", &s.f1));
+    V2Slots slots;
+    double f1 = 0;
+    CORTIQ_RETURN_IF_ERROR(r.I64("step i0", &slots.i0));
+    CORTIQ_RETURN_IF_ERROR(r.I64("step i1", &slots.i1));
+    CORTIQ_RETURN_IF_ERROR(r.F64("step f0", &slots.f0));
+    CORTIQ_RETURN_IF_ERROR(r.F64("step f1", &f1));
+    FromV2Slots(slots, &s);
     CORTIQ_RETURN_IF_ERROR(r.Bool("step logits_only", &s.logits_only));
   }
   CORTIQ_RETURN_IF_ERROR(r.Count("tap count", kTapMinBytes, &n));
@@ -418,7 +481,7 @@ absl::Status WriteArtifact(
     const std::string& path, Plan plan,
     const std::function<absl::Status(size_t weight_index, uint8_t* dst)>&
         fill) {
-  // Weight layout: index order, each 64-byte aligned. Sizes are computed with
+  // Weight layout: index order, each kWeightAlignment-aligned. Sizes are computed with
   // overflow checks here; ValidatePlan re-checks everything below.
   uint64_t cursor = 0;
   for (size_t i = 0; i < plan.weights.size(); ++i) {
@@ -431,14 +494,14 @@ absl::Status WriteArtifact(
           ") or an invalid shape for it"));
     }
     w.size_bytes = size;
-    w.offset = AlignUp(cursor, 64);
+    w.offset = AlignUp(cursor, kWeightAlignment);
     cursor = w.offset + w.size_bytes;
     if (cursor > (uint64_t{1} << 62)) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": invalid plan: weights exceed 2^62 bytes"));
     }
   }
-  const uint64_t weights_size = AlignUp(cursor, 64);
+  const uint64_t weights_size = AlignUp(cursor, kWeightAlignment);
   if (absl::Status s = ValidatePlan(plan, weights_size); !s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat(path, ": invalid plan: ", s.message()));
@@ -609,9 +672,9 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
         "corrupted: metadata [", h.metadata_offset, ", +", h.metadata_size,
         ") is outside the file of ", actual_size, " bytes"));
   }
-  if (h.weights_offset % 64 != 0) {
+  if (h.weights_offset % kWeightAlignment != 0) {
     return invalid(absl::StrCat("corrupted: weights offset ", h.weights_offset,
-                                " is not a multiple of 64"));
+                                " is not a multiple of ", kWeightAlignment));
   }
   if (h.weights_offset < h.metadata_offset + h.metadata_size ||
       h.weights_offset > actual_size ||

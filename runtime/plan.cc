@@ -3,13 +3,14 @@
 // for the executor to run.
 #include "runtime/plan.h"
 
-#include <optional>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
+#include "runtime/plan_fields.h"
 
 namespace cortiq {
 
@@ -81,42 +83,6 @@ uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shap
   return 0;
 }
 
-const char* StepKindName(StepKind kind) {
-  switch (kind) {
-    case StepKind::kEmbedding:
-      return "embedding";
-    case StepKind::kLinear:
-      return "linear";
-    case StepKind::kRmsNorm:
-      return "rms_norm";
-    case StepKind::kRope:
-      return "rope";
-    case StepKind::kKvAppend:
-      return "kv_append";
-    case StepKind::kAttention:
-      return "attention";
-    case StepKind::kGeluTanh:
-      return "gelu_tanh";
-    case StepKind::kMul:
-      return "mul";
-    case StepKind::kAdd:
-      return "add";
-    case StepKind::kScale:
-      return "scale";
-    case StepKind::kLayerScalar:
-      return "layer_scalar";
-    case StepKind::kSoftcap:
-      return "softcap";
-    case StepKind::kLmHead:
-      return "lm_head";
-    case StepKind::kGeluTanhMul:
-      return "gelu_tanh_mul";
-    case StepKind::kResidualRmsNorm:
-      return "residual_rms_norm";
-  }
-  return "unknown";
-}
-
 int64_t WeightEntry::num_elements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -137,8 +103,8 @@ bool InRange(uint64_t offset, uint64_t size, uint64_t limit) {
   return size <= limit && offset <= limit - size;
 }
 
-// Validates the steps of a plan whose weights, buffers and caches are already
-// valid.
+// Validates one step of a plan whose weights, buffers and caches are already valid, by its
+// kind's entry in the step-kind table.
 class StepValidator {
  public:
   StepValidator(const Plan& plan, size_t index)
@@ -152,64 +118,53 @@ class StepValidator {
         "step ", index_, " (", StepKindName(step_.kind), "): ", message));
   }
 
-  // `index` names a buffer (field `field`); stores its element count in *n.
-  absl::Status Buffer(int32_t index, const char* field, uint64_t* n) const {
+  // Buffer slot `field` (in0, in1, out) with role `role` (nullptr: unused, must be -1); stores
+  // its element count in *n (0 if unused).
+  absl::Status BufferSlot(int32_t index, const char* field, const char* role, uint64_t* n) const {
+    *n = 0;
+    if (role == nullptr) return Unused(index, field);
     if (index < 0 || static_cast<size_t>(index) >= plan_.buffers.size()) {
-      return Error(absl::StrCat(field, " buffer ", index, " out of range [0, ",
+      return Error(absl::StrCat(field, " (", role, ") buffer ", index, " out of range [0, ",
                                 plan_.buffers.size(), ")"));
     }
     *n = plan_.buffers[index].num_elements;
     return absl::OkStatus();
   }
 
+  // Weight slot `field` with role `role` (nullptr: unused), -1 allowed if `optional`; stores the
+  // entry (or null) in *w.
+  absl::Status WeightSlot(int32_t index, const char* field, const char* role, bool optional,
+                          const WeightEntry** w) const {
+    *w = nullptr;
+    if (role == nullptr) return Unused(index, field);
+    if (optional && index == -1) return absl::OkStatus();
+    if (index < 0 || static_cast<size_t>(index) >= plan_.weights.size()) {
+      return Error(absl::StrCat(field, " (", role, ") weight ", index, " out of range [0, ",
+                                plan_.weights.size(), ")"));
+    }
+    *w = &plan_.weights[index];
+    if (IsBlockFormat((*w)->format) && !info_->reads_blocks) {
+      return Error(absl::StrCat(field, " '", (*w)->name, "' is ", WeightFormatName((*w)->format),
+                                ", which this step cannot read"));
+    }
+    return absl::OkStatus();
+  }
+
   // `index` must be -1 because the kind does not use field `field`.
   absl::Status Unused(int32_t index, const char* field) const {
     if (index != -1) {
-      return Error(
-          absl::StrCat("does not use ", field, " (must be -1), got ", index));
+      return Error(absl::StrCat("does not use ", field, " (must be -1), got ", index));
     }
     return absl::OkStatus();
   }
 
-  // `index` names a weight; stores it in *w.
-  absl::Status Weight(const WeightEntry** w) const {
-    if (step_.weight < 0 ||
-        static_cast<size_t>(step_.weight) >= plan_.weights.size()) {
-      return Error(absl::StrCat("weight ", step_.weight, " out of range [0, ",
-                                plan_.weights.size(), ")"));
-    }
-    *w = &plan_.weights[step_.weight];
-    return absl::OkStatus();
-  }
+  // The parameters the kind does not carry must be 0.
+  absl::Status UnusedParams() const;
 
-  // weight2 names a weight; stores it in *w.
-  absl::Status Weight2(const WeightEntry** w) const {
-    if (step_.weight2 < 0 ||
-        static_cast<size_t>(step_.weight2) >= plan_.weights.size()) {
-      return Error(absl::StrCat("weight2 ", step_.weight2, " out of range [0, ",
-                                plan_.weights.size(), ")"));
-    }
-    *w = &plan_.weights[step_.weight2];
-    return absl::OkStatus();
-  }
-
-  // `index` names a cache; stores it in *c.
-  absl::Status Cache(const CacheEntry** c) const {
-    if (step_.cache < 0 ||
-        static_cast<size_t>(step_.cache) >= plan_.caches.size()) {
-      return Error(absl::StrCat("cache ", step_.cache, " out of range [0, ",
-                                plan_.caches.size(), ")"));
-    }
-    *c = &plan_.caches[step_.cache];
-    return absl::OkStatus();
-  }
-
-  // Kernels that produce their result in a separate pass (Linear, Attention)
-  // need the result disjoint from the operand.
+  // Results of kDisjoint kinds are written in a separate pass over the operand: disjoint from it.
   absl::Status Disjoint(int32_t out, int32_t in, const char* field) const {
     if (Overlap(out, in)) {
-      return Error(absl::StrCat("out buffer ", out, " overlaps ", field,
-                                " buffer ", in));
+      return Error(absl::StrCat("out buffer ", out, " overlaps ", field, " buffer ", in));
     }
     return absl::OkStatus();
   }
@@ -251,265 +206,72 @@ class StepValidator {
     return a.offset < b_end && b.offset < a_end;
   }
 
-  absl::Status Finite(double value, const char* what) const {
-    if (!std::isfinite(value))
-      return Error(absl::StrCat(what, " f0 = ", value, " is not finite"));
-    return absl::OkStatus();
-  }
-
-  absl::Status ValidateUnary(bool in_place_ok, bool same_size = true,
-                             bool uses_cache = false);
-  absl::Status ValidateBinary();
-  absl::Status ValidateMatVec();
-  absl::Status ValidateNorm(int32_t operand, const char* field);
-  absl::Status ValidateKind();
-
   const Plan& plan_;
   size_t index_;
   const Step& step_;
+  const StepKindInfo* info_ = nullptr;
 };
 
-// in0 -> out (of equal sizes if `same_size`); no in1 (and no cache unless
-// `uses_cache`).
-absl::Status StepValidator::ValidateUnary(bool in_place_ok, bool same_size,
-                                          bool uses_cache) {
-  uint64_t n_in = 0, n_out = 0;
-  CORTIQ_RETURN_IF_ERROR(Buffer(step_.in0, "in0", &n_in));
-  CORTIQ_RETURN_IF_ERROR(Buffer(step_.out, "out", &n_out));
-  CORTIQ_RETURN_IF_ERROR(Unused(step_.in1, "in1"));
-  if (!uses_cache) CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
-  if (same_size && n_in != n_out) {
-    return Error(
-        absl::StrCat("in0 has ", n_in, " elements but out has ", n_out));
-  }
-  return in_place_ok ? InPlaceOrDisjoint(step_.out, step_.in0, "in0")
-                     : Disjoint(step_.out, step_.in0, "in0");
-}
-
-// (in0, in1) -> out, all of one size, each input either exactly the result's
-// bytes or disjoint from them; no weight and no cache.
-absl::Status StepValidator::ValidateBinary() {
-  uint64_t n0 = 0, n1 = 0, n_out = 0;
-  CORTIQ_RETURN_IF_ERROR(Buffer(step_.in0, "in0", &n0));
-  CORTIQ_RETURN_IF_ERROR(Buffer(step_.in1, "in1", &n1));
-  CORTIQ_RETURN_IF_ERROR(Buffer(step_.out, "out", &n_out));
-  CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
-  if (n0 != n1 || n0 != n_out) {
-    return Error(absl::StrCat("in0/in1/out have ", n0, "/", n1, "/", n_out,
-                              " elements; they must be equal"));
-  }
-  CORTIQ_RETURN_IF_ERROR(InPlaceOrDisjoint(step_.out, step_.in0, "in0"));
-  return InPlaceOrDisjoint(step_.out, step_.in1, "in1");
-}
-
-// The RMS norm parameters of rms_norm and residual_rms_norm over the
-// normalized operand `field` (a valid buffer): group size i0 > 0 dividing its
-// size, gain (weight) -1 or of i0 elements, eps f0 finite and >= 0.
-absl::Status StepValidator::ValidateNorm(int32_t operand, const char* field) {
-  const uint64_t n = plan_.buffers[operand].num_elements;
-  if (step_.i0 <= 0 || n % static_cast<uint64_t>(step_.i0) != 0) {
-    return Error(absl::StrCat("group size i0 = ", step_.i0,
-                              " must be positive and divide ", field, "'s ", n,
-                              " elements"));
-  }
-  if (step_.weight != -1) {
-    const WeightEntry* w = nullptr;
-    CORTIQ_RETURN_IF_ERROR(Weight(&w));
-    if (w->num_elements() != step_.i0) {
-      return Error(absl::StrCat("gain '", w->name, "' has ", w->num_elements(),
-                                " elements, expected the group size ",
-                                step_.i0));
+absl::Status StepValidator::UnusedParams() const {
+  absl::Status status;
+  VisitStep(step_, [&](StepField id, const char* name, const auto& value) {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) {
+      if (status.ok() && IsStepParameter(id) && !StepUsesField(*info_, id) && value != 0) {
+        status = Error(absl::StrCat("does not use ", name, " (must be 0), got ", value));
+      }
     }
-  }
-  if (!std::isfinite(step_.f0) || step_.f0 < 0) {
-    return Error(
-        absl::StrCat("eps f0 = ", step_.f0, " must be finite and >= 0"));
-  }
-  return absl::OkStatus();
-}
-
-// out = W in0 with W [out.n, in0.n].
-absl::Status StepValidator::ValidateMatVec() {
-  CORTIQ_RETURN_IF_ERROR(
-      ValidateUnary(/*in_place_ok=*/false, /*same_size=*/false));
-  const WeightEntry* w = nullptr;
-  CORTIQ_RETURN_IF_ERROR(Weight(&w));
-  const uint64_t n_in = plan_.buffers[step_.in0].num_elements;
-  const uint64_t n_out = plan_.buffers[step_.out].num_elements;
-  if (w->shape.size() != 2 || static_cast<uint64_t>(w->shape[0]) != n_out ||
-      static_cast<uint64_t>(w->shape[1]) != n_in) {
-    return Error(absl::StrCat("weight '", w->name, "' has shape [",
-                              absl::StrJoin(w->shape, ", "), "], expected [",
-                              n_out, ", ", n_in, "] (out, in)"));
-  }
-  return absl::OkStatus();
+  });
+  return status;
 }
 
 absl::Status StepValidator::Validate() {
-  // Only residual_rms_norm has a second weight (its scalar).
-  if (step_.kind != StepKind::kResidualRmsNorm) {
-    CORTIQ_RETURN_IF_ERROR(Unused(step_.weight2, "weight2"));
+  info_ = FindStepKind(step_.kind);
+  if (info_ == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step ", index_, ": unknown kind ", static_cast<uint32_t>(step_.kind)));
   }
-  CORTIQ_RETURN_IF_ERROR(ValidateKind());
-  // Block formats are decoded only by the matrix kernels and the row gathers; gains and
-  // scalars are read element by element.
-  const bool reads_blocks = step_.kind == StepKind::kEmbedding ||
-                            step_.kind == StepKind::kLinear || step_.kind == StepKind::kLmHead;
-  for (int32_t w : {step_.weight, step_.weight2}) {
-    if (w >= 0 && !reads_blocks && IsBlockFormat(plan_.weights[w].format)) {
-      return Error(absl::StrCat("weight '", plan_.weights[w].name, "' is ",
-                                WeightFormatName(plan_.weights[w].format),
-                                ", which this step cannot read"));
-    }
+  const StepKindInfo& k = *info_;
+  uint64_t n_in0 = 0, n_in1 = 0, n_out = 0;
+  CORTIQ_RETURN_IF_ERROR(BufferSlot(step_.in0, "in0", k.in0, &n_in0));
+  CORTIQ_RETURN_IF_ERROR(BufferSlot(step_.in1, "in1", k.in1, &n_in1));
+  CORTIQ_RETURN_IF_ERROR(BufferSlot(step_.out, "out", k.out, &n_out));
+  const WeightEntry* weight = nullptr;
+  const WeightEntry* scalar = nullptr;
+  CORTIQ_RETURN_IF_ERROR(WeightSlot(step_.weight, "weight", k.weight, k.weight_optional, &weight));
+  CORTIQ_RETURN_IF_ERROR(
+      WeightSlot(step_.scalar, "scalar", k.scalar ? "scalar" : nullptr, true, &scalar));
+  const CacheEntry* cache = nullptr;
+  if (!k.cache) {
+    CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
+  } else if (step_.cache < 0 || static_cast<size_t>(step_.cache) >= plan_.caches.size()) {
+    return Error(absl::StrCat("cache ", step_.cache, " out of range [0, ", plan_.caches.size(),
+                              ")"));
+  } else {
+    cache = &plan_.caches[step_.cache];
   }
-  return absl::OkStatus();
-}
-
-absl::Status StepValidator::ValidateKind() {
-  switch (step_.kind) {
-    case StepKind::kEmbedding: {
-      uint64_t n_out = 0;
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.out, "out", &n_out));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.in0, "in0"));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.in1, "in1"));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.cache, "cache"));
-      const WeightEntry* w = nullptr;
-      CORTIQ_RETURN_IF_ERROR(Weight(&w));
-      if (w->shape.size() != 2 || static_cast<uint64_t>(w->shape[1]) != n_out) {
-        return Error(absl::StrCat(
-            "weight '", w->name, "' has shape [", absl::StrJoin(w->shape, ", "),
-            "], expected [rows, ", n_out, "] (out has ", n_out, " elements)"));
-      }
-      return Finite(step_.f0, "scale");
-    }
-    case StepKind::kLinear:
-    case StepKind::kLmHead:
-      return ValidateMatVec();
-    case StepKind::kRmsNorm:
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      return ValidateNorm(step_.in0, "in0");
-    case StepKind::kRope: {
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      const uint64_t n = plan_.buffers[step_.in0].num_elements;
-      if (step_.i0 <= 0 || step_.i0 % 2 != 0 ||
-          n % static_cast<uint64_t>(step_.i0) != 0) {
-        return Error(absl::StrCat("head_dim i0 = ", step_.i0,
-                                  " must be positive, even and divide in0's ",
-                                  n, " elements"));
-      }
-      if (step_.i1 < 1 || step_.i1 > step_.i0 / 2) {
-        return Error(absl::StrCat("rotated pairs i1 = ", step_.i1,
-                                  " must be in [1, ", step_.i0 / 2, "]"));
-      }
-      if (!std::isfinite(step_.f0) || step_.f0 <= 0) {
-        return Error(
-            absl::StrCat("theta f0 = ", step_.f0, " must be finite and > 0"));
-      }
-      return absl::OkStatus();
-    }
-    case StepKind::kKvAppend: {
-      uint64_t n_key = 0, n_value = 0;
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.in0, "in0", &n_key));
-      CORTIQ_RETURN_IF_ERROR(Buffer(step_.in1, "in1", &n_value));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.out, "out"));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      const CacheEntry* c = nullptr;
-      CORTIQ_RETURN_IF_ERROR(Cache(&c));
-      const uint64_t width =
-          static_cast<uint64_t>(c->num_kv_heads * c->head_dim);
-      if (n_key != width || n_value != width) {
-        return Error(absl::StrCat(
-            "key/value have ", n_key, "/", n_value, " elements, cache ",
-            step_.cache, " rows have ", width, " (num_kv_heads * head_dim)"));
-      }
-      if (step_.logits_only) {
-        return Error(
-            "a cache append cannot be logits_only (the cache must not depend "
-            "on "
-            "whether logits are wanted)");
-      }
-      return absl::OkStatus();
-    }
-    case StepKind::kAttention: {
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/false,
-                                           /*same_size=*/true,
-                                           /*uses_cache=*/true));
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      const CacheEntry* c = nullptr;
-      CORTIQ_RETURN_IF_ERROR(Cache(&c));
-      const uint64_t n = plan_.buffers[step_.in0].num_elements;
-      if (step_.i0 <= 0 || step_.i0 % c->num_kv_heads != 0) {
-        return Error(absl::StrCat("num_heads i0 = ", step_.i0,
-                                  " must be a positive multiple of cache ",
-                                  step_.cache, "'s num_kv_heads ",
-                                  c->num_kv_heads));
-      }
-      // Division, not num_heads * head_dim: i0 is untrusted and the product could wrap.
-      if (static_cast<uint64_t>(step_.i0) > n ||
-          n % static_cast<uint64_t>(step_.i0) != 0 ||
-          n / static_cast<uint64_t>(step_.i0) !=
-              static_cast<uint64_t>(c->head_dim)) {
-        return Error(absl::StrCat("q/out have ", n,
-                                  " elements, expected num_heads ", step_.i0,
-                                  " * head_dim ", c->head_dim));
-      }
-      const int64_t expected_window = c->sliding ? c->window : 0;
-      if (step_.i1 != expected_window) {
-        return Error(absl::StrCat("window i1 = ", step_.i1, ", expected ",
-                                  expected_window, " (cache ", step_.cache,
-                                  " is ", c->sliding ? "sliding" : "full",
-                                  ")"));
-      }
-      return Finite(step_.f0, "scale");
-    }
-    case StepKind::kGeluTanh:
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      return ValidateUnary(/*in_place_ok=*/true);
-    case StepKind::kScale:
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      return Finite(step_.f0, "scale");
-    case StepKind::kSoftcap:
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      if (!std::isfinite(step_.f0) || step_.f0 <= 0) {
-        return Error(
-            absl::StrCat("cap f0 = ", step_.f0, " must be finite and > 0"));
-      }
-      return absl::OkStatus();
-    case StepKind::kLayerScalar: {
-      CORTIQ_RETURN_IF_ERROR(ValidateUnary(/*in_place_ok=*/true));
-      const WeightEntry* w = nullptr;
-      CORTIQ_RETURN_IF_ERROR(Weight(&w));
-      if (w->num_elements() != 1) {
-        return Error(absl::StrCat("weight '", w->name, "' has ",
-                                  w->num_elements(), " elements, expected 1"));
-      }
-      return absl::OkStatus();
-    }
-    case StepKind::kMul:
-    case StepKind::kAdd:
-    case StepKind::kGeluTanhMul:
-      CORTIQ_RETURN_IF_ERROR(Unused(step_.weight, "weight"));
-      return ValidateBinary();
-    case StepKind::kResidualRmsNorm: {
-      CORTIQ_RETURN_IF_ERROR(ValidateBinary());
-      CORTIQ_RETURN_IF_ERROR(ValidateNorm(step_.in1, "in1"));
-      if (step_.weight2 != -1) {
-        const WeightEntry* w = nullptr;
-        CORTIQ_RETURN_IF_ERROR(Weight2(&w));
-        if (w->num_elements() != 1) {
-          return Error(absl::StrCat("scalar weight2 '", w->name, "' has ",
-                                    w->num_elements(),
-                                    " elements, expected 1"));
-        }
-      }
-      return absl::OkStatus();
+  CORTIQ_RETURN_IF_ERROR(UnusedParams());
+  if (k.same_size && ((k.in0 != nullptr && n_in0 != n_out) || (k.in1 != nullptr && n_in1 != n_out))) {
+    return Error(k.in1 != nullptr
+                     ? absl::StrCat("in0/in1/out have ", n_in0, "/", n_in1, "/", n_out,
+                                    " elements; they must be equal")
+                     : absl::StrCat("in0 has ", n_in0, " elements but out has ", n_out));
+  }
+  if (k.out != nullptr) {
+    for (const auto& [in, field, role] : {std::make_tuple(step_.in0, "in0", k.in0),
+                                          std::make_tuple(step_.in1, "in1", k.in1)}) {
+      if (role == nullptr) continue;
+      CORTIQ_RETURN_IF_ERROR(k.aliasing == StepAliasing::kDisjoint
+                                 ? Disjoint(step_.out, in, field)
+                                 : InPlaceOrDisjoint(step_.out, in, field));
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "step ", index_, ": unknown kind ", static_cast<uint32_t>(step_.kind)));
+  if (step_.logits_only && !k.may_be_logits_only) {
+    return Error(absl::StrCat("a ", k.name, " step cannot be logits_only (the caches must not "
+                              "depend on whether logits are wanted)"));
+  }
+  if (k.check == nullptr) return absl::OkStatus();
+  return k.check(StepCheck{plan_, step_, index_, n_out, n_in0, n_in1, weight, scalar, cache});
 }
 
 // A tap name becomes a file name (cortiq-run --dump-layers DIR/<name>.f32):
@@ -577,8 +339,9 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
     return error(absl::StrCat("size_bytes ", w.size_bytes, " != ", expected, " for ",
                               elements, " ", WeightFormatName(w.format), " weights"));
   }
-  if (w.offset % 64 != 0) {
-    return error(absl::StrCat("offset ", w.offset, " is not a multiple of 64"));
+  if (w.offset % kWeightAlignment != 0) {
+    return error(
+        absl::StrCat("offset ", w.offset, " is not a multiple of ", kWeightAlignment));
   }
   if (!InRange(w.offset, w.size_bytes, section_bytes)) {
     return error(absl::StrCat("bytes [", w.offset, ", +", w.size_bytes,

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "runtime/step_kind.h"
 
 namespace cortiq {
 
@@ -49,8 +50,10 @@ struct WeightEntry {
   std::string name;            // checkpoint tensor name
   WeightFormat format = WeightFormat::kF32;
   std::vector<int64_t> shape;  // HF order: [out, in] for linears, [rows, cols] for tables
-  uint64_t offset = 0;         // bytes from the start of the weight section; multiple of 64
-  uint64_t size_bytes = 0;     // product(shape) * element size
+  uint64_t offset = 0;         // bytes from the start of the weight section; a multiple of
+                               // kWeightAlignment
+  uint64_t size_bytes = 0;     // WeightFormatBytes(format, shape): product(shape) * element
+                               // size, or the 32-weight blocks * block size (Q8_0, Q4_0)
 
   int64_t num_elements() const;
 };
@@ -75,43 +78,29 @@ struct CacheEntry {
   int64_t head_dim = 0;
 };
 
-// Kernel kinds. Values are part of the file format. For each kind: operands (in0, in1), result
-// (out), weight, cache and parameters (i0, i1 integers; f0, f1 doubles). "position" is the
-// absolute position of the token being evaluated; "token" its id.
-enum class StepKind : uint32_t {
-  kEmbedding = 1,    // out[c] = weight[token, c] * f0                (weight [rows, cols])
-                     //   (a token >= rows reads row 0, HF's per-layer-input rule)
-  kLinear = 2,       // out[r] = sum_c weight[r, c] * in0[c]           (weight [out, in])
-  kRmsNorm = 3,      // out = RMS norm of in0 in groups of i0, eps f0, gain = weight [i0] or none (-1)
-  kRope = 4,         // out = RoPE(in0) at position: head_dim i0, rotated pairs i1, theta f0
-  kKvAppend = 5,     // cache[position] = (in0 = key, in1 = value)
-  kAttention = 6,    // out = attention(in0 over cache): num_heads i0, window i1 (0 = full), scale f0
-  kGeluTanh = 7,     // out = gelu_tanh(in0)
-  kMul = 8,          // out = in0 * in1
-  kAdd = 9,          // out = in0 + in1
-  kScale = 10,       // out = in0 * f0
-  kLayerScalar = 11, // out = in0 * weight[0]  (weight of one element)
-  kSoftcap = 12,     // out = f0 * tanh(in0 / f0)
-  kLmHead = 13,      // out[v] = sum_c weight[v, c] * in0[c]   (runs only when logits are wanted)
-  // Fused steps (emitted by the fuse-elementwise pass):
-  kGeluTanhMul = 14,  // out = gelu_tanh(in0) * in1   (MLP gate·up, PLE gate·per-layer input)
-  kResidualRmsNorm = 15,  // out = (in0 + RMS norm of in1 in groups of i0, eps f0, gain = weight
-                          //        or none) * (weight2[0] if weight2 >= 0 else 1)
-                          // (sandwich norm + residual add [+ layer_scalar], spec §3.3 steps 5-8)
-};
-
-// Name of a step kind ("linear", "rms_norm", ...), for errors and dumps.
-const char* StepKindName(StepKind kind);
-
+// One kernel call of the plan. Which operands and parameters a kind uses, and what they mean,
+// is its entry in the step-kind table (runtime/step_kind.h); every field a kind does not use is
+// -1 (operands) or 0 (parameters), which ValidatePlan checks. The parameter names are the
+// `cortiq` dialect's attribute names (compiler/dialect/CortiqOps.td).
 struct Step {
   StepKind kind = StepKind::kLinear;
-  int32_t out = -1;            // result buffer, -1 for kKvAppend
-  int32_t in0 = -1, in1 = -1;  // operand buffers
-  int32_t weight = -1;         // weight index or -1
-  int32_t weight2 = -1;        // second weight (kResidualRmsNorm's scalar) or -1
-  int32_t cache = -1;          // cache index or -1
-  int64_t i0 = 0, i1 = 0;
-  double f0 = 0.0, f1 = 0.0;
+  // Operands.
+  int32_t out = -1;            // result buffer (-1 for kv_append)
+  int32_t in0 = -1, in1 = -1;  // operand buffers, in the kind's order (e.g. residual, update)
+  int32_t weight = -1;         // the kind's weight: table, matrix, gain or scalar
+  int32_t scalar = -1;         // residual_rms_norm's optional scalar weight (one element)
+  int32_t cache = -1;          // the KV cache read or written
+  // Parameters.
+  int64_t group_size = 0;      // RMS norms: elements normalized together
+  double eps = 0.0;            // RMS norms: added to the mean square
+  int64_t head_dim = 0;        // rope: elements per head
+  int64_t rotated_pairs = 0;   // rope: leading pairs of each head that rotate (the rest pass)
+  double theta = 0.0;          // rope: base of the frequencies
+  int64_t num_heads = 0;       // attention: query heads
+  int64_t window = 0;          // attention: sliding_window, 0 for full attention
+  double scale = 0.0;          // embedding: row multiplier; attention: multiplier of q·k
+  double factor = 0.0;         // scale: the multiplier
+  double cap = 0.0;            // softcap: cap * tanh(x / cap)
   bool logits_only = false;    // part of the head: skipped when the position's logits are unused
 };
 
@@ -136,6 +125,13 @@ struct ModelInfo {
 // 2^64 - 1, and every size derived from it (floats, offset + size, rounding up) stays far from
 // overflowing 64 bits.
 inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
+
+// Alignment of every weight in the weight section (WeightEntry::offset) and of the compiler's
+// activation buffers in the arena: one cache line, which is also the widest Highway vector
+// (AVX-512), so no weight row or buffer starts mid-line. The runtime needs only 4 (f32) of
+// buffers; weights are checked against this by ValidatePlan.
+inline constexpr uint64_t kWeightAlignment = 64;
+inline constexpr uint64_t kBufferAlignment = 64;
 
 // Largest batch a plan may be compiled for (prefill runs longer prompts in chunks).
 inline constexpr int64_t kMaxBatch = 4096;
@@ -172,15 +168,14 @@ struct Plan {
 };
 
 // Checks every index, size and shape of `plan` so the executor can run it without further
-// checks: arena_bytes <= kMaxArenaBytes (and <= SIZE_MAX), buffers inside the arena,
-// operands/weights/caches in range, each step's operand,
-// result and weight shapes consistent with its kind (e.g. a linear's weight is [out, in]),
-// caches with positive head counts, weights inside a section of `weight_section_bytes`.
-// Also required (runtime/plan.cc): operand fields a kind does not use are -1 (weight2 is used
-// only by residual_rms_norm: -1 or a weight of one element); the result of a linear, lm_head
-// or attention step is disjoint from its operand, and other results either are exactly their
-// operands' bytes (in place) or are disjoint from them; every cache is
-// written by a kv_append step (never logits_only) before the first attention step reading
+// checks: arena_bytes <= kMaxArenaBytes (and <= SIZE_MAX), buffers inside the arena, weights
+// inside a section of `weight_section_bytes`, caches with positive head counts, and for each
+// step, by its kind's entry in the step-kind table (runtime/step_kind.h): the operands it uses in
+// range and the others -1, the parameters it does not carry 0, operand sizes, aliasing (results
+// of kDisjoint kinds disjoint from their operands; the others exactly an operand's bytes, in
+// place, or disjoint from it), block-format weights only where the kind reads them, and the
+// kind's own shape and parameter rules (e.g. a linear's weight is [out, in]). Also: every cache
+// is written by a kv_append step (never logits_only) before the first attention step reading
 // it; tap names are unique, 1-255 of [A-Za-z0-9._-] not starting with '.' (they become file
 // names); logits_buffer has vocab_size elements; vocab_size <= INT32_MAX.
 // Errors: InvalidArgument naming the step (index and kind) or entry at fault.

@@ -61,29 +61,6 @@ bool AllFinite(absl::Span<const float> values) {
   return non_finite == 0;
 }
 
-// Row `token` of an embedding table [rows, cols] in `format`, times `scale`, into out. HF's
-// per-layer-input rule: ids past the table read row 0 (Gemma-4 tables have vocab_size rows, so
-// this never triggers there).
-void GatherTokenRow(const uint8_t* weight, WeightFormat format, size_t rows, size_t cols,
-                    int32_t token, float scale, float* out) {
-  const size_t row = static_cast<size_t>(token) < rows ? static_cast<size_t>(token) : 0;
-  switch (format) {
-    case WeightFormat::kBF16:
-      ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), cols, row, 0, cols,
-                         scale, out);
-      return;
-    case WeightFormat::kQ8_0:
-      ops::GatherRowQ8_0(weight, cols, row, 0, cols, scale, out);
-      return;
-    case WeightFormat::kQ4_0:
-      ops::GatherRowQ4_0(weight, cols, row, 0, cols, scale, out);
-      return;
-    case WeightFormat::kF32:
-      ops::GatherRowF32(reinterpret_cast<const float*>(weight), cols, row, 0, cols, scale, out);
-      return;
-  }
-}
-
 // First row of thread `t`'s share of `rows` rows split over `threads` threads.
 // The Linear kernels compute every row the same way whatever range it is in
 // (ops/linear.h), so every output is bit-identical to the one-thread result;
@@ -98,25 +75,122 @@ size_t SplitRow(size_t rows, int threads, int t) {
 
 }  // namespace
 
-// One step with everything resolved but its operands' rows (BatchRow places them
-// for the evaluation's row count): the weight pointer into the mapping, the
-// cache, sizes as size_t, parameters in the kernels' types.
+namespace {
+
+// The kernels of the weight-reading steps with one signature over the weight's bytes, one
+// instance per storage format; Prepare picks a step's by its weight's format.
+
+// Rows [begin, end) of y = W x for one row x (decode).
+using LinearKernel = void (*)(const void* weight, const float* x, float* y, size_t rows,
+                              size_t cols, size_t begin, size_t end);
+// Rows [begin, end) of y = W x for `batch` rows of x (prefill).
+using MatMulKernel = void (*)(const void* weight, const float* x, size_t x_stride, float* y,
+                              size_t y_stride, size_t batch, size_t rows, size_t cols,
+                              size_t begin, size_t end);
+// Row `row` of a [rows, cols] table times `scale` into out[0, cols).
+using GatherKernel = void (*)(const void* table, size_t cols, size_t row, float scale,
+                              float* out);
+
+void LinearF32(const void* w, const float* x, float* y, size_t rows, size_t cols,
+               size_t begin, size_t end) {
+  ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, begin, end);
+}
+void LinearBF16(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                size_t begin, size_t end) {
+  ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, begin, end);
+}
+
+void MatMulF32(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+               size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+  ops::MatMulF32(reinterpret_cast<const float*>(w), x, x_stride, y, y_stride, batch, rows, cols,
+                 begin, end);
+}
+void MatMulBF16(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+                size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+  ops::MatMulBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, x_stride, y, y_stride, batch,
+                  rows, cols, begin, end);
+}
+
+void GatherF32(const void* table, size_t cols, size_t row, float scale, float* out) {
+  ops::GatherRowF32(reinterpret_cast<const float*>(table), cols, row, 0, cols, scale, out);
+}
+void GatherBF16(const void* table, size_t cols, size_t row, float scale, float* out) {
+  ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(table), cols, row, 0, cols, scale,
+                     out);
+}
+void GatherQ8_0(const void* table, size_t cols, size_t row, float scale, float* out) {
+  ops::GatherRowQ8_0(table, cols, row, 0, cols, scale, out);
+}
+void GatherQ4_0(const void* table, size_t cols, size_t row, float scale, float* out) {
+  ops::GatherRowQ4_0(table, cols, row, 0, cols, scale, out);
+}
+
+LinearKernel LinearFor(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32: return LinearF32;
+    case WeightFormat::kBF16: return LinearBF16;
+    case WeightFormat::kQ8_0: return ops::LinearQ8_0;
+    case WeightFormat::kQ4_0: return ops::LinearQ4_0;
+  }
+  return nullptr;
+}
+
+MatMulKernel MatMulFor(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32: return MatMulF32;
+    case WeightFormat::kBF16: return MatMulBF16;
+    case WeightFormat::kQ8_0: return ops::MatMulQ8_0;
+    case WeightFormat::kQ4_0: return ops::MatMulQ4_0;
+  }
+  return nullptr;
+}
+
+GatherKernel GatherFor(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32: return GatherF32;
+    case WeightFormat::kBF16: return GatherBF16;
+    case WeightFormat::kQ8_0: return GatherQ8_0;
+    case WeightFormat::kQ4_0: return GatherQ4_0;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// The rows of one evaluation a step runs over: rows [first, first + count) of a batch of `rows`
+// rows (1 for Eval) whose first position is `position`, row t holding tokens[t].
+struct Session::Rows {
+  const int32_t* tokens;
+  size_t rows, first, count;
+  int64_t position;
+};
+
+// One step with everything resolved but its operands' rows (BatchRow places them for the
+// evaluation's row count): its kernel binding, buffer indices, the weight pointer into the mapping
+// and the weight kernels for its format, the cache, sizes as size_t and the parameters in the
+// kernels' types, each field meaning what the Step field of its name means (runtime/plan.h).
 struct Session::Prepared {
-  StepKind kind = StepKind::kLinear;
+  StepFn run = nullptr;  // Session::Run<Kind>, bound by Prepare
   bool logits_only = false;
+  int32_t out = -1, in0 = -1, in1 = -1;
   size_t n = 0;  // elements of out (of in0 for kv_append)
+  // The weight of embedding, linear and lm_head steps: [rows, cols], and its kernels.
   const uint8_t* weight = nullptr;
-  WeightFormat format = WeightFormat::kF32;
-  size_t rows = 0, cols = 0;  // weight [rows, cols]: embedding, linear, lm_head
-  bool parallel = false;      // linear / lm_head split over the pool
-  const float* gain = nullptr;  // (residual_)rms_norm gain (f32, possibly a
-                                // copy) or null
-  float scalar = 1.0f;  // residual_rms_norm's weight2[0] as f32, 1 if none
+  size_t rows = 0, cols = 0;
+  LinearKernel linear = nullptr;
+  MatMulKernel matmul = nullptr;
+  GatherKernel gather = nullptr;
+  bool parallel = false;        // decode: linear / lm_head rows split over the pool
+  const float* gain = nullptr;  // norms: the f32 gain (in place or a widened copy), or null
+  float scalar = 1.0f;          // layer_scalar's weight; residual_rms_norm's scalar (1 if none)
+  size_t group_size = 0;
+  float eps = 0.0f;
+  float scale = 0.0f;   // embedding, attention
+  float factor = 0.0f;  // scale
+  float cap = 0.0f;     // softcap
+  size_t num_heads = 0, num_kv_heads = 0, head_dim = 0;  // attention (head_dim: rope too)
+  size_t rotated_pairs = 0;                             // rope
   KvCache* cache = nullptr;
-  size_t i0 = 0, i1 = 0;
-  size_t num_kv_heads = 0, head_dim = 0;  // attention
-  float f0 = 0.0f;  // embedding/attention/scale factor, rms_norm eps, softcap
-                    // cap, layer_scalar's weight value
   RopeTable* rope = nullptr;
 };
 
@@ -216,16 +290,16 @@ absl::Status Session::Prepare(SessionOptions options) {
     if (s.kind != StepKind::kRope) continue;
     size_t k = 0;
     while (k < rope_tables_.size() &&
-           !(rope_tables_[k].theta == s.f0 &&
-             rope_tables_[k].head_dim == static_cast<size_t>(s.i0) &&
-             rope_tables_[k].pairs == static_cast<size_t>(s.i1))) {
+           !(rope_tables_[k].theta == s.theta &&
+             rope_tables_[k].head_dim == static_cast<size_t>(s.head_dim) &&
+             rope_tables_[k].pairs == static_cast<size_t>(s.rotated_pairs))) {
       ++k;
     }
     if (k == rope_tables_.size()) {
       RopeTable table;
-      table.theta = s.f0;
-      table.head_dim = static_cast<size_t>(s.i0);
-      table.pairs = static_cast<size_t>(s.i1);
+      table.theta = s.theta;
+      table.head_dim = static_cast<size_t>(s.head_dim);
+      table.pairs = static_cast<size_t>(s.rotated_pairs);
       const uint64_t n = table.pairs * static_cast<uint64_t>(batch_size_);
       CORTIQ_ASSIGN_OR_RETURN(table.batch_cos, AllocateFloats(n, "a RoPE table"));
       CORTIQ_ASSIGN_OR_RETURN(table.batch_sin, AllocateFloats(n, "a RoPE table"));
@@ -234,76 +308,117 @@ absl::Status Session::Prepare(SessionOptions options) {
     rope_index[i] = k;
   }
 
-  // f32 gains of rms_norm and residual_rms_norm steps: f32 weights are used in
-  // place (4-byte aligned: weight offsets are multiples of 64), bf16 ones are
-  // widened once into a copy.
+  // f32 gains of the norm steps: f32 weights are used in place (4-byte aligned: weight offsets
+  // are multiples of kWeightAlignment), bf16 ones are widened once into a copy.
   std::vector<const float*> gain_of(plan.weights.size(), nullptr);
-  for (const Step& s : plan.steps) {
-    const bool has_gain =
-        s.kind == StepKind::kRmsNorm || s.kind == StepKind::kResidualRmsNorm;
-    if (!has_gain || s.weight < 0 || gain_of[s.weight] != nullptr) continue;
-    const WeightEntry& w = plan.weights[s.weight];
+  const auto gain = [&](int32_t index) -> absl::StatusOr<const float*> {
+    if (index < 0) return nullptr;
+    if (gain_of[index] != nullptr) return gain_of[index];
+    const WeightEntry& w = plan.weights[index];
     const uint8_t* data = weights_ + w.offset;
     if (w.format == WeightFormat::kF32) {
-      gain_of[s.weight] = reinterpret_cast<const float*>(data);
-      continue;
+      gain_of[index] = reinterpret_cast<const float*>(data);
+      return gain_of[index];
     }
     const size_t n = static_cast<size_t>(w.num_elements());
-    CORTIQ_ASSIGN_OR_RETURN(FloatArray copy,
-                            AllocateFloats(n, "an rms_norm gain"));
+    CORTIQ_ASSIGN_OR_RETURN(FloatArray copy, AllocateFloats(n, "an rms_norm gain"));
     for (size_t i = 0; i < n; ++i) copy[i] = WeightElement(data, w.format, i);
-    gain_of[s.weight] = copy.get();
+    gain_of[index] = copy.get();
     gains_.push_back(std::move(copy));
-  }
+    return gain_of[index];
+  };
+  // Scalar weights are read once here, never per token.
+  const auto scalar = [&](int32_t index) {
+    if (index < 0) return 1.0f;
+    const WeightEntry& w = plan.weights[index];
+    return WeightElement(weights_ + w.offset, w.format, 0);
+  };
 
   steps_.resize(plan.steps.size());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
+    const StepKindInfo& info = *FindStepKind(s.kind);  // ValidatePlan checked the kind
     Prepared& p = steps_[i];
-    p.kind = s.kind;
     p.logits_only = s.logits_only;
+    p.out = s.out;
+    p.in0 = s.in0;
+    p.in1 = s.in1;
     p.n = s.out >= 0 ? size(s.out) : size(s.in0);
-    if (s.weight >= 0) {
+    if (info.reads_blocks) {  // a table or matrix, in any format: its kernels by format
       const WeightEntry& w = plan.weights[s.weight];
       p.weight = weights_ + w.offset;
-      p.format = w.format;
-      if (w.shape.size() == 2) {
-        p.rows = static_cast<size_t>(w.shape[0]);
-        p.cols = static_cast<size_t>(w.shape[1]);
-      }
+      p.rows = static_cast<size_t>(w.shape[0]);
+      p.cols = static_cast<size_t>(w.shape[1]);
+      p.linear = LinearFor(w.format);
+      p.matmul = MatMulFor(w.format);
+      p.gather = GatherFor(w.format);
+      p.parallel = pool_ != nullptr && p.rows >= 8 &&
+                   static_cast<uint64_t>(p.rows) * p.cols >= kParallelMinElements;
     }
     if (s.cache >= 0) {
       p.cache = &caches_[s.cache];
       p.num_kv_heads = static_cast<size_t>(plan.caches[s.cache].num_kv_heads);
       p.head_dim = static_cast<size_t>(plan.caches[s.cache].head_dim);
     }
-    p.i0 = static_cast<size_t>(std::max<int64_t>(s.i0, 0));
-    p.i1 = static_cast<size_t>(std::max<int64_t>(s.i1, 0));
-    p.f0 = static_cast<float>(s.f0);
+    p.group_size = static_cast<size_t>(s.group_size);
+    p.eps = static_cast<float>(s.eps);
+    p.scale = static_cast<float>(s.scale);
+    p.factor = static_cast<float>(s.factor);
+    p.cap = static_cast<float>(s.cap);
+    p.num_heads = static_cast<size_t>(s.num_heads);
+    // The kernel binding of each kind.
     switch (s.kind) {
-      case StepKind::kRmsNorm:
-        if (s.weight >= 0) p.gain = gain_of[s.weight];
-        break;
-      case StepKind::kResidualRmsNorm:
-        if (s.weight >= 0) p.gain = gain_of[s.weight];
-        if (s.weight2 >= 0) {  // read once here, never per token
-          const WeightEntry& w2 = plan.weights[s.weight2];
-          p.scalar = WeightElement(weights_ + w2.offset, w2.format, 0);
-        }
-        break;
-      case StepKind::kRope:
-        p.rope = &rope_tables_[rope_index[i]];
-        break;
-      case StepKind::kLayerScalar:
-        p.f0 = WeightElement(p.weight, p.format, 0);
+      case StepKind::kEmbedding:
+        p.run = &Session::RunEmbedding;
         break;
       case StepKind::kLinear:
       case StepKind::kLmHead:
-        p.parallel =
-            pool_ != nullptr && p.rows >= 8 &&
-            static_cast<uint64_t>(p.rows) * p.cols >= kParallelMinElements;
+        p.run = &Session::RunMatrix;
         break;
-      default:
+      case StepKind::kRmsNorm: {
+        p.run = &Session::RunRmsNorm;
+        CORTIQ_ASSIGN_OR_RETURN(p.gain, gain(s.weight));
+        break;
+      }
+      case StepKind::kResidualRmsNorm: {
+        p.run = &Session::RunResidualRmsNorm;
+        CORTIQ_ASSIGN_OR_RETURN(p.gain, gain(s.weight));
+        p.scalar = scalar(s.scalar);
+        break;
+      }
+      case StepKind::kRope:
+        p.run = &Session::RunRope;
+        p.rope = &rope_tables_[rope_index[i]];
+        p.head_dim = static_cast<size_t>(s.head_dim);
+        p.rotated_pairs = static_cast<size_t>(s.rotated_pairs);
+        break;
+      case StepKind::kKvAppend:
+        p.run = &Session::RunKvAppend;
+        break;
+      case StepKind::kAttention:
+        p.run = &Session::RunAttention;
+        break;
+      case StepKind::kGeluTanh:
+        p.run = &Session::RunGeluTanh;
+        break;
+      case StepKind::kGeluTanhMul:
+        p.run = &Session::RunGeluTanhMul;
+        break;
+      case StepKind::kMul:
+        p.run = &Session::RunMul;
+        break;
+      case StepKind::kAdd:
+        p.run = &Session::RunAdd;
+        break;
+      case StepKind::kScale:
+        p.run = &Session::RunScale;
+        break;
+      case StepKind::kLayerScalar:
+        p.run = &Session::RunLayerScalar;
+        p.scalar = scalar(s.weight);
+        break;
+      case StepKind::kSoftcap:
+        p.run = &Session::RunSoftcap;
         break;
     }
   }
@@ -338,7 +453,8 @@ absl::Status Session::EvalToken(int32_t token, bool want_logits) {
   last_rows_ = 1;
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (steps_[i].logits_only && !want_logits) continue;
-    RunBatchStep(steps_[i], plan_->steps[i], &token, 1, 0, 1, position);
+    const Prepared& p = steps_[i];
+    (this->*p.run)(p, Rows{&token, 1, 0, 1, position});
   }
   // A NaN or Inf logit would make greedy decoding silently pick token 0: report it instead.
   if (want_logits && !AllFinite(logits())) {
@@ -404,175 +520,165 @@ void Session::ParallelFor(size_t n, const F& f) {
       &context);
 }
 
-namespace {
-
-// Rows [begin, end) of y = W x for one row x (the matrix-vector kernels of decode), by weight
-// format.
-void LinearRows(const uint8_t* weight, WeightFormat format, const float* x, float* y, size_t rows,
-                size_t cols, size_t begin, size_t end) {
-  switch (format) {
-    case WeightFormat::kBF16:
-      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), x, y, rows, cols, begin,
-                      end);
-      return;
-    case WeightFormat::kQ8_0:
-      ops::LinearQ8_0(weight, x, y, rows, cols, begin, end);
-      return;
-    case WeightFormat::kQ4_0:
-      ops::LinearQ4_0(weight, x, y, rows, cols, begin, end);
-      return;
-    case WeightFormat::kF32:
-      ops::LinearF32(reinterpret_cast<const float*>(weight), x, y, rows, cols, begin, end);
-      return;
+template <class F>
+void Session::ForRows(const Prepared& p, const Rows& r, const F& row_fn) {
+  // Rows split over the pool when there is enough work to pay for waking it (every row is
+  // computed the same way, so the result does not depend on the split).
+  const bool split = r.count > 1 && r.count * std::max<size_t>(p.n, 1) >= (size_t{1} << 11);
+  if (!split) {
+    for (size_t t = r.first; t < r.first + r.count; ++t) row_fn(t);
+    return;
   }
+  ParallelFor(r.count, [&](size_t b0, size_t b1, int) {
+    for (size_t t = r.first + b0; t < r.first + b1; ++t) row_fn(t);
+  });
 }
 
-// Rows [begin, end) of y = W x for `batch` rows of x, by weight format.
-void MatMulRows(const uint8_t* weight, WeightFormat format, const float* x, size_t x_stride,
-                float* y, size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
-                size_t end) {
-  switch (format) {
-    case WeightFormat::kBF16:
-      ops::MatMulBF16(reinterpret_cast<const hwy::bfloat16_t*>(weight), x, x_stride, y,
-                      y_stride, batch, rows, cols, begin, end);
-      return;
-    case WeightFormat::kQ8_0:
-      ops::MatMulQ8_0(weight, x, x_stride, y, y_stride, batch, rows, cols, begin, end);
-      return;
-    case WeightFormat::kQ4_0:
-      ops::MatMulQ4_0(weight, x, x_stride, y, y_stride, batch, rows, cols, begin, end);
-      return;
-    case WeightFormat::kF32:
-      ops::MatMulF32(reinterpret_cast<const float*>(weight), x, x_stride, y, y_stride, batch,
-                     rows, cols, begin, end);
-      return;
-  }
+void Session::RunEmbedding(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    // HF's per-layer-input rule: ids past the table read row 0 (Gemma-4 tables have vocab_size
+    // rows, so this never triggers there).
+    const size_t token = static_cast<size_t>(r.tokens[t]);
+    p.gather(p.weight, p.cols, token < p.rows ? token : 0, p.scale,
+             BatchRow(p.out, r.rows, t));
+  });
 }
 
-}  // namespace
-
-void Session::RunBatchStep(const Prepared& p, const Step& s, const int32_t* tokens,
-                           size_t rows, size_t first, size_t count, int64_t position) {
-  const auto out = [&](size_t t) { return BatchRow(s.out, rows, t); };
-  const auto in0 = [&](size_t t) { return BatchRow(s.in0, rows, t); };
-  const auto in1 = [&](size_t t) { return BatchRow(s.in1, rows, t); };
-  // Row-wise steps: rows split over the pool when there is enough work to pay for waking it
-  // (every row is computed the same way, so the result does not depend on the split).
-  const bool split = count > 1 && count * std::max<size_t>(p.n, 1) >= (size_t{1} << 11);
-  const auto for_rows = [&](const auto& row_fn) {
-    if (!split) {
-      for (size_t t = first; t < first + count; ++t) row_fn(t);
+void Session::RunMatrix(const Prepared& p, const Rows& r) {
+  const float* x = BatchRow(p.in0, r.rows, r.first);
+  float* y = BatchRow(p.out, r.rows, r.first);
+  if (r.count == 1) {
+    // Decode: the matrix-vector kernels, rows split in the pool's SplitRow shares.
+    if (!p.parallel) {
+      p.linear(p.weight, x, y, p.rows, p.cols, 0, p.rows);
       return;
     }
-    ParallelFor(count, [&](size_t b0, size_t b1, int) {
-      for (size_t t = first + b0; t < first + b1; ++t) row_fn(t);
+    const int threads = pool_->num_threads();
+    ParallelFor(static_cast<size_t>(threads), [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t) {
+        const size_t begin = SplitRow(p.rows, threads, static_cast<int>(t));
+        const size_t end = SplitRow(p.rows, threads, static_cast<int>(t) + 1);
+        if (begin < end) p.linear(p.weight, x, y, p.rows, p.cols, begin, end);
+      }
     });
-  };
-  switch (p.kind) {
-    case StepKind::kEmbedding:
-      for_rows([&](size_t t) {
-        GatherTokenRow(p.weight, p.format, p.rows, p.cols, tokens[t], p.f0, out(t));
-      });
-      return;
-    case StepKind::kLinear:
-    case StepKind::kLmHead: {
-      const float* x = in0(first);
-      float* y = out(first);
-      if (count == 1) {
-        // Decode: the matrix-vector kernels, rows split in the pool's SplitRow shares.
-        if (!p.parallel) {
-          LinearRows(p.weight, p.format, x, y, p.rows, p.cols, 0, p.rows);
-          return;
-        }
-        const int threads = pool_->num_threads();
-        ParallelFor(static_cast<size_t>(threads), [&](size_t t0, size_t t1, int) {
-          for (size_t t = t0; t < t1; ++t) {
-            const size_t begin = SplitRow(p.rows, threads, static_cast<int>(t));
-            const size_t end = SplitRow(p.rows, threads, static_cast<int>(t) + 1);
-            if (begin < end) LinearRows(p.weight, p.format, x, y, p.rows, p.cols, begin, end);
-          }
-        });
-        return;
-      }
-      const size_t x_stride = BatchStride(s.in0), y_stride = BatchStride(s.out);
-      // Split when the whole product (all rows of the batch) is worth waking the workers.
-      const bool parallel = pool_ != nullptr && p.rows >= 32 &&
-                            static_cast<uint64_t>(count) * p.rows * p.cols >= kParallelMinElements;
-      if (!parallel) {
-        MatMulRows(p.weight, p.format, x, x_stride, y, y_stride, count, p.rows, p.cols, 0,
-                   p.rows);
-        return;
-      }
-      // Output rows split in blocks of 16: whole register tiles per thread.
-      const size_t blocks = (p.rows + 15) / 16;
-      ParallelFor(blocks, [&](size_t b0, size_t b1, int) {
-        MatMulRows(p.weight, p.format, x, x_stride, y, y_stride, count, p.rows, p.cols, b0 * 16,
-                   std::min(p.rows, b1 * 16));
-      });
-      return;
-    }
-    case StepKind::kRmsNorm:
-      for_rows([&](size_t t) { ops::RmsNorm(in0(t), p.gain, out(t), p.n, p.i0, p.f0); });
-      return;
-    case StepKind::kRope: {
-      RopeTable& table = *p.rope;
-      if (table.batch_position != position || table.batch_count != rows) {
-        for (size_t t = 0; t < rows; ++t) {
-          ops::RopeCosSin(position + static_cast<int64_t>(t), table.theta, table.head_dim,
-                          table.pairs, table.batch_cos.get() + t * table.pairs,
-                          table.batch_sin.get() + t * table.pairs);
-        }
-        table.batch_position = position;
-        table.batch_count = rows;
-      }
-      for_rows([&](size_t t) {
-        if (out(t) != in0(t)) std::memcpy(out(t), in0(t), p.n * sizeof(float));
-        ops::ApplyRope(out(t), p.n / p.i0, p.i0, p.i1, table.batch_cos.get() + t * table.pairs,
-                       table.batch_sin.get() + t * table.pairs);
-      });
-      return;
-    }
-    case StepKind::kKvAppend:
-      for_rows([&](size_t t) { p.cache->Append(position + static_cast<int64_t>(t), in0(t), in1(t)); });
-      return;
-    case StepKind::kAttention:
-      ParallelFor(count, [&](size_t b0, size_t b1, int thread) {
-        float* scratch = scratch_.get() + static_cast<size_t>(thread) * ctx_size_;
-        for (size_t t = first + b0; t < first + b1; ++t) {
-          const int64_t at = position + static_cast<int64_t>(t);
-          ops::AttentionRing(in0(t), p.cache->keys(), p.cache->values(),
-                             static_cast<size_t>(p.cache->rows()),
-                             static_cast<size_t>(p.cache->FirstVisibleRow(at)),
-                             static_cast<size_t>(p.cache->VisibleRows(at)), p.i0,
-                             p.num_kv_heads, p.head_dim, p.f0, scratch, out(t));
-        }
-      });
-      return;
-    case StepKind::kGeluTanh:
-      for_rows([&](size_t t) { ops::GeluTanh(in0(t), out(t), p.n); });
-      return;
-    case StepKind::kGeluTanhMul:
-      for_rows([&](size_t t) { ops::GeluTanhMul(in0(t), in1(t), out(t), p.n); });
-      return;
-    case StepKind::kResidualRmsNorm:
-      for_rows([&](size_t t) {
-        ops::ResidualRmsNorm(in0(t), in1(t), p.gain, p.scalar, out(t), p.n, p.i0, p.f0);
-      });
-      return;
-    case StepKind::kMul:
-      for_rows([&](size_t t) { ops::Mul(in0(t), in1(t), out(t), p.n); });
-      return;
-    case StepKind::kAdd:
-      for_rows([&](size_t t) { ops::Add(in0(t), in1(t), out(t), p.n); });
-      return;
-    case StepKind::kScale:
-    case StepKind::kLayerScalar:
-      for_rows([&](size_t t) { ops::Scale(in0(t), p.f0, out(t), p.n); });
-      return;
-    case StepKind::kSoftcap:
-      for_rows([&](size_t t) { ops::Softcap(in0(t), p.f0, out(t), p.n); });
-      return;
+    return;
   }
+  const size_t x_stride = BatchStride(p.in0), y_stride = BatchStride(p.out);
+  // Split when the whole product (all rows of the batch) is worth waking the workers.
+  const bool parallel = pool_ != nullptr && p.rows >= 32 &&
+                        static_cast<uint64_t>(r.count) * p.rows * p.cols >= kParallelMinElements;
+  if (!parallel) {
+    p.matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, 0, p.rows);
+    return;
+  }
+  // Output rows split in blocks of 16: whole register tiles per thread.
+  const size_t blocks = (p.rows + 15) / 16;
+  ParallelFor(blocks, [&](size_t b0, size_t b1, int) {
+    p.matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, b0 * 16,
+             std::min(p.rows, b1 * 16));
+  });
+}
+
+void Session::RunRmsNorm(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::RmsNorm(BatchRow(p.in0, r.rows, t), p.gain, BatchRow(p.out, r.rows, t), p.n,
+                 p.group_size, p.eps);
+  });
+}
+
+void Session::RunResidualRmsNorm(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::ResidualRmsNorm(BatchRow(p.in0, r.rows, t), BatchRow(p.in1, r.rows, t), p.gain,
+                         p.scalar, BatchRow(p.out, r.rows, t), p.n, p.group_size, p.eps);
+  });
+}
+
+void Session::RunRope(const Prepared& p, const Rows& r) {
+  RopeTable& table = *p.rope;
+  if (table.batch_position != r.position || table.batch_count != r.rows) {
+    for (size_t t = 0; t < r.rows; ++t) {
+      ops::RopeCosSin(r.position + static_cast<int64_t>(t), table.theta, table.head_dim,
+                      table.pairs, table.batch_cos.get() + t * table.pairs,
+                      table.batch_sin.get() + t * table.pairs);
+    }
+    table.batch_position = r.position;
+    table.batch_count = r.rows;
+  }
+  ForRows(p, r, [&](size_t t) {
+    const float* in = BatchRow(p.in0, r.rows, t);
+    float* out = BatchRow(p.out, r.rows, t);
+    if (out != in) std::memcpy(out, in, p.n * sizeof(float));
+    ops::ApplyRope(out, p.n / p.head_dim, p.head_dim, p.rotated_pairs,
+                   table.batch_cos.get() + t * table.pairs,
+                   table.batch_sin.get() + t * table.pairs);
+  });
+}
+
+void Session::RunKvAppend(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    p.cache->Append(r.position + static_cast<int64_t>(t), BatchRow(p.in0, r.rows, t),
+                    BatchRow(p.in1, r.rows, t));
+  });
+}
+
+void Session::RunAttention(const Prepared& p, const Rows& r) {
+  ParallelFor(r.count, [&](size_t b0, size_t b1, int thread) {
+    float* scratch = scratch_.get() + static_cast<size_t>(thread) * ctx_size_;
+    for (size_t t = r.first + b0; t < r.first + b1; ++t) {
+      const int64_t at = r.position + static_cast<int64_t>(t);
+      ops::AttentionRing(BatchRow(p.in0, r.rows, t), p.cache->keys(), p.cache->values(),
+                         static_cast<size_t>(p.cache->rows()),
+                         static_cast<size_t>(p.cache->FirstVisibleRow(at)),
+                         static_cast<size_t>(p.cache->VisibleRows(at)), p.num_heads,
+                         p.num_kv_heads, p.head_dim, p.scale, scratch,
+                         BatchRow(p.out, r.rows, t));
+    }
+  });
+}
+
+void Session::RunGeluTanh(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::GeluTanh(BatchRow(p.in0, r.rows, t), BatchRow(p.out, r.rows, t), p.n);
+  });
+}
+
+void Session::RunGeluTanhMul(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::GeluTanhMul(BatchRow(p.in0, r.rows, t), BatchRow(p.in1, r.rows, t),
+                     BatchRow(p.out, r.rows, t), p.n);
+  });
+}
+
+void Session::RunMul(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::Mul(BatchRow(p.in0, r.rows, t), BatchRow(p.in1, r.rows, t), BatchRow(p.out, r.rows, t),
+             p.n);
+  });
+}
+
+void Session::RunAdd(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::Add(BatchRow(p.in0, r.rows, t), BatchRow(p.in1, r.rows, t), BatchRow(p.out, r.rows, t),
+             p.n);
+  });
+}
+
+void Session::RunScale(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::Scale(BatchRow(p.in0, r.rows, t), p.factor, BatchRow(p.out, r.rows, t), p.n);
+  });
+}
+
+void Session::RunLayerScalar(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::Scale(BatchRow(p.in0, r.rows, t), p.scalar, BatchRow(p.out, r.rows, t), p.n);
+  });
+}
+
+void Session::RunSoftcap(const Prepared& p, const Rows& r) {
+  ForRows(p, r, [&](size_t t) {
+    ops::Softcap(BatchRow(p.in0, r.rows, t), p.cap, BatchRow(p.out, r.rows, t), p.n);
+  });
 }
 
 absl::Status Session::EvalBatch(absl::Span<const int32_t> tokens, BatchLogits logits) {
@@ -598,11 +704,11 @@ absl::Status Session::Run(absl::Span<const int32_t> tokens, BatchLogits logits) 
     if (p.logits_only) {
       if (logits == BatchLogits::kNone) continue;
       if (logits == BatchLogits::kLast) {
-        RunBatchStep(p, plan_->steps[i], tokens.data(), rows, rows - 1, 1, position);
+        (this->*p.run)(p, Rows{tokens.data(), rows, rows - 1, 1, position});
         continue;
       }
     }
-    RunBatchStep(p, plan_->steps[i], tokens.data(), rows, 0, rows, position);
+    (this->*p.run)(p, Rows{tokens.data(), rows, 0, rows, position});
   }
   if (logits != BatchLogits::kNone) {
     for (size_t t = logits == BatchLogits::kAll ? 0 : rows - 1; t < rows; ++t) {

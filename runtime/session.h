@@ -144,8 +144,11 @@ class Session {
   // Sequence drives the session with inputs it has checked once (CheckTokens) and moves
   // length() for truncate and restore.
   friend class Sequence;
-  struct Prepared;  // one plan step with resolved pointers and sizes
+  struct Prepared;  // one plan step with resolved pointers, kernels and sizes
+  struct Rows;      // the rows of an evaluation a step runs over
   struct RopeTable;
+  // A step's kernel binding (one per kind, chosen by Prepare).
+  using StepFn = void (Session::*)(const Prepared&, const Rows&);
 
   Session() = default;
   absl::Status Prepare(SessionOptions options);
@@ -162,10 +165,24 @@ class Session {
   // first row and the floats between rows.
   float* BatchRow(int32_t index, size_t rows, size_t row) const;
   size_t BatchStride(int32_t index) const;
-  // Runs step `p` (plan step `s`) over rows [first, first + count) of a batch of
-  // `rows` rows whose first position is `position`.
-  void RunBatchStep(const Prepared& p, const Step& s, const int32_t* tokens, size_t rows,
-                    size_t first, size_t count, int64_t position);
+  // row_fn(t) for each row of `r`, split over the pool when the step has enough work.
+  template <class F>
+  void ForRows(const Prepared& p, const Rows& r, const F& row_fn);
+  // The kernel bindings: step `p` over the rows `r`.
+  void RunEmbedding(const Prepared& p, const Rows& r);
+  void RunMatrix(const Prepared& p, const Rows& r);  // linear, lm_head
+  void RunRmsNorm(const Prepared& p, const Rows& r);
+  void RunResidualRmsNorm(const Prepared& p, const Rows& r);
+  void RunRope(const Prepared& p, const Rows& r);
+  void RunKvAppend(const Prepared& p, const Rows& r);
+  void RunAttention(const Prepared& p, const Rows& r);
+  void RunGeluTanh(const Prepared& p, const Rows& r);
+  void RunGeluTanhMul(const Prepared& p, const Rows& r);
+  void RunMul(const Prepared& p, const Rows& r);
+  void RunAdd(const Prepared& p, const Rows& r);
+  void RunScale(const Prepared& p, const Rows& r);
+  void RunLayerScalar(const Prepared& p, const Rows& r);
+  void RunSoftcap(const Prepared& p, const Rows& r);
   // f(begin, end, thread) over [0, n) split across the pool (or inline).
   template <class F>
   void ParallelFor(size_t n, const F& f);

@@ -125,7 +125,7 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
   if (auto e = mlir::dyn_cast<EmbeddingOp>(op)) {
     step.kind = StepKind::kEmbedding;
     step.weight = Weight(e.getTableAttr());
-    step.f0 = e.getScale().convertToFloat();
+    step.scale = e.getScale().convertToFloat();
     step.out = NewBuffer(e.getResult());
   } else if (auto l = mlir::dyn_cast<LinearOp>(op)) {
     unary(StepKind::kLinear, l.getInput(), l.getResult());
@@ -133,13 +133,13 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
   } else if (auto n = mlir::dyn_cast<RmsNormOp>(op)) {
     unary(StepKind::kRmsNorm, n.getInput(), n.getResult());
     step.weight = n.getGainAttr() ? Weight(n.getGainAttr()) : -1;
-    step.i0 = static_cast<int64_t>(n.getGroupSize());
-    step.f0 = n.getEps().convertToFloat();
+    step.group_size = static_cast<int64_t>(n.getGroupSize());
+    step.eps = n.getEps().convertToFloat();
   } else if (auto r = mlir::dyn_cast<RopeOp>(op)) {
     unary(StepKind::kRope, r.getInput(), r.getResult());
-    step.i0 = static_cast<int64_t>(r.getHeadDim());
-    step.i1 = static_cast<int64_t>(r.getRotatedPairs());
-    step.f0 = r.getTheta().convertToDouble();
+    step.head_dim = static_cast<int64_t>(r.getHeadDim());
+    step.rotated_pairs = static_cast<int64_t>(r.getRotatedPairs());
+    step.theta = r.getTheta().convertToDouble();
   } else if (auto a = mlir::dyn_cast<KvAppendOp>(op)) {
     step.kind = StepKind::kKvAppend;
     step.in0 = Buffer(a.getKey());
@@ -148,11 +148,11 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
   } else if (auto a = mlir::dyn_cast<AttentionOp>(op)) {
     unary(StepKind::kAttention, a.getQuery(), a.getResult());
     step.cache = Cache(a.getCacheAttr());
-    step.i0 = static_cast<int64_t>(a.getNumHeads());
-    step.i1 = a.getWindow() ? static_cast<int64_t>(*a.getWindow()) : 0;
-    step.f0 = a.getScale().convertToFloat();
+    step.num_heads = static_cast<int64_t>(a.getNumHeads());
+    step.window = a.getWindow() ? static_cast<int64_t>(*a.getWindow()) : 0;
+    step.scale = a.getScale().convertToFloat();
     CacheEntry& cache = plan_.caches[step.cache];
-    if (cache.sliding) cache.window = step.i1;
+    if (cache.sliding) cache.window = step.window;
   } else if (auto g = mlir::dyn_cast<GeluTanhOp>(op)) {
     unary(StepKind::kGeluTanh, g.getInput(), g.getResult());
   } else if (auto m = mlir::dyn_cast<MulOp>(op)) {
@@ -163,13 +163,13 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
     step.in1 = Buffer(s.getRhs());
   } else if (auto s = mlir::dyn_cast<ScaleOp>(op)) {
     unary(StepKind::kScale, s.getInput(), s.getResult());
-    step.f0 = s.getFactor().convertToFloat();
+    step.factor = s.getFactor().convertToFloat();
   } else if (auto s = mlir::dyn_cast<LayerScalarOp>(op)) {
     unary(StepKind::kLayerScalar, s.getInput(), s.getResult());
     step.weight = Weight(s.getScalarAttr());
   } else if (auto s = mlir::dyn_cast<SoftcapOp>(op)) {
     unary(StepKind::kSoftcap, s.getInput(), s.getResult());
-    step.f0 = s.getCap().convertToFloat();
+    step.cap = s.getCap().convertToFloat();
   } else if (auto g = mlir::dyn_cast<GeluTanhMulOp>(op)) {
     unary(StepKind::kGeluTanhMul, g.getGate(), g.getResult());
     step.in1 = Buffer(g.getUp());
@@ -177,9 +177,9 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
     unary(StepKind::kResidualRmsNorm, r.getResidual(), r.getResult());
     step.in1 = Buffer(r.getUpdate());
     step.weight = r.getGainAttr() ? Weight(r.getGainAttr()) : -1;
-    step.weight2 = r.getScalarAttr() ? Weight(r.getScalarAttr()) : -1;
-    step.i0 = static_cast<int64_t>(r.getGroupSize());
-    step.f0 = r.getEps().convertToFloat();
+    step.scalar = r.getScalarAttr() ? Weight(r.getScalarAttr()) : -1;
+    step.group_size = static_cast<int64_t>(r.getGroupSize());
+    step.eps = r.getEps().convertToFloat();
   } else if (auto h = mlir::dyn_cast<LmHeadOp>(op)) {
     unary(StepKind::kLmHead, h.getInput(), h.getResult());
     step.weight = Weight(h.getTableAttr());

@@ -167,12 +167,18 @@ void ExpectPlansEqual(const Plan& a, const Plan& b) {
     EXPECT_EQ(x.in0, y.in0);
     EXPECT_EQ(x.in1, y.in1);
     EXPECT_EQ(x.weight, y.weight);
-    EXPECT_EQ(x.weight2, y.weight2);
+    EXPECT_EQ(x.scalar, y.scalar);
     EXPECT_EQ(x.cache, y.cache);
-    EXPECT_EQ(x.i0, y.i0);
-    EXPECT_EQ(x.i1, y.i1);
-    EXPECT_EQ(x.f0, y.f0);
-    EXPECT_EQ(x.f1, y.f1);
+    EXPECT_EQ(x.group_size, y.group_size);
+    EXPECT_EQ(x.eps, y.eps);
+    EXPECT_EQ(x.head_dim, y.head_dim);
+    EXPECT_EQ(x.rotated_pairs, y.rotated_pairs);
+    EXPECT_EQ(x.theta, y.theta);
+    EXPECT_EQ(x.num_heads, y.num_heads);
+    EXPECT_EQ(x.window, y.window);
+    EXPECT_EQ(x.scale, y.scale);
+    EXPECT_EQ(x.factor, y.factor);
+    EXPECT_EQ(x.cap, y.cap);
     EXPECT_EQ(x.logits_only, y.logits_only);
   }
   ASSERT_EQ(a.taps.size(), b.taps.size());
@@ -187,7 +193,6 @@ void ExpectPlansEqual(const Plan& a, const Plan& b) {
 
 TEST(ArtifactTest, SerializeParseRoundTrip) {
   ToyModel toy = Toy();
-  toy.plan.steps[3].f1 = -2.5;  // f1 is carried even though no kind uses it
   toy.plan.max_batch = 77;
   BufferEntry view = toy.plan.buffers[0];
   view.view_of = 0;
@@ -199,8 +204,8 @@ TEST(ArtifactTest, SerializeParseRoundTrip) {
   ExpectPlansEqual(toy.plan, *back);
 }
 
-// A plan with the fused steps: weight2 (the residual_rms_norm scalar) is
-// written and read for every step, -1 or a weight index.
+// A plan with the fused steps: the residual_rms_norm scalar is written and
+// read for every step, -1 or a weight index.
 TEST(ArtifactTest, SerializeParseRoundTripFused) {
   ToyConfig config;
   config.format = WeightFormat::kBF16;
@@ -208,9 +213,9 @@ TEST(ArtifactTest, SerializeParseRoundTripFused) {
   config.fused = true;
   config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}};
   const ToyModel toy = BuildToyModel(config);
-  int with_weight2 = 0;
-  for (const Step& s : toy.plan.steps) with_weight2 += s.weight2 >= 0;
-  ASSERT_EQ(with_weight2, 2);  // one per layer (the MLP residual)
+  int with_scalar = 0;
+  for (const Step& s : toy.plan.steps) with_scalar += s.scalar >= 0;
+  ASSERT_EQ(with_scalar, 2);  // one per layer (the MLP residual)
   const std::string bytes = SerializePlan(toy.plan);
   // A step record is 61 bytes (runtime/artifact.h), weight2 included.
   Plan one_more = toy.plan;

@@ -211,9 +211,9 @@ const BadPlanCase kBadPlans[] = {
      [](Plan& p, uint64_t&) { p.buffers[1].num_elements = uint64_t{1} << 62; },
      "exceed the arena"},
     {"OperandOutOfRange", [](Plan& p, uint64_t&) { p.steps[2].in0 = 9999; },
-     "step 2 (linear): in0 buffer 9999 out of range"},
+     "step 2 (linear): in0 (input) buffer 9999 out of range"},
     {"ResultNegative", [](Plan& p, uint64_t&) { p.steps[2].out = -7; },
-     "out buffer -7 out of range"},
+     "out (result) buffer -7 out of range"},
     {"UnusedOperandSet", [](Plan& p, uint64_t&) { p.steps[2].in1 = 0; },
      "step 2 (linear): does not use in1 (must be -1)"},
     {"WeightIndexOutOfRange",
@@ -241,14 +241,14 @@ const BadPlanCase kBadPlans[] = {
      "step 0 (embedding)"},
     {"RmsNormGroupNotDividing",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kRmsNorm)].i0 = 7;
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].group_size = 7;
      },
-     "group size i0 = 7"},
+     "group_size = 7 must be positive and divide in0's 64 elements"},
     {"RmsNormGroupZero",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kRmsNorm)].i0 = 0;
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].group_size = 0;
      },
-     "group size i0 = 0"},
+     "group_size = 0"},
     {"RmsNormGainSize",
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kRmsNorm)].weight =
@@ -262,24 +262,24 @@ const BadPlanCase kBadPlans[] = {
      "in0 has 64 elements but out has 32"},
     {"RmsNormNegativeEps",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kRmsNorm)].f0 = -1;
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].eps = -1;
      },
-     "eps f0 = -1"},
+     "eps = -1 must be finite and >= 0"},
     {"RopeOddHeadDim",
-     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i0 = 15; },
-     "head_dim i0 = 15"},
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].head_dim = 15; },
+     "head_dim = 15 must be positive, even and divide in0's 64 elements"},
     {"RopeHeadDimNotDividing",
-     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i0 = 48; },
-     "head_dim i0 = 48"},
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].head_dim = 48; },
+     "head_dim = 48"},
     {"RopeNoPairs",
-     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i1 = 0; },
-     "rotated pairs i1 = 0 must be in [1, 8]"},
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].rotated_pairs = 0; },
+     "rotated_pairs = 0 must be in [1, 8]"},
     {"RopeTooManyPairs",
-     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].i1 = 9; },
-     "rotated pairs i1 = 9"},
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].rotated_pairs = 9; },
+     "rotated_pairs = 9"},
     {"RopeThetaZero",
-     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].f0 = 0; },
-     "theta f0 = 0"},
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].theta = 0; },
+     "theta = 0 must be finite and > 0"},
     {"RopeWeightSet",
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kRope)].weight = 0;
@@ -307,30 +307,29 @@ const BadPlanCase kBadPlans[] = {
      "cannot be logits_only"},
     {"AttentionWindowMismatchSliding",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kAttention)].i1 = 4;
+       p.steps[FirstStep(p, StepKind::kAttention)].window = 4;
      },
-     "window i1 = 4, expected 3 (cache 0 is sliding)"},
+     "window = 4, expected 3 (cache 0 is sliding)"},
     {"AttentionWindowOnFullCache",
      [](Plan& p, uint64_t&) {
        Step& s = p.steps[FirstStep(p, StepKind::kAttention)];
        s.cache = 1;
-       s.i1 = 3;
+       s.window = 3;
      },
-     "window i1 = 3, expected 0 (cache 1 is full)"},
+     "window = 3, expected 0 (cache 1 is full)"},
     {"AttentionHeadsNotMultipleOfKvHeads",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kAttention)].i0 = 3;
+       p.steps[FirstStep(p, StepKind::kAttention)].num_heads = 3;
      },
-     "num_heads i0 = 3 must be a positive multiple of cache 0's num_kv_heads "
-     "2"},
+     "num_heads = 3 must be a positive multiple of cache 0's num_kv_heads 2"},
     {"AttentionSizeMismatch",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kAttention)].i0 = 2;
+       p.steps[FirstStep(p, StepKind::kAttention)].num_heads = 2;
      },
-     "q/out have 64 elements, expected num_heads 2 * head_dim 16"},
+     "query/out have 64 elements, expected num_heads 2 * head_dim 16"},
     {"AttentionHugeHeads",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kAttention)].i0 = int64_t{1} << 62;
+       p.steps[FirstStep(p, StepKind::kAttention)].num_heads = int64_t{1} << 62;
      },
      "expected num_heads"},
     {"AttentionOutAliasesQuery",
@@ -344,7 +343,7 @@ const BadPlanCase kBadPlans[] = {
        // Layer 0's attention reads layer 1's cache, which is appended later.
        Step& s = p.steps[FirstStep(p, StepKind::kAttention)];
        s.cache = 1;
-       s.i1 = 0;
+       s.window = 0;
      },
      "reads cache 1 before any kv_append step writes it"},
     {"LinearOutAliasesInput",
@@ -380,29 +379,40 @@ const BadPlanCase kBadPlans[] = {
      "weight 'l0.in_norm' has 64 elements, expected 1"},
     {"SoftcapZero",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kSoftcap)].f0 = 0;
+       p.steps[FirstStep(p, StepKind::kSoftcap)].cap = 0;
      },
-     "cap f0 = 0"},
+     "cap = 0 must be finite and > 0"},
     {"ScaleNotFinite",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kScale)].f0 =
+       p.steps[FirstStep(p, StepKind::kScale)].factor =
            std::numeric_limits<double>::infinity();
      },
-     "is not finite"},
-    {"Weight2OnLinear", [](Plan& p, uint64_t&) { p.steps[2].weight2 = 0; },
-     "step 2 (linear): does not use weight2 (must be -1)"},
-    {"Weight2OnRmsNorm",
+     "factor = inf is not finite"},
+    {"ScalarOnLinear", [](Plan& p, uint64_t&) { p.steps[2].scalar = 0; },
+     "step 2 (linear): does not use scalar (must be -1)"},
+    {"ScalarOnRmsNorm",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kRmsNorm)].weight2 =
+       p.steps[FirstStep(p, StepKind::kRmsNorm)].scalar =
            FindWeight(p, "l0.scalar");
      },
-     "(rms_norm): does not use weight2 (must be -1)"},
-    {"Weight2OnLayerScalar",
+     "(rms_norm): does not use scalar (must be -1)"},
+    {"ScalarOnLayerScalar",
      [](Plan& p, uint64_t&) {
        Step& s = p.steps[FirstStep(p, StepKind::kLayerScalar)];
-       s.weight2 = s.weight;
+       s.scalar = s.weight;
      },
-     "(layer_scalar): does not use weight2 (must be -1)"},
+     "(layer_scalar): does not use scalar (must be -1)"},
+    // Parameters a kind does not carry are 0 (the artifact stores only the kind's own).
+    {"HeadDimOnLinear", [](Plan& p, uint64_t&) { p.steps[2].head_dim = 16; },
+     "step 2 (linear): does not use head_dim (must be 0), got 16"},
+    {"EpsOnRope",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kRope)].eps = 1e-6; },
+     "(rope): does not use eps (must be 0)"},
+    {"ThetaOnAttention",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kAttention)].theta = 1e4; },
+     "(attention): does not use theta (must be 0)"},
+    {"LinearWithCache", [](Plan& p, uint64_t&) { p.steps[2].cache = 0; },
+     "step 2 (linear): does not use cache (must be -1)"},
     {"UnknownKind",
      [](Plan& p, uint64_t&) { p.steps[4].kind = static_cast<StepKind>(99); },
      "step 4: unknown kind 99"},
@@ -510,7 +520,7 @@ INSTANTIATE_TEST_SUITE_P(All, BadPlanTest, ::testing::ValuesIn(kBadPlans),
 
 // The same over the fused toy (post norms; each layer has a gelu_tanh_mul of
 // [96] gate/up, a residual_rms_norm after attention (out == in1, no scalar)
-// and one after the MLP (fresh out, weight2 = the layer scalar)).
+// and one after the MLP (fresh out, scalar = the layer scalar)).
 class BadFusedPlanTest : public ::testing::TestWithParam<BadPlanCase> {};
 
 TEST_P(BadFusedPlanTest, IsRejected) {
@@ -541,10 +551,10 @@ const BadPlanCase kBadFusedPlans[] = {
      "(gelu_tanh_mul): does not use weight (must be -1)"},
     {"GeluTanhMulWithWeight2",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].weight2 =
+       p.steps[FirstStep(p, StepKind::kGeluTanhMul)].scalar =
            FindWeight(p, "l0.scalar");
      },
-     "(gelu_tanh_mul): does not use weight2 (must be -1)"},
+     "(gelu_tanh_mul): does not use scalar (must be -1)"},
     {"GeluTanhMulWithCache",
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kGeluTanhMul)].cache = 0;
@@ -564,15 +574,14 @@ const BadPlanCase kBadFusedPlans[] = {
      "partially overlaps in1"},
     {"ResidualRmsNormGroupNotDividing",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].i0 = 7;
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].group_size = 7;
      },
-     "(residual_rms_norm): group size i0 = 7 must be positive and divide "
-     "in1's 64 elements"},
+     "(residual_rms_norm): group_size = 7 must be positive and divide in1's 64 elements"},
     {"ResidualRmsNormGroupZero",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].i0 = 0;
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].group_size = 0;
      },
-     "group size i0 = 0"},
+     "group_size = 0"},
     {"ResidualRmsNormGainSize",
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].weight =
@@ -583,35 +592,34 @@ const BadPlanCase kBadFusedPlans[] = {
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].weight = 4444;
      },
-     "weight 4444 out of range"},
+     "weight (gain) weight 4444 out of range"},
     {"ResidualRmsNormScalarNotScalar",
      [](Plan& p, uint64_t&) {
-       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 =
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].scalar =
            FindWeight(p, "l0.in_norm");
      },
-     "(residual_rms_norm): scalar weight2 'l0.in_norm' has 64 elements, "
-     "expected 1"},
-    {"ResidualRmsNormWeight2OutOfRange",
+     "(residual_rms_norm): scalar 'l0.in_norm' has 64 elements, expected 1"},
+    {"ResidualRmsNormScalarOutOfRange",
      [](Plan& p, uint64_t&) {
-       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 = 9999;
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].scalar = 9999;
      },
-     "weight2 9999 out of range"},
-    {"ResidualRmsNormWeight2Negative",
+     "scalar (scalar) weight 9999 out of range"},
+    {"ResidualRmsNormScalarNegative",
      [](Plan& p, uint64_t&) {
-       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].weight2 = -2;
+       p.steps[LastStep(p, StepKind::kResidualRmsNorm)].scalar = -2;
      },
-     "weight2 -2 out of range"},
+     "scalar (scalar) weight -2 out of range"},
     {"ResidualRmsNormNegativeEps",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].f0 = -1e-6;
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].eps = -1e-6;
      },
-     "eps f0 = -1e-06 must be finite and >= 0"},
+     "eps = -1e-06 must be finite and >= 0"},
     {"ResidualRmsNormNanEps",
      [](Plan& p, uint64_t&) {
-       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].f0 =
+       p.steps[FirstStep(p, StepKind::kResidualRmsNorm)].eps =
            std::numeric_limits<double>::quiet_NaN();
      },
-     "eps f0 = nan"},
+     "eps = nan"},
     {"ResidualRmsNormSizeMismatch",
      [](Plan& p, uint64_t&) {
        p.steps[LastStep(p, StepKind::kResidualRmsNorm)].in0 =
@@ -622,7 +630,7 @@ const BadPlanCase kBadFusedPlans[] = {
      [](Plan& p, uint64_t&) {
        p.steps[LastStep(p, StepKind::kResidualRmsNorm)].in0 = -1;
      },
-     "in0 buffer -1 out of range"},
+     "in0 (residual) buffer -1 out of range"},
     {"ResidualRmsNormWithCache",
      [](Plan& p, uint64_t&) {
        p.steps[LastStep(p, StepKind::kResidualRmsNorm)].cache = 1;

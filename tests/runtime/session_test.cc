@@ -293,12 +293,12 @@ FusedPlan BuildFusedPlan(WeightFormat format, float scalar) {
     s.in0 = in0;
     s.in1 = in1;
     s.weight = w;
-    s.weight2 = w2;
+    s.scalar = w2;
     if (kind == StepKind::kResidualRmsNorm) {
-      s.i0 = kGroup;
-      s.f0 = 1e-6;
+      s.group_size = kGroup;
+      s.eps = 1e-6;
     }
-    if (kind == StepKind::kEmbedding) s.f0 = 1.0;
+    if (kind == StepKind::kEmbedding) s.scale = 1.0;
     f.plan.steps.push_back(s);
   };
   step(StepKind::kEmbedding, e, -1, -1, A, -1);
@@ -563,7 +563,8 @@ TEST(SessionTest, InfiniteLogitsFromAnOverflowAreAnError) {
   Step& last = toy.plan.steps.back();
   ASSERT_EQ(last.kind, StepKind::kSoftcap);
   last.kind = StepKind::kScale;
-  last.f0 = 1e38;
+  last.cap = 0;
+  last.factor = 1e38;
   std::unique_ptr<Session> session = MakeSession(toy);
   const absl::Status status = session->Eval(2, true);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
@@ -719,11 +720,21 @@ TEST(SessionTest, RandomPlansThatValidateRunInBounds) {
           case 4:
             s.cache = static_cast<int32_t>(pick(-1, plan.caches.size() - 1));
             break;
-          case 5:
-            s.i0 = pick(0, 70);
+          case 5:  // the kind's (first) integer parameter
+            if (s.kind == StepKind::kRope) {
+              s.head_dim = pick(0, 70);
+            } else if (s.kind == StepKind::kAttention) {
+              s.num_heads = pick(0, 70);
+            } else {
+              s.group_size = pick(0, 70);
+            }
             break;
-          case 6:
-            s.i1 = pick(0, 10);
+          case 6:  // the second one
+            if (s.kind == StepKind::kAttention) {
+              s.window = pick(0, 10);
+            } else {
+              s.rotated_pairs = pick(0, 10);
+            }
             break;
           case 7:
             s.kind = static_cast<StepKind>(pick(1, 15));
@@ -751,7 +762,7 @@ TEST(SessionTest, RandomPlansThatValidateRunInBounds) {
             break;
           }
           case 12:
-            s.weight2 = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
+            s.scalar = static_cast<int32_t>(pick(-1, plan.weights.size() - 1));
             break;
         }
       }
@@ -782,7 +793,7 @@ TEST(SessionTest, ArtifactSessionMatchesInMemorySession) {
     config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1},
                      ToyLayer{true, 3, 0}};
     config.post_norms = fused;
-    config.fused = fused;  // weight2 goes through the file
+    config.fused = fused;  // the residual_rms_norm scalar goes through the file
     const ToyModel toy = BuildToyModel(config);
     const std::string path = ::testing::TempDir() + "/cortiq_session_test_" +
                              std::to_string(getpid()) + ".cortiq";

@@ -86,23 +86,48 @@ class Builder {
     return static_cast<int>(model_.plan.caches.size() - 1);
   }
 
-  // Appends a step; returns its out buffer.
-  int Add(StepKind kind, int out, int in0, int in1 = -1, int weight = -1,
-          int cache = -1, int64_t i0 = 0, int64_t i1 = 0, double f0 = 0.0,
-          bool logits_only = false, int weight2 = -1) {
+  // Appends a step with these operands (the others -1) and returns it, for its parameters.
+  Step& Push(StepKind kind, int out, int in0, int in1 = -1, int weight = -1) {
     Step s;
-    s.weight2 = weight2;
     s.kind = kind;
     s.out = out;
     s.in0 = in0;
     s.in1 = in1;
     s.weight = weight;
-    s.cache = cache;
-    s.i0 = i0;
-    s.i1 = i1;
-    s.f0 = f0;
-    s.logits_only = logits_only;
     model_.plan.steps.push_back(s);
+    return model_.plan.steps.back();
+  }
+  // A step without parameters; returns its out buffer.
+  int Op(StepKind kind, int out, int in0, int in1 = -1, int weight = -1) {
+    Push(kind, out, in0, in1, weight);
+    return out;
+  }
+  int Norm(int out, int in, int gain, int64_t group) {
+    Step& s = Push(StepKind::kRmsNorm, out, in, -1, gain);
+    s.group_size = group;
+    s.eps = model_.config.eps;
+    return out;
+  }
+  int ResidualNorm(int out, int residual, int update, int gain, int64_t group, int scalar) {
+    Step& s = Push(StepKind::kResidualRmsNorm, out, residual, update, gain);
+    s.scalar = scalar;
+    s.group_size = group;
+    s.eps = model_.config.eps;
+    return out;
+  }
+  int Rope(int out, int in) {
+    Step& s = Push(StepKind::kRope, out, in);
+    s.head_dim = model_.config.head_dim;
+    s.rotated_pairs = model_.config.rotated_pairs;
+    s.theta = model_.config.theta;
+    return out;
+  }
+  int Attention(int out, int query, int cache, int64_t window) {
+    Step& s = Push(StepKind::kAttention, out, query);
+    s.cache = cache;
+    s.num_heads = model_.config.heads;
+    s.window = window;
+    s.scale = model_.config.attention_scale;
     return out;
   }
 
@@ -120,8 +145,9 @@ ToyModel Builder::Build() {
   const int64_t H = c.hidden, d = c.head_dim, q_n = c.heads * d,
                 kv_n = c.kv_heads * d;
   const int embed = Weight("embed", {c.vocab, H}, 0.0, 0.5);
-  int h = Add(StepKind::kEmbedding, Buffer(H), -1, -1, embed, -1, 0, 0,
-              static_cast<double>(std::sqrt(static_cast<float>(H))));
+  Step& embedding = Push(StepKind::kEmbedding, Buffer(H), -1, -1, embed);
+  embedding.scale = static_cast<double>(std::sqrt(static_cast<float>(H)));
+  int h = embedding.out;
   std::vector<int> layer_cache(c.layers.size(), -1);
   for (size_t l = 0; l < c.layers.size(); ++l) {
     const ToyLayer& layer = c.layers[l];
@@ -130,83 +156,77 @@ ToyModel Builder::Build() {
     const int g_in = Weight(p + "in_norm", {H}, 1.0, 0.2);
     const int wq = Weight(p + "q", {q_n, H}, 0.0, a_h);
     const int g_q = Weight(p + "q_norm", {d}, 1.0, 0.2);
-    const int x =
-        Add(StepKind::kRmsNorm, Buffer(H), h, -1, g_in, -1, H, 0, c.eps);
-    int q = Add(StepKind::kLinear, Buffer(q_n), x, -1, wq);
-    Add(StepKind::kRmsNorm, q, q, -1, g_q, -1, d, 0, c.eps);  // in place
-    q = Add(StepKind::kRope, Buffer(q_n), q, -1, -1, -1, d, c.rotated_pairs,
-            c.theta);
+    const int x = Norm(Buffer(H), h, g_in, H);
+    int q = Op(StepKind::kLinear, Buffer(q_n), x, -1, wq);
+    Norm(q, q, g_q, d);  // in place
+    q = Rope(Buffer(q_n), q);
     int cache;
     if (layer.kv_source < 0) {
       const int wk = Weight(p + "k", {kv_n, H}, 0.0, a_h);
       const int g_k = Weight(p + "k_norm", {d}, 1.0, 0.2);
       const int wv = Weight(p + "v", {kv_n, H}, 0.0, a_h);
-      const int k = Add(StepKind::kLinear, Buffer(kv_n), x, -1, wk);
-      Add(StepKind::kRmsNorm, k, k, -1, g_k, -1, d, 0, c.eps);
-      Add(StepKind::kRope, k, k, -1, -1, -1, d, c.rotated_pairs,
-          c.theta);  // in place
-      const int v_raw = Add(StepKind::kLinear, Buffer(kv_n), x, -1, wv);
-      const int v =
-          Add(StepKind::kRmsNorm, Buffer(kv_n), v_raw, -1, -1, -1, d, 0, c.eps);
+      const int k = Op(StepKind::kLinear, Buffer(kv_n), x, -1, wk);
+      Norm(k, k, g_k, d);
+      Rope(k, k);  // in place
+      const int v_raw = Op(StepKind::kLinear, Buffer(kv_n), x, -1, wv);
+      const int v = Norm(Buffer(kv_n), v_raw, -1, d);
       cache = Cache(static_cast<int64_t>(l), layer);
-      Add(StepKind::kKvAppend, -1, k, v, -1, cache);
+      Push(StepKind::kKvAppend, -1, k, v).cache = cache;
     } else {
       cache = layer_cache[layer.kv_source];
     }
     layer_cache[l] = cache;
     const int64_t window = layer.sliding ? layer.window : 0;
-    const int o = Add(StepKind::kAttention, Buffer(q_n), q, -1, -1, cache,
-                      c.heads, window, c.attention_scale);
+    const int o = Attention(Buffer(q_n), q, cache, window);
     const int wo = Weight(p + "o", {H, q_n}, 0.0,
                           1.0 / std::sqrt(static_cast<double>(q_n)));
-    int a = Add(StepKind::kLinear, Buffer(H), o, -1, wo);
-    a = Add(StepKind::kScale, Buffer(H), a, -1, -1, -1, 0, 0, c.residual_scale);
+    int a = Op(StepKind::kLinear, Buffer(H), o, -1, wo);
+    Step& scale = Push(StepKind::kScale, Buffer(H), a);
+    scale.factor = c.residual_scale;
+    a = scale.out;
     const int g_pa =
         c.post_norms ? Weight(p + "post_attn_norm", {H}, 1.0, 0.2) : -1;
     if (!c.post_norms) {
-      h = Add(StepKind::kAdd, Buffer(H), h, a);
+      h = Op(StepKind::kAdd, Buffer(H), h, a);
     } else if (c.fused) {
-      h = Add(StepKind::kResidualRmsNorm, a, h, a, g_pa, -1, H, 0, c.eps);
+      h = ResidualNorm(a, h, a, g_pa, H, -1);
     } else {
-      Add(StepKind::kRmsNorm, a, a, -1, g_pa, -1, H, 0, c.eps);  // in place
-      h = Add(StepKind::kAdd, Buffer(H), h, a);
+      Norm(a, a, g_pa, H);  // in place
+      h = Op(StepKind::kAdd, Buffer(H), h, a);
     }
     const int g_ff = Weight(p + "ff_norm", {H}, 1.0, 0.2);
     const int wg = Weight(p + "gate", {c.ffn, H}, 0.0, a_h);
     const int wu = Weight(p + "up", {c.ffn, H}, 0.0, a_h);
     const int wd =
         Weight(p + "down", {H, c.ffn}, 0.0, 1.0 / std::sqrt(double(c.ffn)));
-    const int y =
-        Add(StepKind::kRmsNorm, Buffer(H), h, -1, g_ff, -1, H, 0, c.eps);
-    const int g = Add(StepKind::kLinear, Buffer(c.ffn), y, -1, wg);
-    if (!c.fused) Add(StepKind::kGeluTanh, g, g);  // in place
-    const int u = Add(StepKind::kLinear, Buffer(c.ffn), y, -1, wu);
-    const int m = Add(c.fused ? StepKind::kGeluTanhMul : StepKind::kMul,
-                      Buffer(c.ffn), g, u);
-    const int dn = Add(StepKind::kLinear, Buffer(H), m, -1, wd);
+    const int y = Norm(Buffer(H), h, g_ff, H);
+    const int g = Op(StepKind::kLinear, Buffer(c.ffn), y, -1, wg);
+    if (!c.fused) Op(StepKind::kGeluTanh, g, g);  // in place
+    const int u = Op(StepKind::kLinear, Buffer(c.ffn), y, -1, wu);
+    const int m = Op(c.fused ? StepKind::kGeluTanhMul : StepKind::kMul,
+                     Buffer(c.ffn), g, u);
+    const int dn = Op(StepKind::kLinear, Buffer(H), m, -1, wd);
     const int g_pf =
         c.post_norms ? Weight(p + "post_ff_norm", {H}, 1.0, 0.2) : -1;
     const int scalar = Weight(p + "scalar", {1}, 0.9, 0.05);
     if (c.post_norms && c.fused) {
-      h = Add(StepKind::kResidualRmsNorm, Buffer(H), h, dn, g_pf, -1, H, 0,
-              c.eps, /*logits_only=*/false, /*weight2=*/scalar);
+      h = ResidualNorm(Buffer(H), h, dn, g_pf, H, scalar);
     } else {
-      if (c.post_norms) {
-        Add(StepKind::kRmsNorm, dn, dn, -1, g_pf, -1, H, 0, c.eps);  // in place
-      }
-      h = Add(StepKind::kAdd, Buffer(H), h, dn);
-      h = Add(StepKind::kLayerScalar, Buffer(H), h, -1, scalar);
+      if (c.post_norms) Norm(dn, dn, g_pf, H);  // in place
+      h = Op(StepKind::kAdd, Buffer(H), h, dn);
+      h = Op(StepKind::kLayerScalar, Buffer(H), h, -1, scalar);
     }
     model_.plan.taps.push_back(Tap{absl::StrCat("layer.", l), h});
   }
   const int g_f = Weight("final_norm", {H}, 1.0, 0.2);
-  const int hf = Add(StepKind::kRmsNorm, Buffer(H), h, -1, g_f, -1, H, 0, c.eps,
-                     /*logits_only=*/true);
-  const int logits =
-      Add(StepKind::kLmHead, Buffer(c.vocab), hf, -1, embed, -1, 0, 0, 0.0,
-          /*logits_only=*/true);
-  Add(StepKind::kSoftcap, logits, logits, -1, -1, -1, 0, 0, c.softcap,
-      /*logits_only=*/true);
+  const int hf = Norm(Buffer(H), h, g_f, H);
+  const int logits = Op(StepKind::kLmHead, Buffer(c.vocab), hf, -1, embed);
+  Step& softcap = Push(StepKind::kSoftcap, logits, logits);
+  softcap.cap = c.softcap;
+  // The head: final norm, LM head, softcap.
+  for (size_t i = model_.plan.steps.size() - 3; i < model_.plan.steps.size(); ++i) {
+    model_.plan.steps[i].logits_only = true;
+  }
   model_.plan.logits_buffer = logits;
   model_.plan.arena_bytes = arena_;
 

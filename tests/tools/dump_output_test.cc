@@ -76,7 +76,7 @@ TEST_F(RenderTest, Json) {
                               "\"attention_step\": 8}"));
   EXPECT_THAT(json, HasSubstr("\"kind\": \"residual_rms_norm\""));
   EXPECT_THAT(json,
-              HasSubstr("\"weight2\": {\"index\": 6, \"name\": \"model.layers.1.layer_scalar\""));
+              HasSubstr("\"scalar\": {\"index\": 6, \"name\": \"model.layers.1.layer_scalar\""));
   EXPECT_THAT(json, HasSubstr("\"layer\": \"pre\""));
   EXPECT_THAT(json, HasSubstr("\"layer\": \"head\""));
   EXPECT_EQ(json.back(), '\n');

@@ -59,7 +59,7 @@ Plan TwoLayerPlan() {
   plan.steps.push_back(MakeStep(StepKind::kEmbedding, b[0], -1, -1, embed));
   plan.steps.push_back(MakeStep(StepKind::kLinear, b[1], b[0], -1, proj));
   Step norm = MakeStep(StepKind::kRmsNorm, b[2], b[0], -1, gain);
-  norm.i0 = 4;
+  norm.group_size = 4;
   plan.steps.push_back(norm);
   plan.steps.push_back(MakeStep(StepKind::kLinear, b[3], b[2], -1, q0));
   Step append = MakeStep(StepKind::kKvAppend, -1, b[3], b[3]);
@@ -67,8 +67,8 @@ Plan TwoLayerPlan() {
   plan.steps.push_back(append);
   Step attention = MakeStep(StepKind::kAttention, b[4], b[3]);
   attention.cache = 0;
-  attention.i0 = 1;
-  attention.i1 = 2;
+  attention.num_heads = 1;
+  attention.window = 2;
   plan.steps.push_back(attention);
   plan.steps.push_back(MakeStep(StepKind::kAdd, b[5], b[4], b[1]));
   plan.steps.push_back(MakeStep(StepKind::kLinear, b[6], b[5], -1, q1));
@@ -76,8 +76,8 @@ Plan TwoLayerPlan() {
   attention.in0 = b[6];
   plan.steps.push_back(attention);
   Step fused = MakeStep(StepKind::kResidualRmsNorm, b[8], b[5], b[7], gain1);
-  fused.weight2 = scalar1;
-  fused.i0 = 4;
+  fused.scalar = scalar1;
+  fused.group_size = 4;
   plan.steps.push_back(fused);
   Step head = MakeStep(StepKind::kLmHead, logits, b[8], -1, embed);
   head.logits_only = true;

@@ -61,15 +61,17 @@ absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const st
 }
 
 // Weight bytes one token reads: every matrix of a linear / LM-head step, one row of each
-// embedding table, the gains and scalars of the norms. This is what decode streams from memory.
+// embedding table, the gains and scalars of the norms (by each kind's cost class,
+// runtime/step_kind.h). This is what decode streams from memory.
 uint64_t WeightBytesPerToken(const Plan& plan, bool with_head) {
   uint64_t bytes = 0;
   for (const Step& step : plan.steps) {
     if (step.logits_only && !with_head) continue;
-    for (int32_t w : {step.weight, step.weight2}) {
+    const bool one_row = FindStepKind(step.kind)->cost == StepCost::kTableRow;
+    for (int32_t w : {step.weight, step.scalar}) {
       if (w < 0) continue;
       const WeightEntry& entry = plan.weights[w];
-      if (step.kind == StepKind::kEmbedding && !entry.shape.empty() && entry.shape[0] > 0) {
+      if (one_row && !entry.shape.empty() && entry.shape[0] > 0) {
         bytes += entry.size_bytes / static_cast<uint64_t>(entry.shape[0]);
       } else {
         bytes += entry.size_bytes;

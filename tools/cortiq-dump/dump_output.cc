@@ -12,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "runtime/plan_fields.h"
+#include "runtime/step_kind.h"
 
 namespace cortiq {
 namespace dump {
@@ -181,7 +183,7 @@ void TextSteps(const DumpInput& in, std::string* out) {
     const StepInfo& info = a.steps[i];
     std::vector<std::string> notes;
     if (s.weight >= 0) notes.push_back(WeightText(plan, s.weight));
-    if (s.weight2 >= 0) notes.push_back(absl::StrCat("+ ", WeightText(plan, s.weight2)));
+    if (s.scalar >= 0) notes.push_back(absl::StrCat("+ ", WeightText(plan, s.scalar)));
     if (s.kind == StepKind::kAttention) {
       const CacheEntry& c = plan.caches[s.cache];
       notes.push_back(absl::StrCat("cache ", s.cache, " (layer ", c.layer, ", ", CacheType(c),
@@ -643,17 +645,21 @@ std::string RenderJson(const DumpInput& in) {
     } else {
       j.Null();
     }
-    j.Key("weight2");
-    if (s.weight2 >= 0) {
-      JsonWeightRef(plan, s.weight2, &j);
+    j.Key("scalar");
+    if (s.scalar >= 0) {
+      JsonWeightRef(plan, s.scalar, &j);
     } else {
       j.Null();
     }
     j.Field("cache", s.cache);
-    j.Field("i0", s.i0);
-    j.Field("i1", s.i1);
-    j.Field("f0", s.f0);
-    j.Field("f1", s.f1);
+    // The parameters its kind carries, by name (runtime/plan_fields.h).
+    j.Key("params");
+    j.BeginObject(true);
+    const StepKindInfo* kind = FindStepKind(s.kind);
+    VisitStep(s, [&](StepField id, const char* name, const auto& value) {
+      if (kind != nullptr && IsStepParameter(id) && StepUsesField(*kind, id)) j.Field(name, value);
+    });
+    j.EndObject();
     j.Field("weight_bytes", info.weight_bytes);
     j.Field("flops", info.flops);
     j.Field("flops_formula", info.flops_formula);
@@ -822,18 +828,19 @@ std::string RenderDot(const DumpInput& in) {
                   "  edge [color=gray40, arrowsize=0.6, fontname=\"Helvetica\", fontsize=10];\n");
   absl::StrAppend(&out, "  token [shape=ellipse, label=\"token, position\", fillcolor=gray90];\n");
 
+  // By cost class (runtime/step_kind.h): weight streams blue, attention orange, cache writes
+  // khaki, norms green.
   auto fill = [](StepKind kind) -> const char* {
-    switch (kind) {
-      case StepKind::kLinear:
-      case StepKind::kLmHead:
-      case StepKind::kEmbedding:
+    const StepKindInfo* info = FindStepKind(kind);
+    switch (info != nullptr ? info->cost : StepCost::kElementwise) {
+      case StepCost::kMatrix:
+      case StepCost::kTableRow:
         return "lightblue";
-      case StepKind::kAttention:
+      case StepCost::kAttention:
         return "orange";
-      case StepKind::kKvAppend:
+      case StepCost::kCacheWrite:
         return "khaki";
-      case StepKind::kRmsNorm:
-      case StepKind::kResidualRmsNorm:
+      case StepCost::kRmsNorm:
         return "palegreen";
       default:
         return "white";
@@ -860,8 +867,8 @@ std::string RenderDot(const DumpInput& in) {
       const StepInfo& info = a.steps[i];
       std::string node = absl::StrCat(i, " ", KindName(s.kind), " ", Shape(info.shape));
       if (s.weight >= 0) absl::StrAppend(&node, "\n", ShortWeightName(plan.weights[s.weight].name));
-      if (s.weight2 >= 0) {
-        absl::StrAppend(&node, "\n+ ", ShortWeightName(plan.weights[s.weight2].name));
+      if (s.scalar >= 0) {
+        absl::StrAppend(&node, "\n+ ", ShortWeightName(plan.weights[s.scalar].name));
       }
       if (s.cache >= 0) absl::StrAppend(&node, "\ncache ", s.cache);
       absl::StrAppend(&out, "    s", i, " [label=", DotQuote(node), ", fillcolor=", fill(s.kind),

@@ -23,19 +23,8 @@ namespace cortiq {
 namespace dump {
 
 std::string KindName(StepKind kind) {
-  // The fused kinds are named here too, so a runtime whose StepKindName predates them still
-  // dumps them by name.
-  switch (kind) {
-    case StepKind::kGeluTanhMul:
-      return "gelu_tanh_mul";
-    case StepKind::kResidualRmsNorm:
-      return "residual_rms_norm";
-    default:
-      break;
-  }
-  const std::string name = StepKindName(kind);
-  if (name == "unknown") return absl::StrCat("kind", static_cast<uint32_t>(kind));
-  return name;
+  if (FindStepKind(kind) == nullptr) return absl::StrCat("kind", static_cast<uint32_t>(kind));
+  return StepKindName(kind);
 }
 
 std::string LayerName(int64_t layer) {
@@ -69,7 +58,7 @@ int64_t WeightNameLayer(absl::string_view name) {
 
 // Layer named by the step's weights, or -1.
 int64_t StepWeightLayer(const Plan& plan, const Step& step) {
-  for (int32_t w : {step.weight, step.weight2}) {
+  for (int32_t w : {step.weight, step.scalar}) {
     if (w < 0 || static_cast<size_t>(w) >= plan.weights.size()) continue;
     const int64_t layer = WeightNameLayer(plan.weights[w].name);
     if (layer >= 0) return layer;
@@ -174,13 +163,8 @@ uint64_t WeightBytes(const Plan& plan, int32_t w) {
   return w >= 0 ? plan.weights[w].size_bytes : 0;
 }
 
-// rms_norm cost: x^2 and sum (2n), times 1/rms (n), times the gain (n, if any).
-uint64_t RmsNormFlops(uint64_t n, bool gain, std::string* formula) {
-  *formula = absl::StrCat(gain ? 4 : 3, "*", n);
-  return (gain ? 4 : 3) * n;
-}
-
-// Fills the result shape, weight bytes, FLOPs and KV traffic of `step`.
+// Fills the result shape, weight bytes, FLOPs and KV traffic of `step`, by its kind's cost class
+// (runtime/step_kind.h).
 void CostStep(const Plan& plan, const Step& step, int64_t position, StepInfo* info) {
   const uint64_t n = step.out >= 0 ? plan.buffers[step.out].num_elements : 0;
   const int64_t ni = static_cast<int64_t>(n);
@@ -193,77 +177,65 @@ void CostStep(const Plan& plan, const Step& step, int64_t position, StepInfo* in
     info->flops = k * n;
     info->flops_formula = k == 1 ? absl::StrCat(n) : absl::StrCat(k, "*", n);
   };
-  switch (step.kind) {
-    case StepKind::kEmbedding: {
+  const StepKindInfo* kind = FindStepKind(step.kind);
+  if (kind == nullptr) return;  // not in a validated plan
+  switch (kind->cost) {
+    case StepCost::kTableRow: {
       const WeightEntry& w = plan.weights[step.weight];
       info->weight_bytes = WeightFormatBytes(w.format, {w.shape[1]});  // one row
-      simple(1);
+      simple(kind->flops_per_element);
       break;
     }
-    case StepKind::kLinear:
-    case StepKind::kLmHead: {
+    case StepCost::kMatrix: {
       const WeightEntry& w = plan.weights[step.weight];
       info->weight_bytes = w.size_bytes;
       info->flops = 2 * static_cast<uint64_t>(w.shape[0]) * static_cast<uint64_t>(w.shape[1]);
       info->flops_formula = absl::StrCat("2*", w.shape[0], "*", w.shape[1]);
       break;
     }
-    case StepKind::kRmsNorm:
-      info->shape = grouped(step.i0);
-      info->weight_bytes = WeightBytes(plan, step.weight);
-      info->flops = RmsNormFlops(n, step.weight >= 0, &info->flops_formula);
-      break;
-    case StepKind::kResidualRmsNorm: {
-      info->shape = grouped(step.i0);
-      info->weight_bytes = WeightBytes(plan, step.weight) + WeightBytes(plan, step.weight2);
-      const uint64_t k = (step.weight >= 0 ? 4 : 3) + 1 + (step.weight2 >= 0 ? 1 : 0);
+    case StepCost::kRmsNorm: {
+      // x^2 and sum (2n), times 1/rms (n), times the gain (n, if any); plus the residual add
+      // and the scalar of a residual_rms_norm.
+      info->shape = grouped(step.group_size);
+      info->weight_bytes = WeightBytes(plan, step.weight) + WeightBytes(plan, step.scalar);
+      const uint64_t k = (step.weight >= 0 ? 4 : 3) + (kind->in1 != nullptr ? 1 : 0) +
+                         (step.scalar >= 0 ? 1 : 0);
       info->flops = k * n;
       info->flops_formula = absl::StrCat(k, "*", n);
       break;
     }
-    case StepKind::kRope: {
-      info->shape = grouped(step.i0);
-      const uint64_t heads = step.i0 > 0 ? n / static_cast<uint64_t>(step.i0) : 0;
-      info->flops = 6 * heads * static_cast<uint64_t>(step.i1);
-      info->flops_formula = absl::StrCat("6*", heads, "*", step.i1);
+    case StepCost::kRope: {
+      info->shape = grouped(step.head_dim);
+      const uint64_t heads = step.head_dim > 0 ? n / static_cast<uint64_t>(step.head_dim) : 0;
+      info->flops = 6 * heads * static_cast<uint64_t>(step.rotated_pairs);
+      info->flops_formula = absl::StrCat("6*", heads, "*", step.rotated_pairs);
       break;
     }
-    case StepKind::kKvAppend: {
+    case StepCost::kCacheWrite: {
       const CacheEntry& c = plan.caches[step.cache];
       info->shape = {c.num_kv_heads, c.head_dim};
       info->kv_bytes_written = 2 * 4 * static_cast<uint64_t>(c.num_kv_heads * c.head_dim);
       info->flops_formula = "0";
       break;
     }
-    case StepKind::kAttention: {
+    case StepCost::kAttention: {
       const CacheEntry& c = plan.caches[step.cache];
-      const uint64_t heads = static_cast<uint64_t>(step.i0);
+      const uint64_t heads = static_cast<uint64_t>(step.num_heads);
       const uint64_t dim = static_cast<uint64_t>(c.head_dim);
-      info->shape = {step.i0, c.head_dim};
-      const uint64_t keys = static_cast<uint64_t>(AttendedPositions(position, step.i1));
+      info->shape = {step.num_heads, c.head_dim};
+      const uint64_t keys = static_cast<uint64_t>(AttendedPositions(position, step.window));
       info->flops = heads * keys * (4 * dim + 4);
       info->flops_formula =
-          step.i1 > 0 ? absl::StrCat(heads, "*L*(4*", dim, "+4), L=min(pos+1,", step.i1, ")=", keys)
-                      : absl::StrCat(heads, "*L*(4*", dim, "+4), L=pos+1=", keys);
+          step.window > 0
+              ? absl::StrCat(heads, "*L*(4*", dim, "+4), L=min(pos+1,", step.window, ")=", keys)
+              : absl::StrCat(heads, "*L*(4*", dim, "+4), L=pos+1=", keys);
       info->kv_bytes_read =
           2 * 4 * keys * static_cast<uint64_t>(c.num_kv_heads) * static_cast<uint64_t>(dim);
       break;
     }
-    case StepKind::kGeluTanh:
-      simple(8);
-      break;
-    case StepKind::kGeluTanhMul:
-      simple(9);
-      break;
-    case StepKind::kSoftcap:
-      simple(3);
-      break;
-    case StepKind::kLayerScalar:
-      info->weight_bytes = WeightBytes(plan, step.weight);
-      simple(1);
-      break;
-    default:  // mul, add, scale
-      simple(1);
+    case StepCost::kElementwise:
+      info->weight_bytes = WeightBytes(plan, step.weight) + WeightBytes(plan, step.scalar);
+      simple(kind->flops_per_element);
       break;
   }
 }
@@ -290,7 +262,7 @@ Analysis Analyze(const Plan& plan, int64_t ctx_size) {
     if (step.out >= 0) a.buffers[step.out].writers.push_back(s);
     if (step.in0 >= 0) a.buffers[step.in0].readers.push_back(s);
     if (step.in1 >= 0 && step.in1 != step.in0) a.buffers[step.in1].readers.push_back(s);
-    for (int32_t w : {step.weight, step.weight2}) {
+    for (int32_t w : {step.weight, step.scalar}) {
       if (w >= 0) a.weight_users[w].push_back(s);
     }
   }
@@ -448,17 +420,17 @@ Analysis Analyze(const Plan& plan, int64_t ctx_size) {
     const Step& step = plan.steps[s];
     const StepInfo& info = a.steps[s];
     ++t.steps;
-    switch (step.kind) {
-      case StepKind::kLinear:
-      case StepKind::kLmHead:
+    const StepKindInfo* kind = FindStepKind(step.kind);
+    switch (kind != nullptr ? kind->cost : StepCost::kElementwise) {
+      case StepCost::kMatrix:
         t.weight_bytes_matvec += info.weight_bytes;
         t.flops_matvec += info.flops;
         break;
-      case StepKind::kEmbedding:
+      case StepCost::kTableRow:
         t.weight_bytes_embedding += info.weight_bytes;
         t.flops_other += info.flops;
         break;
-      case StepKind::kAttention:
+      case StepCost::kAttention:
         t.flops_attention += info.flops;
         break;
       default:

@@ -17,8 +17,8 @@ namespace dump {
 inline constexpr int64_t kPrologue = -1;  // token / per-layer-input embeddings before layer 0
 inline constexpr int64_t kHead = -2;      // after the last layer: final norm, LM head, softcap
 
-// "embedding", "linear", ..., "gelu_tanh_mul", "residual_rms_norm"; "kind<N>" for an unknown
-// value.
+// The kind's name in the step-kind table ("embedding", "linear", ...); "kind<N>" for a value
+// that is no kind.
 std::string KindName(StepKind kind);
 // "pre", "head" or the decimal layer number.
 std::string LayerName(int64_t layer);
@@ -128,9 +128,11 @@ struct Analysis {
 // usable taps (absent, or ends out of order) a step takes the layer of the `layers.N.` weight it
 // reads, or of the step before it, and logits_only steps form the head.
 //
-// FLOP model (per token; n = result elements, rows x cols = weight shape):
+// FLOP model (per token; n = result elements, rows x cols = weight shape), by each kind's cost
+// class and flops_per_element in the step-kind table (runtime/step_kind.h):
 //   linear, lm_head  2*rows*cols           embedding        n (the scale)
-//   rms_norm         4n (3n without gain)  rope             6 per rotated pair: 6*(n/i0)*i1
+//   rms_norm         4n (3n without gain)  rope             6 per rotated pair:
+//                                                           6*(n/head_dim)*rotated_pairs
 //   attention        H*L*(4*D+4): q.k (2D) + scale + softmax (3) + p.v (2D) per head and key,
 //                    L = AttendedPositions(position, window)
 //   gelu_tanh        8n                    mul, add, scale, layer_scalar   n

@@ -61,7 +61,8 @@ def main():
         if s["kind"] == "attention":
             cache = caches[s["cache"]]
             keys = min(dump["position"] + 1, cache["window"]) if cache["sliding"] else dump["position"] + 1
-            heads = s["i0"]
+            heads = s["params"]["num_heads"]
+            assert s["params"]["window"] == (cache["window"] if cache["sliding"] else 0), s
             assert s["flops"] == heads * keys * (4 * cache["head_dim"] + 4), s
             assert s["kv_bytes_read"] == 2 * 4 * keys * cache["num_kv_heads"] * cache["head_dim"], s
         if s["kind"] == "kv_append":
