@@ -1,6 +1,5 @@
-// The artifact file: header encoding, checksum, the Plan's binary encoding with
-// a bounds-checked decoder, the mmap-based writer and the validating reader
-// (Artifact::Open).
+// The artifact file: header encoding, checksum, the mmap-based writer and the validating reader
+// (Artifact::Open). The plan's encoding is runtime/plan_encoding.cc.
 #include "runtime/artifact.h"
 
 #include <fcntl.h>
@@ -24,8 +23,6 @@
 namespace cortiq {
 namespace {
 
-
-
 // ---------------------------------------------------------------------------------------------
 // Little-endian scalar encoding.
 
@@ -39,194 +36,6 @@ uint64_t LoadLE(const uint8_t* in, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i)
     value |= static_cast<uint64_t>(in[i]) << (8 * i);
   return value;
-}
-
-// Appends little-endian values to a byte string.
-class Writer {
- public:
-  void U8(uint8_t v) { Put(v, 1); }
-  void U32(uint32_t v) { Put(v, 4); }
-  void I32(int32_t v) { Put(static_cast<uint32_t>(v), 4); }
-  void U64(uint64_t v) { Put(v, 8); }
-  void I64(int64_t v) { Put(static_cast<uint64_t>(v), 8); }
-  void F64(double v) {
-    uint64_t bits;
-    static_assert(sizeof(bits) == sizeof(v));
-    std::memcpy(&bits, &v, sizeof(bits));
-    Put(bits, 8);
-  }
-  void Str(const std::string& s) {
-    U32(static_cast<uint32_t>(s.size()));
-    out_.append(s);
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  void Put(uint64_t v, size_t bytes) {
-    uint8_t buf[8];
-    StoreLE(v, bytes, buf);
-    out_.append(reinterpret_cast<const char*>(buf), bytes);
-  }
-  std::string out_;
-};
-
-// Reads little-endian values from [data, data + size); every read is
-// bounds-checked and errors name the field and its byte offset.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  size_t remaining() const { return size_ - pos_; }
-  size_t position() const { return pos_; }
-
-  absl::Status U8(const char* what, uint8_t* v) { return Get(what, 1, v); }
-  absl::Status U32(const char* what, uint32_t* v) { return Get(what, 4, v); }
-  absl::Status U64(const char* what, uint64_t* v) { return Get(what, 8, v); }
-  absl::Status I32(const char* what, int32_t* v) {
-    uint32_t u = 0;
-    CORTIQ_RETURN_IF_ERROR(Get(what, 4, &u));
-    *v = static_cast<int32_t>(u);
-    return absl::OkStatus();
-  }
-  absl::Status I64(const char* what, int64_t* v) {
-    uint64_t u = 0;
-    CORTIQ_RETURN_IF_ERROR(Get(what, 8, &u));
-    *v = static_cast<int64_t>(u);
-    return absl::OkStatus();
-  }
-  absl::Status F64(const char* what, double* v) {
-    uint64_t bits = 0;
-    CORTIQ_RETURN_IF_ERROR(Get(what, 8, &bits));
-    std::memcpy(v, &bits, sizeof(bits));
-    return absl::OkStatus();
-  }
-  absl::Status Bool(const char* what, bool* v) {
-    uint8_t b = 0;
-    const size_t at = pos_;
-    CORTIQ_RETURN_IF_ERROR(U8(what, &b));
-    if (b > 1) return Error(what, at, absl::StrCat("bool byte is ", b));
-    *v = b != 0;
-    return absl::OkStatus();
-  }
-  absl::Status Str(const char* what, std::string* s) {
-    uint32_t n = 0;
-    const size_t at = pos_;
-    CORTIQ_RETURN_IF_ERROR(U32(what, &n));
-    if (n > remaining()) {
-      return Error(
-          what, at,
-          absl::StrCat("string of ", n, " bytes, only ", remaining(), " left"));
-    }
-    s->assign(reinterpret_cast<const char*>(data_ + pos_), n);
-    pos_ += n;
-    return absl::OkStatus();
-  }
-  // Reads a u64 count of records of at least `min_record_bytes` each; the count
-  // may not exceed what the remaining bytes can hold (so a hostile count cannot
-  // trigger a huge allocation).
-  absl::Status Count(const char* what, size_t min_record_bytes, size_t* n) {
-    uint64_t v = 0;
-    const size_t at = pos_;
-    CORTIQ_RETURN_IF_ERROR(U64(what, &v));
-    if (v > remaining() / min_record_bytes) {
-      return Error(
-          what, at,
-          absl::StrCat("count ", v, " exceeds the ", remaining(),
-                       " remaining bytes (", min_record_bytes, " per record)"));
-    }
-    *n = static_cast<size_t>(v);
-    return absl::OkStatus();
-  }
-
-  absl::Status Error(const char* what, size_t at,
-                     absl::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metadata: ", what, " at byte ", at, ": ", message));
-  }
-
- private:
-  template <typename T>
-  absl::Status Get(const char* what, size_t bytes, T* v) {
-    if (remaining() < bytes) return Error(what, pos_, "truncated");
-    *v = static_cast<T>(LoadLE(data_ + pos_, bytes));
-    pos_ += bytes;
-    return absl::OkStatus();
-  }
-
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
-
-// Minimum encoded sizes of the records (for Reader::Count).
-constexpr size_t kWeightMinBytes =
-    4 + 4 + 4 + 8 + 8;  // name length, format, rank, offset, size
-constexpr size_t kBufferBytes = 8 + 8 + 4;
-constexpr size_t kCacheBytes = 8 + 1 + 8 + 8 + 8;
-// kind, out, in0, in1, weight, weight2, cache, i0, i1, f0, f1, logits_only.
-constexpr size_t kStepBytes = 4 + 6 * 4 + 2 * 8 + 2 * 8 + 1;
-constexpr size_t kTapMinBytes = 4 + 4;
-// Largest weight rank the decoder accepts (ValidatePlan allows 8; 1 and 2 are
-// used).
-constexpr uint32_t kMaxRank = 8;
-
-// The generic parameter slots of a v2.0 step record: two integers and a double (a second
-// double, f1, was never used). Each kind's named parameters map to them as below; the slots a
-// kind does not map are 0 when written and ignored when read.
-struct V2Slots {
-  int64_t i0 = 0, i1 = 0;
-  double f0 = 0.0;
-};
-
-V2Slots ToV2Slots(const Step& s) {
-  switch (s.kind) {
-    case StepKind::kEmbedding:
-      return {0, 0, s.scale};
-    case StepKind::kRmsNorm:
-    case StepKind::kResidualRmsNorm:
-      return {s.group_size, 0, s.eps};
-    case StepKind::kRope:
-      return {s.head_dim, s.rotated_pairs, s.theta};
-    case StepKind::kAttention:
-      return {s.num_heads, s.window, s.scale};
-    case StepKind::kScale:
-      return {0, 0, s.factor};
-    case StepKind::kSoftcap:
-      return {0, 0, s.cap};
-    default:
-      return {};
-  }
-}
-
-void FromV2Slots(const V2Slots& v, Step* s) {
-  switch (s->kind) {
-    case StepKind::kEmbedding:
-      s->scale = v.f0;
-      return;
-    case StepKind::kRmsNorm:
-    case StepKind::kResidualRmsNorm:
-      s->group_size = v.i0;
-      s->eps = v.f0;
-      return;
-    case StepKind::kRope:
-      s->head_dim = v.i0;
-      s->rotated_pairs = v.i1;
-      s->theta = v.f0;
-      return;
-    case StepKind::kAttention:
-      s->num_heads = v.i0;
-      s->window = v.i1;
-      s->scale = v.f0;
-      return;
-    case StepKind::kScale:
-      s->factor = v.f0;
-      return;
-    case StepKind::kSoftcap:
-      s->cap = v.f0;
-      return;
-    default:
-      return;
-  }
 }
 
 uint64_t AlignUp(uint64_t value, uint64_t alignment) {
@@ -328,150 +137,6 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
   uint8_t bytes[kArtifactHeaderSize];
   EncodeArtifactHeader(zeroed, bytes);
   return Fnv1a64(metadata, metadata_size, Fnv1a64(bytes, sizeof(bytes)));
-}
-
-// -----------------------------------------------------------------------------------------------
-// Plan encoding.
-
-std::string SerializePlan(const Plan& plan) {
-  Writer w;
-  w.Str(plan.model.source);
-  w.I64(plan.model.vocab_size);
-  w.I64(plan.model.hidden_size);
-  w.I64(plan.model.num_hidden_layers);
-  w.I64(plan.model.max_position_embeddings);
-  w.U64(plan.weights.size());
-  for (const WeightEntry& e : plan.weights) {
-    w.Str(e.name);
-    w.U32(static_cast<uint32_t>(e.format));
-    w.U32(static_cast<uint32_t>(e.shape.size()));
-    for (int64_t d : e.shape) w.I64(d);
-    w.U64(e.offset);
-    w.U64(e.size_bytes);
-  }
-  w.U64(plan.buffers.size());
-  for (const BufferEntry& e : plan.buffers) {
-    w.U64(e.offset);
-    w.U64(e.num_elements);
-    w.I32(e.view_of);
-  }
-  w.U64(plan.caches.size());
-  for (const CacheEntry& e : plan.caches) {
-    w.I64(e.layer);
-    w.U8(e.sliding ? 1 : 0);
-    w.I64(e.window);
-    w.I64(e.num_kv_heads);
-    w.I64(e.head_dim);
-  }
-  w.U64(plan.steps.size());
-  for (const Step& s : plan.steps) {
-    w.U32(static_cast<uint32_t>(s.kind));
-    w.I32(s.out);
-    w.I32(s.in0);
-    w.I32(s.in1);
-    w.I32(s.weight);
-    w.I32(s.scalar);
-    w.I32(s.cache);
-    const V2Slots slots = ToV2Slots(s);
-    w.I64(slots.i0);
-    w.I64(slots.i1);
-    w.F64(slots.f0);
-    w.F64(0.0);  // f1: no kind uses it
-    w.U8(s.logits_only ? 1 : 0);
-  }
-  w.U64(plan.taps.size());
-  for (const Tap& t : plan.taps) {
-    w.Str(t.name);
-    w.I32(t.buffer);
-  }
-  w.I32(plan.logits_buffer);
-  w.U64(plan.arena_bytes);
-  w.I64(plan.max_batch);
-  return w.Take();
-}
-
-absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size) {
-  Reader r(data, size);
-  Plan plan;
-  CORTIQ_RETURN_IF_ERROR(r.Str("model.source", &plan.model.source));
-  CORTIQ_RETURN_IF_ERROR(r.I64("model.vocab_size", &plan.model.vocab_size));
-  CORTIQ_RETURN_IF_ERROR(r.I64("model.hidden_size", &plan.model.hidden_size));
-  CORTIQ_RETURN_IF_ERROR(
-      r.I64("model.num_hidden_layers", &plan.model.num_hidden_layers));
-  CORTIQ_RETURN_IF_ERROR(r.I64("model.max_position_embeddings",
-                               &plan.model.max_position_embeddings));
-
-  size_t n = 0;
-  CORTIQ_RETURN_IF_ERROR(r.Count("weight count", kWeightMinBytes, &n));
-  plan.weights.resize(n);
-  for (WeightEntry& e : plan.weights) {
-    uint32_t format = 0, rank = 0;
-    CORTIQ_RETURN_IF_ERROR(r.Str("weight name", &e.name));
-    CORTIQ_RETURN_IF_ERROR(r.U32("weight format", &format));
-    e.format = static_cast<WeightFormat>(format);
-    const size_t rank_at = r.position();
-    CORTIQ_RETURN_IF_ERROR(r.U32("weight rank", &rank));
-    if (rank > kMaxRank) {
-      return r.Error("weight rank", rank_at,
-                     absl::StrCat(rank, " exceeds ", kMaxRank));
-    }
-    e.shape.resize(rank);
-    for (int64_t& d : e.shape)
-      CORTIQ_RETURN_IF_ERROR(r.I64("weight dimension", &d));
-    CORTIQ_RETURN_IF_ERROR(r.U64("weight offset", &e.offset));
-    CORTIQ_RETURN_IF_ERROR(r.U64("weight size_bytes", &e.size_bytes));
-  }
-  CORTIQ_RETURN_IF_ERROR(r.Count("buffer count", kBufferBytes, &n));
-  plan.buffers.resize(n);
-  for (BufferEntry& e : plan.buffers) {
-    CORTIQ_RETURN_IF_ERROR(r.U64("buffer offset", &e.offset));
-    CORTIQ_RETURN_IF_ERROR(r.U64("buffer num_elements", &e.num_elements));
-    CORTIQ_RETURN_IF_ERROR(r.I32("buffer view_of", &e.view_of));
-  }
-  CORTIQ_RETURN_IF_ERROR(r.Count("cache count", kCacheBytes, &n));
-  plan.caches.resize(n);
-  for (CacheEntry& e : plan.caches) {
-    CORTIQ_RETURN_IF_ERROR(r.I64("cache layer", &e.layer));
-    CORTIQ_RETURN_IF_ERROR(r.Bool("cache sliding", &e.sliding));
-    CORTIQ_RETURN_IF_ERROR(r.I64("cache window", &e.window));
-    CORTIQ_RETURN_IF_ERROR(r.I64("cache num_kv_heads", &e.num_kv_heads));
-    CORTIQ_RETURN_IF_ERROR(r.I64("cache head_dim", &e.head_dim));
-  }
-  CORTIQ_RETURN_IF_ERROR(r.Count("step count", kStepBytes, &n));
-  plan.steps.resize(n);
-  for (Step& s : plan.steps) {
-    uint32_t kind = 0;
-    CORTIQ_RETURN_IF_ERROR(r.U32("step kind", &kind));
-    s.kind = static_cast<StepKind>(kind);
-    CORTIQ_RETURN_IF_ERROR(r.I32("step out", &s.out));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step in0", &s.in0));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step in1", &s.in1));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step weight", &s.weight));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step weight2", &s.scalar));
-    CORTIQ_RETURN_IF_ERROR(r.I32("step cache", &s.cache));
-    V2Slots slots;
-    double f1 = 0;
-    CORTIQ_RETURN_IF_ERROR(r.I64("step i0", &slots.i0));
-    CORTIQ_RETURN_IF_ERROR(r.I64("step i1", &slots.i1));
-    CORTIQ_RETURN_IF_ERROR(r.F64("step f0", &slots.f0));
-    CORTIQ_RETURN_IF_ERROR(r.F64("step f1", &f1));
-    FromV2Slots(slots, &s);
-    CORTIQ_RETURN_IF_ERROR(r.Bool("step logits_only", &s.logits_only));
-  }
-  CORTIQ_RETURN_IF_ERROR(r.Count("tap count", kTapMinBytes, &n));
-  plan.taps.resize(n);
-  for (Tap& t : plan.taps) {
-    CORTIQ_RETURN_IF_ERROR(r.Str("tap name", &t.name));
-    CORTIQ_RETURN_IF_ERROR(r.I32("tap buffer", &t.buffer));
-  }
-  CORTIQ_RETURN_IF_ERROR(r.I32("logits_buffer", &plan.logits_buffer));
-  CORTIQ_RETURN_IF_ERROR(r.U64("arena_bytes", &plan.arena_bytes));
-  CORTIQ_RETURN_IF_ERROR(r.I64("max_batch", &plan.max_batch));
-  if (r.remaining() != 0) {
-    return r.Error("end", r.position(),
-                   absl::StrCat(r.remaining(), " unexpected trailing bytes"));
-  }
-  return plan;
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -651,10 +316,11 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
         path, ": was written by a newer cortiq (format v", h.version_major, ".",
         h.version_minor, "); this build reads v", kArtifactVersionMajor));
   }
-  if (h.version_major < kArtifactVersionMajor) {
-    return invalid(absl::StrCat("unsupported format v", h.version_major, ".",
-                                h.version_minor, "; this build reads v",
-                                kArtifactVersionMajor));
+  if (h.version_major < kOldestArtifactVersionMajor ||
+      (h.version_major == kOldestArtifactVersionMajor && h.version_minor != 0)) {
+    return invalid(absl::StrCat("unsupported format v", h.version_major, ".", h.version_minor,
+                                "; this build reads v2.0 and v", kArtifactVersionMajor,
+                                ".x: recompile the model with this cortiq"));
   }
   if (h.file_size > actual_size) {
     return invalid(absl::StrCat("truncated: header says ", h.file_size,
@@ -688,14 +354,15 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   if (ArtifactChecksum(h, metadata, metadata_size) != h.checksum) {
     return invalid("corrupted: checksum mismatch");
   }
-  absl::StatusOr<Plan> plan = ParsePlan(metadata, metadata_size);
+  absl::StatusOr<Plan> plan =
+      ParsePlan(metadata, metadata_size, h.version_major, h.version_minor);
   if (!plan.ok()) {
     // The checksum matched, so these are the bytes the writer meant: a metadata layout this
     // build does not read, most likely from another (unreleased) cortiq build of the same format
     // version, rather than corruption.
     return invalid(absl::StrCat(
         plan.status().message(), " (the metadata does not match this build's format v",
-        kArtifactVersionMajor, ".", kArtifactVersionMinor,
+        h.version_major, ".", h.version_minor,
         " layout: recompile the model with this cortiq)"));
   }
   if (absl::Status s = ValidatePlan(*plan, h.weights_size); !s.ok()) {

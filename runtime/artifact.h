@@ -5,7 +5,7 @@
 //
 // File layout (all integers little-endian):
 //   [0, 64)             ArtifactHeader
-//   metadata section    the Plan, encoded by SerializePlan
+//   metadata section    the Plan, encoded by SerializePlan (runtime/plan_encoding.h)
 //   weight section      weight i at weights_offset + weights[i].offset
 // The checksum (64-bit FNV-1a) covers the header, with its checksum field
 // zeroed, followed by the metadata; not the weights, so opening a multi-GB
@@ -22,21 +22,26 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/plan.h"
+#include "runtime/plan_encoding.h"
 
 namespace cortiq {
 
 // "CORTIQ\0\1": identifies a cortiq artifact.
 inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
                                            'I', 'Q', '\0', '\1'};
-// Format version written by this build. A reader accepts equal majors (any
-// minor: minors only add what old readers may ignore) and rejects newer majors.
-inline constexpr uint32_t kArtifactVersionMajor = 2;  // 2: buffer views and max_batch (prefill)
-inline constexpr uint32_t kArtifactVersionMinor = 0;
+// Format version written by this build: the version of the plan's encoding (plan_encoding.h;
+// the header and weight section are the same in every version). 2.0: buffer views and
+// max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name. A
+// reader accepts its own major with any minor (a minor only appends fields an older reader
+// skips, plan_encoding.h) and reads 2.0; it rejects newer majors and older ones.
+inline constexpr uint32_t kArtifactVersionMajor = kPlanFormatMajor;
+inline constexpr uint32_t kArtifactVersionMinor = kPlanFormatMinor;
+inline constexpr uint32_t kOldestArtifactVersionMajor = kOldestPlanFormatMajor;
 // Size of the encoded header in bytes.
 inline constexpr size_t kArtifactHeaderSize = 64;
 // Alignment of the weight section in the file: one 4 KiB page, so the mmapped
-// weights are page-aligned (each weight inside the section is 64-byte aligned:
-// one cache line, and the widest Highway vector, AVX-512).
+// weights are page-aligned (each weight inside the section is kWeightAlignment-aligned,
+// runtime/plan.h).
 inline constexpr uint64_t kArtifactWeightsAlignment = 4096;
 
 // The decoded header. Encoded field by field, little-endian, in this order (64
@@ -48,8 +53,8 @@ struct ArtifactHeader {
   uint64_t file_size = 0;        // bytes of the whole file
   uint64_t metadata_offset = 0;  // bytes from the file start (>= 64)
   uint64_t metadata_size = 0;    // bytes
-  uint64_t weights_offset =
-      0;  // bytes from the file start; multiple of 64 (4096 written)
+  uint64_t weights_offset = 0;  // bytes from the file start; a multiple of kWeightAlignment
+                                // (kArtifactWeightsAlignment written)
   uint64_t weights_size = 0;  // bytes
   uint64_t checksum = 0;      // ArtifactChecksum of the header and the metadata
 };
@@ -70,26 +75,9 @@ uint64_t Fnv1a64(const uint8_t* data, size_t size,
 uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
                           size_t metadata_size);
 
-// Encodes `plan` as the metadata section: ModelInfo, then weights, buffers,
-// caches, steps and taps (each a u64 count followed by fixed-layout records;
-// strings as a u32 length and bytes; enums as u32; bools as one byte 0/1;
-// doubles as IEEE binary64), then logits_buffer (i32), arena_bytes (u64) and
-// max_batch (i64). A buffer record is offset, num_elements (u64), view_of (i32).
-// A step record is kind (u32), out, in0, in1, weight, weight2, cache (i32),
-// i0, i1 (i64), f0, f1 (f64), logits_only (u8): 61 bytes.
-// Does not validate the plan.
-std::string SerializePlan(const Plan& plan);
-
-// Decodes SerializePlan's encoding from `size` bytes. Bounds-checked: every
-// count is at most the number of records the remaining bytes can hold, every
-// string fits the remaining bytes, bools are 0/1, and all bytes must be
-// consumed. Does not run ValidatePlan. Errors: InvalidArgument "metadata: ..."
-// naming the field and byte offset.
-absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size);
-
 // Writes `plan` to `path` as an artifact. weights[i].offset and size_bytes are
-// assigned here (size_bytes = elements * element size; offsets 64-byte aligned,
-// in index order), the plan is checked with ValidatePlan, and then each
+// assigned here (size_bytes = WeightFormatBytes(format, shape); offsets
+// kWeightAlignment-aligned, in index order), the plan is checked with ValidatePlan, and then each
 // weight's bytes are produced by calling fill(i, dst), dst pointing at
 // size_bytes writable bytes of the mmapped output file (so multi-GB models need
 // no RAM copy). An existing `path` must be a regular file (CheckOutputPath: a
@@ -115,19 +103,19 @@ class Artifact {
  public:
   // Maps and checks `path`, in order: a regular file ("not a regular file",
   // checked before any blocking open, so a FIFO or device never hangs it),
-  // size >= 64-byte header, magic ("not a
-  // cortiq artifact"), version (major > 1: "was written by a newer cortiq
-  // (format vX.Y); this build reads v1"), header file_size == actual size
-  // ("truncated: header says N bytes, file has M"), metadata and weight ranges
-  // inside the file and not overlapping the header or each other,
-  // weights_offset % 64 == 0, checksum ("corrupted: checksum mismatch"), the
-  // metadata parse (ParsePlan; with a valid checksum a parse failure means a
-  // layout this build does not read: "... (the metadata does not match this
-  // build's format v1.0 layout: recompile the model with this cortiq)") and
-  // ValidatePlan against weights_size. Every
-  // error message starts with `path`. Errors: NotFound/PermissionDenied/... for
-  // the open, InvalidArgument for the content, FailedPrecondition for a newer
-  // version.
+  // size >= 64-byte header, magic ("not a cortiq artifact"), version (a newer
+  // major: "was written by a newer cortiq (format vX.Y); this build reads vN";
+  // older than 2.0: "unsupported format vX.Y ..."), header file_size == actual
+  // size ("truncated: header says N bytes, file has M"), metadata and weight
+  // ranges inside the file and not overlapping the header or each other,
+  // weights_offset % kWeightAlignment == 0, checksum ("corrupted: checksum
+  // mismatch"), the metadata parse (ParsePlan in the file's version; with a
+  // valid checksum a parse failure means a layout this build does not read:
+  // "... (the metadata does not match this build's format vX.Y layout:
+  // recompile the model with this cortiq)") and ValidatePlan against
+  // weights_size. Every error message starts with `path`. Errors:
+  // NotFound/PermissionDenied/... for the open, InvalidArgument for the
+  // content, FailedPrecondition for a newer version.
   static absl::StatusOr<std::unique_ptr<Artifact>> Open(
       const std::string& path);
 
@@ -139,7 +127,7 @@ class Artifact {
   const Plan& plan() const { return plan_; }
   // First byte of weight `weight_index` (0 <= weight_index <
   // plan().weights.size()), in place in the mapping:
-  // plan().weights[i].size_bytes bytes, 64-byte aligned.
+  // plan().weights[i].size_bytes bytes, kWeightAlignment-aligned.
   const uint8_t* weight_data(int32_t weight_index) const {
     return weights_ + plan_.weights[weight_index].offset;
   }

@@ -28,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/runtime/plan_test_util.h"
 #include "tests/runtime/toy_model.h"
 
 namespace cortiq {
@@ -130,102 +131,14 @@ TEST(ArtifactTest, HeaderEncodingIsLittleEndianAndRoundTrips) {
   EXPECT_EQ(back.checksum, h.checksum);
 }
 
-void ExpectPlansEqual(const Plan& a, const Plan& b) {
-  EXPECT_EQ(a.model.source, b.model.source);
-  EXPECT_EQ(a.model.vocab_size, b.model.vocab_size);
-  EXPECT_EQ(a.model.hidden_size, b.model.hidden_size);
-  EXPECT_EQ(a.model.num_hidden_layers, b.model.num_hidden_layers);
-  EXPECT_EQ(a.model.max_position_embeddings, b.model.max_position_embeddings);
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  for (size_t i = 0; i < a.weights.size(); ++i) {
-    EXPECT_EQ(a.weights[i].name, b.weights[i].name);
-    EXPECT_EQ(a.weights[i].format, b.weights[i].format);
-    EXPECT_EQ(a.weights[i].shape, b.weights[i].shape);
-    EXPECT_EQ(a.weights[i].offset, b.weights[i].offset);
-    EXPECT_EQ(a.weights[i].size_bytes, b.weights[i].size_bytes);
-  }
-  ASSERT_EQ(a.buffers.size(), b.buffers.size());
-  for (size_t i = 0; i < a.buffers.size(); ++i) {
-    EXPECT_EQ(a.buffers[i].offset, b.buffers[i].offset);
-    EXPECT_EQ(a.buffers[i].num_elements, b.buffers[i].num_elements);
-    EXPECT_EQ(a.buffers[i].view_of, b.buffers[i].view_of);
-  }
-  ASSERT_EQ(a.caches.size(), b.caches.size());
-  for (size_t i = 0; i < a.caches.size(); ++i) {
-    EXPECT_EQ(a.caches[i].layer, b.caches[i].layer);
-    EXPECT_EQ(a.caches[i].sliding, b.caches[i].sliding);
-    EXPECT_EQ(a.caches[i].window, b.caches[i].window);
-    EXPECT_EQ(a.caches[i].num_kv_heads, b.caches[i].num_kv_heads);
-    EXPECT_EQ(a.caches[i].head_dim, b.caches[i].head_dim);
-  }
-  ASSERT_EQ(a.steps.size(), b.steps.size());
-  for (size_t i = 0; i < a.steps.size(); ++i) {
-    const Step& x = a.steps[i];
-    const Step& y = b.steps[i];
-    EXPECT_EQ(x.kind, y.kind);
-    EXPECT_EQ(x.out, y.out);
-    EXPECT_EQ(x.in0, y.in0);
-    EXPECT_EQ(x.in1, y.in1);
-    EXPECT_EQ(x.weight, y.weight);
-    EXPECT_EQ(x.scalar, y.scalar);
-    EXPECT_EQ(x.cache, y.cache);
-    EXPECT_EQ(x.group_size, y.group_size);
-    EXPECT_EQ(x.eps, y.eps);
-    EXPECT_EQ(x.head_dim, y.head_dim);
-    EXPECT_EQ(x.rotated_pairs, y.rotated_pairs);
-    EXPECT_EQ(x.theta, y.theta);
-    EXPECT_EQ(x.num_heads, y.num_heads);
-    EXPECT_EQ(x.window, y.window);
-    EXPECT_EQ(x.scale, y.scale);
-    EXPECT_EQ(x.factor, y.factor);
-    EXPECT_EQ(x.cap, y.cap);
-    EXPECT_EQ(x.logits_only, y.logits_only);
-  }
-  ASSERT_EQ(a.taps.size(), b.taps.size());
-  for (size_t i = 0; i < a.taps.size(); ++i) {
-    EXPECT_EQ(a.taps[i].name, b.taps[i].name);
-    EXPECT_EQ(a.taps[i].buffer, b.taps[i].buffer);
-  }
-  EXPECT_EQ(a.logits_buffer, b.logits_buffer);
-  EXPECT_EQ(a.arena_bytes, b.arena_bytes);
-  EXPECT_EQ(a.max_batch, b.max_batch);
-}
-
-TEST(ArtifactTest, SerializeParseRoundTrip) {
-  ToyModel toy = Toy();
-  toy.plan.max_batch = 77;
-  BufferEntry view = toy.plan.buffers[0];
-  view.view_of = 0;
-  toy.plan.buffers.push_back(view);
-  const std::string bytes = SerializePlan(toy.plan);
-  absl::StatusOr<Plan> back =
-      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  ASSERT_TRUE(back.ok()) << back.status();
-  ExpectPlansEqual(toy.plan, *back);
-}
-
-// A plan with the fused steps: the residual_rms_norm scalar is written and
-// read for every step, -1 or a weight index.
-TEST(ArtifactTest, SerializeParseRoundTripFused) {
+// A plan with the fused steps goes through a file unchanged.
+TEST(ArtifactTest, FusedPlanRoundTripsThroughAFile) {
   ToyConfig config;
   config.format = WeightFormat::kBF16;
   config.post_norms = true;
   config.fused = true;
   config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}};
   const ToyModel toy = BuildToyModel(config);
-  int with_scalar = 0;
-  for (const Step& s : toy.plan.steps) with_scalar += s.scalar >= 0;
-  ASSERT_EQ(with_scalar, 2);  // one per layer (the MLP residual)
-  const std::string bytes = SerializePlan(toy.plan);
-  // A step record is 61 bytes (runtime/artifact.h), weight2 included.
-  Plan one_more = toy.plan;
-  one_more.steps.push_back(toy.plan.steps.back());
-  EXPECT_EQ(SerializePlan(one_more).size(), bytes.size() + 61);
-  absl::StatusOr<Plan> back =
-      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  ASSERT_TRUE(back.ok()) << back.status();
-  ExpectPlansEqual(toy.plan, *back);
-  // And through a file.
   const std::string path = WriteToy(toy, "roundtrip_fused");
   absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
@@ -539,7 +452,7 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
   EditHeader(
       &bytes_,
       [](ArtifactHeader& h) {
-        h.version_major = 3;
+        h.version_major = 4;
         h.version_minor = 3;
       },
       /*fix_checksum=*/false);
@@ -548,14 +461,26 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
   EXPECT_EQ(
       std::string(status.message()),
       path_ +
-          ": was written by a newer cortiq (format v3.3); this build reads v2");
+          ": was written by a newer cortiq (format v4.3); this build reads v3");
 }
 
 TEST_F(CorruptArtifactTest, OlderMajorVersion) {
+  for (uint32_t major : {0u, 1u}) {
+    EditHeader(
+        &bytes_, [&](ArtifactHeader& h) { h.version_major = major; }, true);
+    EXPECT_THAT(std::string(Reopen().message()),
+                HasSubstr(absl::StrCat("unsupported format v", major,
+                                       ".0; this build reads v2.0 and v3.x")));
+  }
+  // 2.0 is read, but no later minor of 2 ever existed.
   EditHeader(
-      &bytes_, [](ArtifactHeader& h) { h.version_major = 0; }, true);
-  EXPECT_THAT(std::string(Reopen().message()),
-              HasSubstr("unsupported format v0.0"));
+      &bytes_,
+      [&](ArtifactHeader& h) {
+        h.version_major = 2;
+        h.version_minor = 1;
+      },
+      true);
+  EXPECT_THAT(std::string(Reopen().message()), HasSubstr("unsupported format v2.1"));
 }
 
 TEST_F(CorruptArtifactTest, NewerMinorVersionIsAccepted) {
@@ -670,8 +595,9 @@ TEST_F(CorruptArtifactTest, HostilePlanWithValidChecksum) {
 TEST_F(CorruptArtifactTest, HostileCountWithValidChecksum) {
   // Overwrite the weight count (right after the model info) with 2^40.
   const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  // The model record: its u32 size, the source (u32 length + bytes), four i64.
   const size_t count_at =
-      h.metadata_offset + 4 + toy_.plan.model.source.size() + 4 * 8;
+      h.metadata_offset + 4 + 4 + toy_.plan.model.source.size() + 4 * 8;
   const uint64_t huge = uint64_t{1} << 40;
   for (int i = 0; i < 8; ++i)
     bytes_[count_at + i] = static_cast<uint8_t>(huge >> (8 * i));
@@ -680,7 +606,7 @@ TEST_F(CorruptArtifactTest, HostileCountWithValidChecksum) {
   EXPECT_THAT(
       std::string(Reopen().message()),
       HasSubstr(
-          "metadata: weight count at byte 39: count 1099511627776 exceeds"));
+          "metadata: weight count at byte 43: count 1099511627776 exceeds"));
 }
 
 TEST_F(CorruptArtifactTest, HostileArenaBytesWithValidChecksum) {
@@ -696,19 +622,11 @@ TEST_F(CorruptArtifactTest, HostileArenaBytesWithValidChecksum) {
 }
 
 TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
-  // Steps encoded as before weight2 existed (57-byte records) under the same format version and
-  // with a valid checksum: a file from another cortiq build, not a corrupted one.
-  const std::string metadata = SerializePlan(toy_.plan);
-  size_t tail = 8 + 4 + 8 + 8;  // tap count, logits_buffer, arena_bytes, max_batch
-  for (const Tap& t : toy_.plan.taps) tail += 4 + t.name.size() + 4;
-  const size_t steps_begin = metadata.size() - tail - 61 * toy_.plan.steps.size();
-  std::string old_layout = metadata.substr(0, steps_begin);
-  for (size_t i = 0; i < toy_.plan.steps.size(); ++i) {
-    const std::string record = metadata.substr(steps_begin + 61 * i, 61);
-    old_layout += record.substr(0, 20) + record.substr(24);  // drop weight2 (bytes 20-23)
-  }
-  old_layout += metadata.substr(metadata.size() - tail);
+  // The format 2.0 encoding of the plan under a 3.0 header, with a valid checksum: a file from
+  // another cortiq build, not a corrupted one.
+  const std::string old_layout = SerializePlanV2ForTest(toy_.plan);
   const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  ASSERT_LE(old_layout.size(), h.weights_offset - h.metadata_offset);
   std::memcpy(bytes_.data() + h.metadata_offset, old_layout.data(), old_layout.size());
   EditHeader(
       &bytes_, [&](ArtifactHeader& e) { e.metadata_size = old_layout.size(); }, true);
@@ -716,8 +634,40 @@ TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), StartsWith(path_ + ": metadata: "));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr(" (the metadata does not match this build's format v2.0 layout: "
+              HasSubstr(" (the metadata does not match this build's format v3.0 layout: "
                         "recompile the model with this cortiq)"));
+}
+
+// Artifacts of format 2.0 (the encoding before records carried their sizes) still open, with
+// the same plan, and run as the same model.
+TEST(ArtifactTest, OpensFormat2Artifacts) {
+  for (bool fused : {false, true}) {
+    ToyConfig config;
+    config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0}};
+    config.post_norms = fused;
+    config.fused = fused;
+    const ToyModel toy = BuildToyModel(config);
+    const std::string path = WriteToy(toy, "format2");
+    std::vector<uint8_t> bytes = ReadBytes(path);
+    ArtifactHeader h = DecodeArtifactHeader(bytes.data());
+    const std::string v2 = SerializePlanV2ForTest(toy.plan);
+    ASSERT_LE(v2.size(), h.weights_offset - h.metadata_offset);
+    std::memcpy(bytes.data() + h.metadata_offset, v2.data(), v2.size());
+    EditHeader(
+        &bytes,
+        [&](ArtifactHeader& e) {
+          e.version_major = 2;
+          e.version_minor = 0;
+          e.metadata_size = v2.size();
+        },
+        true);
+    WriteBytes(path, bytes);
+    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    EXPECT_EQ((*artifact)->header().version_major, 2u);
+    ExpectPlansEqual(toy.plan, (*artifact)->plan());
+    std::remove(path.c_str());
+  }
 }
 
 TEST(ArtifactTest, OpenMissingFile) {
@@ -749,53 +699,6 @@ TEST(ArtifactTest, OpenFifoFailsWithoutBlocking) {
     EXPECT_EQ(std::string(opened.get().message()), path + ": not a regular file");
   }
   std::remove(path.c_str());
-}
-
-TEST(ParsePlanTest, RejectsEveryTruncation) {
-  const std::string bytes = SerializePlan(Toy().plan);
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    absl::StatusOr<Plan> plan =
-        ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), n);
-    ASSERT_FALSE(plan.ok()) << "prefix of " << n << " bytes";
-    EXPECT_THAT(std::string(plan.status().message()), StartsWith("metadata: "));
-  }
-}
-
-TEST(ParsePlanTest, RejectsTrailingBytes) {
-  std::string bytes = SerializePlan(Toy().plan);
-  bytes.push_back('\0');
-  absl::StatusOr<Plan> plan =
-      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  EXPECT_THAT(std::string(plan.status().message()),
-              HasSubstr("1 unexpected trailing bytes"));
-}
-
-TEST(ParsePlanTest, RejectsLongString) {
-  std::string bytes = SerializePlan(Toy().plan);
-  bytes[3] = 0x7f;  // source length: 0x7f000003
-  absl::StatusOr<Plan> plan =
-      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  EXPECT_THAT(std::string(plan.status().message()),
-              HasSubstr("metadata: model.source at byte 0: string of"));
-}
-
-TEST(ParsePlanTest, RandomCorruptionNeverCrashes) {
-  // Flipped bytes anywhere: parse + validate either fail cleanly or yield a
-  // plan that passes ValidatePlan (e.g. a changed f0), never crash or allocate
-  // without bound.
-  const ToyModel toy = Toy();
-  const std::string good = SerializePlan(toy.plan);
-  std::mt19937 rng(7);
-  for (int trial = 0; trial < 3000; ++trial) {
-    std::string bytes = good;
-    const int flips = 1 + trial % 4;
-    for (int f = 0; f < flips; ++f) {
-      bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8));
-    }
-    absl::StatusOr<Plan> plan =
-        ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    if (plan.ok()) (void)ValidatePlan(*plan, toy.section_bytes);
-  }
 }
 
 }  // namespace

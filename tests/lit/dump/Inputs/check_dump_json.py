@@ -16,7 +16,7 @@ def main():
     assert (model["vocab_size"], model["hidden_size"], model["num_hidden_layers"],
             model["max_position_embeddings"]) == (512, 64, 8, 131072), model
     assert model["source"].endswith("tiny-a-f32"), model
-    assert dump["header"]["version_major"] == 2
+    assert dump["header"]["version_major"] == 3
     assert dump["file_size"] == dump["header"]["weights_offset"] + dump["header"]["weights_size"]
     assert dump["ctx_size"] == 4096 and dump["position"] == 4095
     assert dump["layer_mapping"] == "taps"

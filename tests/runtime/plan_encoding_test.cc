@@ -1,0 +1,239 @@
+// Tests of runtime/plan_encoding.cc: round trips of every record and step kind, the record
+// sizes that let a minor version append fields (longer records skipped, shorter ones
+// defaulted, trailing sections of a newer minor), the format 2.0 reader, and every truncation
+// and corruption failing cleanly with the field and byte offset.
+#include "runtime/plan_encoding.h"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/plan_test_util.h"
+#include "tests/runtime/toy_model.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::BuildToyModel;
+using ::cortiq::testing::ToyConfig;
+using ::cortiq::testing::ToyLayer;
+using ::cortiq::testing::ToyModel;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+ToyModel Toy() {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 4, 0}};
+  return BuildToyModel(config);
+}
+
+// Both toys: every step kind occurs in one of them.
+ToyModel FusedToy() {
+  ToyConfig config;
+  config.format = WeightFormat::kBF16;
+  config.post_norms = true;
+  config.fused = true;
+  config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1}};
+  return BuildToyModel(config);
+}
+
+absl::StatusOr<Plan> Parse(const std::string& bytes, uint32_t major = kPlanFormatMajor,
+                           uint32_t minor = kPlanFormatMinor) {
+  return ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), major, minor);
+}
+
+uint64_t Load(const std::string& bytes, size_t at, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[at + i])) << (8 * i);
+  return v;
+}
+
+void Store(std::string* out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// Re-encodes a format 3 plan with every record's fields replaced by edit(section, fields)
+// (section: "model", "weight", "buffer", "cache", "step", "tap" or "plan"), walking the
+// records by their sizes as plan_encoding.h describes them.
+std::string EditRecords(const std::string& bytes,
+                        const std::function<std::string(const std::string&, std::string)>& edit) {
+  std::string out;
+  size_t pos = 0;
+  const auto record = [&](const std::string& section) {
+    const size_t n = Load(bytes, pos, 4);
+    const std::string fields = edit(section, bytes.substr(pos + 4, n));
+    Store(&out, fields.size(), 4);
+    out += fields;
+    pos += 4 + n;
+  };
+  record("model");
+  for (const char* section : {"weight", "buffer", "cache", "step", "tap"}) {
+    const uint64_t count = Load(bytes, pos, 8);
+    out += bytes.substr(pos, 8);
+    pos += 8;
+    for (uint64_t i = 0; i < count; ++i) record(section);
+  }
+  record("plan");
+  return out + bytes.substr(pos);
+}
+
+TEST(PlanEncodingTest, RoundTripsEveryRecordAndKind) {
+  for (ToyModel toy : {Toy(), FusedToy()}) {
+    toy.plan.max_batch = 77;
+    BufferEntry view = toy.plan.buffers[0];
+    view.view_of = 0;
+    toy.plan.buffers.push_back(view);
+    const std::string bytes = SerializePlan(toy.plan);
+    absl::StatusOr<Plan> back = Parse(bytes);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectPlansEqual(toy.plan, *back);
+  }
+}
+
+TEST(PlanEncodingTest, StepRecordsHoldEveryField) {
+  const ToyModel toy = FusedToy();
+  int with_scalar = 0;
+  for (const Step& s : toy.plan.steps) with_scalar += s.scalar >= 0;
+  ASSERT_EQ(with_scalar, 2);  // one per layer (the MLP residual), carried as any field
+  // A step record: u32 size + kind (4) + 6 operands (4) + 5 integer and 5 double parameters (8)
+  // + logits_only (1) = 4 + 109 bytes.
+  Plan one_more = toy.plan;
+  one_more.steps.push_back(toy.plan.steps.back());
+  EXPECT_EQ(SerializePlan(one_more).size(), SerializePlan(toy.plan).size() + 4 + 109);
+}
+
+TEST(PlanEncodingTest, LongerRecordsOfANewerMinorAreSkipped) {
+  const ToyModel toy = Toy();
+  const std::string bytes = SerializePlan(toy.plan);
+  // Fields appended to every record, as a minor version may.
+  const std::string longer = EditRecords(
+      bytes, [](const std::string&, std::string fields) { return fields + "newfield"; });
+  ASSERT_GT(longer.size(), bytes.size());
+  for (uint32_t minor : {0u, 1u}) {
+    absl::StatusOr<Plan> back = Parse(longer, 3, minor);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectPlansEqual(toy.plan, *back);
+  }
+  // A section after the plan record: skipped for a newer minor only.
+  const std::string appended = bytes + std::string("\x05\0\0\0later", 9);
+  absl::StatusOr<Plan> newer = Parse(appended, 3, 1);
+  ASSERT_TRUE(newer.ok()) << newer.status();
+  ExpectPlansEqual(toy.plan, *newer);
+  EXPECT_THAT(std::string(Parse(appended, 3, 0).status().message()),
+              HasSubstr("9 unexpected trailing bytes"));
+}
+
+TEST(PlanEncodingTest, ShorterRecordsOfAnOlderMinorKeepTheDefaults) {
+  const ToyModel toy = Toy();
+  const std::string bytes = SerializePlan(toy.plan);
+  // Step records without their last field (logits_only), then without cap too.
+  for (size_t drop : {size_t{1}, size_t{9}}) {
+    const std::string shorter =
+        EditRecords(bytes, [&](const std::string& section, std::string fields) {
+          return section == "step" ? fields.substr(0, fields.size() - drop) : fields;
+        });
+    absl::StatusOr<Plan> back = Parse(shorter);
+    ASSERT_TRUE(back.ok()) << back.status();
+    for (size_t i = 0; i < back->steps.size(); ++i) {
+      EXPECT_FALSE(back->steps[i].logits_only) << i;
+      EXPECT_EQ(back->steps[i].cap, drop == 9 ? 0.0 : toy.plan.steps[i].cap) << i;
+      EXPECT_EQ(back->steps[i].factor, toy.plan.steps[i].factor) << i;
+    }
+  }
+  // A record that ends inside a field is an error.
+  const std::string cut = EditRecords(bytes, [](const std::string& section, std::string fields) {
+    return section == "step" ? fields.substr(0, fields.size() - 5) : fields;
+  });
+  EXPECT_THAT(std::string(Parse(cut).status().message()),
+              HasSubstr("step.cap at byte "));
+  EXPECT_THAT(std::string(Parse(cut).status().message()),
+              HasSubstr("crosses the end of its record"));
+}
+
+TEST(PlanEncodingTest, ReadsFormat2) {
+  for (const ToyModel& toy : {Toy(), FusedToy()}) {
+    absl::StatusOr<Plan> back = Parse(SerializePlanV2ForTest(toy.plan), 2, 0);
+    ASSERT_TRUE(back.ok()) << back.status();
+    ExpectPlansEqual(toy.plan, *back);
+  }
+}
+
+TEST(PlanEncodingTest, RejectsVersionsItDoesNotRead) {
+  const std::string bytes = SerializePlan(Toy().plan);
+  for (const auto& [major, minor] :
+       {std::pair<uint32_t, uint32_t>{1, 0}, {2, 1}, {4, 0}}) {
+    const absl::Status status = Parse(bytes, major, minor).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(status.message()),
+                StartsWith(absl::StrCat("metadata: format v", major, ".", minor,
+                                        " is not read by this build")));
+  }
+}
+
+TEST(PlanEncodingTest, RejectsEveryTruncation) {
+  const std::string bytes = SerializePlan(Toy().plan);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    absl::StatusOr<Plan> plan =
+        ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), n, kPlanFormatMajor, kPlanFormatMinor);
+    ASSERT_FALSE(plan.ok()) << "prefix of " << n << " bytes";
+    EXPECT_THAT(std::string(plan.status().message()), StartsWith("metadata: "));
+  }
+}
+
+TEST(PlanEncodingTest, RejectsTrailingBytes) {
+  std::string bytes = SerializePlan(Toy().plan);
+  bytes.push_back('\0');
+  absl::StatusOr<Plan> plan =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("1 unexpected trailing bytes"));
+}
+
+TEST(PlanEncodingTest, RejectsLongString) {
+  std::string bytes = SerializePlan(Toy().plan);
+  bytes[4 + 3] = 0x7f;  // source length (after the model record's size): 0x7f000003
+  absl::StatusOr<Plan> plan =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("metadata: model.source at byte 4: string of"));
+}
+
+TEST(PlanEncodingTest, RejectsLongRecord) {
+  std::string bytes = SerializePlan(Toy().plan);
+  bytes[3] = 0x7f;  // the model record's size
+  absl::StatusOr<Plan> plan =
+      ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("metadata: model record size at byte 0: record of"));
+}
+
+TEST(PlanEncodingTest, RandomCorruptionNeverCrashes) {
+  // Flipped bytes anywhere: parse + validate either fail cleanly or yield a
+  // plan that passes ValidatePlan (e.g. a changed eps), never crash or allocate
+  // without bound; in both formats.
+  const ToyModel toy = Toy();
+  for (uint32_t major : {3u, 2u}) {
+    const std::string good =
+        major == 3 ? SerializePlan(toy.plan) : SerializePlanV2ForTest(toy.plan);
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string bytes = good;
+      const int flips = 1 + trial % 4;
+      for (int f = 0; f < flips; ++f) {
+        bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8));
+      }
+      absl::StatusOr<Plan> plan = ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            bytes.size(), major, 0);
+      if (plan.ok()) (void)ValidatePlan(*plan, toy.section_bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cortiq
