@@ -11,11 +11,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/json_writer.h"
 #include "runtime/artifact.h"
 #include "runtime/sequence.h"
 #include "runtime/session.h"
@@ -219,29 +219,49 @@ absl::Status Run(const std::string& path) {
   }
 
   if (absl::GetFlag(FLAGS_json)) {
-    std::string out = absl::StrFormat(
-        "{\"model\": \"%s\", \"weight_formats\": \"%s\", \"file_bytes\": %d, "
-        "\"weight_bytes_per_token\": %d, \"weight_bytes_per_prompt_token\": %d, "
-        "\"load_ms\": %.3f, \"peak_rss_mb\": %.1f, \"bandwidth_gbs\": {",
-        absl::CEscape(path), formats, artifact->file_size(), bytes_with_head,
-        bytes_without_head, load_ms, peak_rss_mb);
+    JsonWriter j;
+    j.BeginObject(/*one_line=*/true);
+    j.Field("model", path);
+    j.Field("weight_formats", formats);
+    j.Field("file_bytes", artifact->file_size());
+    j.Field("weight_bytes_per_token", bytes_with_head);
+    j.Field("weight_bytes_per_prompt_token", bytes_without_head);
+    j.Key("load_ms");
+    j.Fixed(load_ms, 3);
+    j.Key("peak_rss_mb");
+    j.Fixed(peak_rss_mb, 1);
+    j.Key("bandwidth_gbs");
+    j.BeginObject();
     for (size_t i = 0; i < threads.size(); ++i) {
-      absl::StrAppendFormat(&out, "%s\"%d\": %.3f", i ? ", " : "", threads[i], bandwidth[i] / 1e9);
+      j.Key(absl::StrCat(threads[i]));
+      j.Fixed(bandwidth[i] / 1e9, 3);
     }
-    out += "}, \"results\": [";
-    for (size_t i = 0; i < results.size(); ++i) {
-      const Result& r = results[i];
-      absl::StrAppendFormat(&out,
-                            "%s{\"test\": \"%s\", \"threads\": %d, \"batch\": %d, "
-                            "\"tokens_per_s\": {\"median\": "
-                            "%.4f, \"min\": %.4f, \"max\": %.4f}, \"gbs\": %.3f, "
-                            "\"bandwidth_percent\": %.2f}",
-                            i ? ", " : "", r.test, r.threads, r.batch, r.median, r.min, r.max,
-                            r.gbs,
-                            r.bandwidth_percent);
+    j.EndObject();
+    j.Key("results");
+    j.BeginArray();
+    for (const Result& r : results) {
+      j.BeginObject();
+      j.Field("test", r.test);
+      j.Field("threads", static_cast<int64_t>(r.threads));
+      j.Field("batch", r.batch);
+      j.Key("tokens_per_s");
+      j.BeginObject();
+      j.Key("median");
+      j.Fixed(r.median, 4);
+      j.Key("min");
+      j.Fixed(r.min, 4);
+      j.Key("max");
+      j.Fixed(r.max, 4);
+      j.EndObject();
+      j.Key("gbs");
+      j.Fixed(r.gbs, 3);
+      j.Key("bandwidth_percent");
+      j.Fixed(r.bandwidth_percent, 2);
+      j.EndObject();
     }
-    out += "]}\n";
-    std::fputs(out.c_str(), stdout);
+    j.EndArray();
+    j.EndObject();
+    std::fputs(j.Take().c_str(), stdout);
     return absl::OkStatus();
   }
   std::printf("model: %s (%s weights, %.2f GB file)\n", path.c_str(), formats.c_str(),

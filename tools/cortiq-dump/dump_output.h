@@ -1,5 +1,5 @@
-// cortiq-dump's three renderings of an analysed artifact: aligned text tables, one JSON object,
-// and a Graphviz digraph of the step graph.
+// cortiq-dump's three renderings of an analysed artifact: aligned text tables (dump_text.cc), one
+// JSON object (dump_json.cc) and a Graphviz digraph of the step graph (dump_dot.cc).
 #ifndef CORTIQ_TOOLS_CORTIQ_DUMP_DUMP_OUTPUT_H_
 #define CORTIQ_TOOLS_CORTIQ_DUMP_DUMP_OUTPUT_H_
 
@@ -25,16 +25,15 @@ struct DumpInput {
 
 // Sections: header, layers, steps, buffers, weights, KV caches and sharing, totals per token.
 std::string RenderText(const DumpInput& in);
-// The same information as one JSON object (UTF-8, newline-terminated).
+// The same information as one JSON object (UTF-8, newline-terminated; base/json_writer.h). The
+// plan's records appear under their field names in the artifact (runtime/plan_fields.h), each
+// with its index and the analysis of it.
 std::string RenderJson(const DumpInput& in);
 // A Graphviz digraph: one node per step (clustered by layer), solid edges for buffer dataflow
 // (producer -> reader), dashed blue edges kv_append -> attention of the same layer, dashed red
 // edges labelled "KV of layer N" into the attention of KV-shared layers.
 std::string RenderDot(const DumpInput& in);
 
-// `text` as a JSON string literal: quotes, backslashes and control characters escaped, invalid
-// UTF-8 bytes replaced by U+FFFD.
-std::string JsonQuote(absl::string_view text);
 // `text` as a Graphviz double-quoted string (quotes and backslashes escaped, newlines as "\n").
 std::string DotQuote(absl::string_view text);
 

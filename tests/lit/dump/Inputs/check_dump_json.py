@@ -54,10 +54,10 @@ def main():
             assert weights[w["index"]]["name"] == w["name"], s
         if s["kind"] in ("linear", "lm_head"):
             rows, cols = w["shape"]
-            assert s["flops"] == 2 * rows * cols and s["weight_bytes"] == w["bytes"], s
+            assert s["flops"] == 2 * rows * cols and s["weight_bytes"] == w["size_bytes"], s
             assert s["flops_formula"] == "2*%d*%d" % (rows, cols), s
         if s["kind"] == "embedding":
-            assert s["weight_bytes"] == w["bytes"] // w["shape"][0], s
+            assert s["weight_bytes"] == w["size_bytes"] // w["shape"][0], s
         if s["kind"] == "attention":
             cache = caches[s["cache"]]
             keys = min(dump["position"] + 1, cache["window"]) if cache["sliding"] else dump["position"] + 1
@@ -96,14 +96,16 @@ def main():
     assert 0 <= b["peak_step"] < len(steps)
     for r in b["live_ranges"]:
         assert 0 <= r["first"] <= r["last"] < len(steps), r
-    logits = b["buffers_list"][b["logits_buffer"]]
+    plan = dump["plan"]
+    assert plan["max_batch"] >= 1 and plan["arena_bytes"] == b["arena_bytes"], plan
+    logits = b["buffers_list"][plan["logits_buffer"]]
     assert logits["pinned"] and logits["num_elements"] == 512
 
     # Weights: 64-byte aligned, in order, inside the weight section.
     end = 0
     for w in weights:
         assert w["offset"] % 64 == 0 and w["offset"] >= end, w
-        end = w["offset"] + w["bytes"]
+        end = w["offset"] + w["size_bytes"]
     assert end <= dump["header"]["weights_size"]
     assert len(dump["taps"]) == 8
     print("json ok: %d steps, %d weights, %d caches" % (len(steps), len(weights), len(caches)))
