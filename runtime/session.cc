@@ -1,5 +1,6 @@
-// Session: resolves every plan step to pointers and sizes once (Prepare), then
-// evaluates a token by dispatching each step to its ops/ kernel (Eval).
+// Session: resolves every plan step once (Prepare: pointers, sizes, and its kernel binding by
+// kind and weight format), then evaluates a token (Eval) or a batch (EvalBatch) by calling the
+// bound kernels in plan order.
 #include "runtime/session.h"
 
 #include <algorithm>

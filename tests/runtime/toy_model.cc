@@ -23,6 +23,10 @@ uint16_t ToBF16Bits(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
 float FromBF16Bits(uint16_t b) {
   const uint32_t bits = static_cast<uint32_t>(b) << 16;
   float f;
@@ -52,7 +56,7 @@ class Builder {
     w.shape = std::move(shape);
     w.size_bytes = static_cast<uint64_t>(w.num_elements()) *
                    WeightFormatElementSize(w.format);
-    w.offset = (cursor_ + 63) / 64 * 64;
+    w.offset = AlignUp(cursor_, kWeightAlignment);  // as WriteArtifact assigns them
     cursor_ = w.offset + w.size_bytes;
     std::uniform_real_distribution<double> dist(center - spread,
                                                 center + spread);
@@ -68,7 +72,7 @@ class Builder {
 
   int Buffer(int64_t n) {
     BufferEntry b;
-    b.offset = (arena_ + 63) / 64 * 64;
+    b.offset = AlignUp(arena_, kBufferAlignment);
     b.num_elements = static_cast<uint64_t>(n);
     arena_ = b.offset + 4 * b.num_elements;
     model_.plan.buffers.push_back(b);
@@ -231,7 +235,7 @@ ToyModel Builder::Build() {
   model_.plan.arena_bytes = arena_;
 
   // The weight section.
-  model_.section_bytes = (cursor_ + 63) / 64 * 64;
+  model_.section_bytes = AlignUp(cursor_, kWeightAlignment);
   model_.section.assign(model_.section_bytes / 8 + 1, 0);
   uint8_t* base = reinterpret_cast<uint8_t*>(model_.section.data());
   for (size_t i = 0; i < model_.plan.weights.size(); ++i) {

@@ -17,7 +17,8 @@ int32_t AddWeight(Plan* plan, std::string name, std::vector<int64_t> shape) {
   w.size_bytes = 4 * static_cast<uint64_t>(w.num_elements());
   w.offset = plan->weights.empty()
                  ? 0
-                 : (plan->weights.back().offset + plan->weights.back().size_bytes + 63) / 64 * 64;
+                 : (plan->weights.back().offset + plan->weights.back().size_bytes +
+                    kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
   plan->weights.push_back(w);
   return static_cast<int32_t>(plan->weights.size() - 1);
 }
