@@ -50,8 +50,8 @@ def FoldNormGain : Pass<"fold-norm-gain", "::mlir::ModuleOp"> {
     `scale(@W) columns(@g)` and the norm loses its gain. This is input_layernorm into
     q/k/v and pre_feedforward_layernorm into gate/up; the tied LM head keeps the final
     norm's gain because the table is also the token embedding. Only weights stored
-    exactly as f32 are folded into (f32 elements, `cortiq.stored_format` absent or
-    "f32"): rounding `W diag(g)` to bf16 moved tiny-a's logits by 0.067, and a Q8_0/Q4_0
+    exactly as f32 are folded into (f32 elements, `stored(f32)` or no storage format):
+    rounding `W diag(g)` to bf16 moved tiny-a's logits by 0.067, and a Q8_0/Q4_0
     weight would no longer be llama.cpp's blocks of the checkpoint tensor. With
     `allow-rounding` every weight is folded into and the derived weight keeps the
     source's storage format.
@@ -85,8 +85,8 @@ def FuseLinear : Pass<"fuse-linear", "::mlir::ModuleOp"> {
     one linear whose weight is `concat_rows` of theirs, followed by `cortiq.slice`
     views of the result (no copies). One weight stream and one kernel call instead of
     several; KV-shared layers keep their single q projection. Only weights of one
-    storage format are stacked (`cortiq.stored_format`, or the GGUF block format they
-    are read from), and the stacked weight records it, so GGUF Q8_0/Q4_0 blocks stay
+    storage format are stacked (`stored(...)`, or the GGUF block format they are read
+    from, `checkpoint(...)`), and the stacked weight records it, so GGUF Q8_0/Q4_0 blocks stay
     blocks.
 
     Before:

@@ -16,6 +16,29 @@ using namespace mlir;
 
 namespace cortiq {
 
+int64_t storageFormatBlockSize(StorageFormat format) {
+  switch (format) {
+    case StorageFormat::F32:
+    case StorageFormat::BF16:
+      return 1;
+    case StorageFormat::Q8_0:
+    case StorageFormat::Q4_0:
+      return 32;
+  }
+  return 1;
+}
+
+std::string listStorageFormats() {
+  std::string names;
+  for (uint32_t i = 0; i <= getMaxEnumValForStorageFormat(); ++i) {
+    auto format = symbolizeStorageFormat(i);
+    if (!format) continue;
+    if (!names.empty()) names += i == getMaxEnumValForStorageFormat() ? " or " : ", ";
+    names += stringifyStorageFormat(*format).str();
+  }
+  return names;
+}
+
 void CortiqDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -98,6 +121,22 @@ mlir::ParseResult WeightOp::parse(OpAsmParser& parser, OperationState& result) {
       return parser.emitError(loc, "expected 'concat_rows' or 'scale', got '") << kind << "'";
     }
   }
+  // checkpoint(format) stored(format), each optional, in this order.
+  for (StringRef attr_name : {"checkpoint", "stored"}) {
+    if (failed(parser.parseOptionalKeyword(attr_name))) continue;
+    StringRef name;
+    llvm::SMLoc loc;
+    if (parser.parseLParen()) return failure();
+    loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&name) || parser.parseRParen()) return failure();
+    auto format = symbolizeStorageFormat(name);
+    if (!format)
+      return parser.emitError(loc, "expected a storage format (") << listStorageFormats()
+                                                                   << "), got '" << name << "'";
+    result.addAttribute(attr_name == "checkpoint" ? getCheckpointFormatAttrName(result.name)
+                                                  : getStoredFormatAttrName(result.name),
+                        StorageFormatAttr::get(parser.getContext(), *format));
+  }
   Type type;
   if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
     return failure();
@@ -122,9 +161,14 @@ void WeightOp::print(OpAsmPrinter& p) {
       p << ")";
     }
   }
-  p.printOptionalAttrDict((*this)->getAttrs(), {SymbolTable::getSymbolAttrName(), "type",
-                                                "concat_rows", "scale_of", "column_gain",
-                                                "factor"});
+  if (auto format = getCheckpointFormat())
+    p << " checkpoint(" << stringifyStorageFormat(*format) << ")";
+  if (auto format = getStoredFormat()) p << " stored(" << stringifyStorageFormat(*format) << ")";
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {SymbolTable::getSymbolAttrName(), getTypeAttrName(),
+                           getConcatRowsAttrName(), getScaleOfAttrName(), getColumnGainAttrName(),
+                           getFactorAttrName(), getCheckpointFormatAttrName(),
+                           getStoredFormatAttrName()});
   p << " : " << getType();
 }
 
@@ -141,6 +185,23 @@ LogicalResult WeightOp::verify() {
     return emitOpError() << "columns and factor belong to a scale derivation";
   if (getConcatRows() && (getConcatRows()->empty() || type.getRank() != 2))
     return emitOpError() << "concat_rows needs sources and a 2-D type";
+  if (auto format = getCheckpointFormat()) {
+    if (!isCheckpointTensor())
+      return emitOpError() << "a derived weight has no checkpoint format";
+    if (storageFormatBlockSize(*format) == 1)
+      return emitOpError() << "checkpoint(" << stringifyStorageFormat(*format)
+                           << ") names no block format: the element type gives the others";
+    if (!element.isF32())
+      return emitOpError() << "a weight read from " << stringifyStorageFormat(*format)
+                           << " blocks has f32 elements (the decoded values), has " << element;
+  }
+  for (auto format : {getCheckpointFormat(), getStoredFormat()}) {
+    if (!format) continue;
+    const int64_t block = storageFormatBlockSize(*format);
+    if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0))
+      return emitOpError() << stringifyStorageFormat(*format) << " blocks need a matrix of whole "
+                           << block << "-weight rows, the type is " << type;
+  }
   return success();
 }
 

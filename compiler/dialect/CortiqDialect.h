@@ -5,6 +5,9 @@
 #ifndef CORTIQ_COMPILER_DIALECT_CORTIQDIALECT_H_
 #define CORTIQ_COMPILER_DIALECT_CORTIQDIALECT_H_
 
+#include <cstdint>
+#include <string>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -15,6 +18,18 @@
 
 #include "compiler/dialect/CortiqDialect.h.inc"
 #include "compiler/dialect/CortiqEnums.h.inc"
+
+namespace cortiq {
+
+// Weights per block of `format`: 1 for the element formats (f32, bf16); 32 for llama.cpp's
+// Q8_0 and Q4_0 (ggml-common.h QK8_0, QK4_0). A weight stored in a block format is a matrix
+// whose rows are whole blocks.
+int64_t storageFormatBlockSize(StorageFormat format);
+
+// Every storage format's name, for messages: "f32, bf16, q8_0 or q4_0".
+std::string listStorageFormats();
+
+}  // namespace cortiq
 
 #define GET_OP_CLASSES
 #include "compiler/dialect/CortiqOps.h.inc"

@@ -20,18 +20,26 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
     Without a derivation, names a tensor of the checkpoint, with its shape (HF
     order, `[out, in]` for a linear) and its stored element type (`f32`, `bf16` or
     `f16`). Ops read it by symbol; the data stay in the checkpoint until the
-    artifact is written.
+    artifact is written. A tensor the checkpoint holds in llama.cpp blocks (a GGUF's
+    Q8_0 / Q4_0) has `f32` elements, the values its blocks decode to, and
+    `checkpoint(format)` names the block format.
 
     Passes derive new weights, which cortiq-compile materializes from their sources
-    (computed in f32, then stored in the declared element type):
+    (computed in f32, then rounded to their storage format):
     - `concat_rows(@a, @b, ...)`: the rows of the sources stacked (fuse-linear);
     - `scale(@w) columns(@g) factor(f)`: `w[r, c] * g[c] * f`, with `columns` and
       `factor` each optional (fold-norm-gain, fold-constants). On a 1-D `w`,
       `columns` is not allowed and the result is `w[c] * f`.
 
+    `stored(format)` is the format the artifact stores the weight in, recorded by
+    assign-storage-formats before the other passes (which carry it onto the weights
+    they derive) and read by lowering. A block format (`q8_0`, `q4_0`) needs a
+    matrix whose rows are whole blocks (storageFormatBlockSize weights).
+
     ```mlir
     cortiq.weight @"model.language_model.layers.0.self_attn.q_proj.weight" : tensor<64x64xbf16>
-    cortiq.weight @q.folded = scale(@q) columns(@input_norm) : tensor<64x64xbf16>
+    cortiq.weight @"blk.0.attn_k.weight" checkpoint(q8_0) stored(q8_0) : tensor<32x64xf32>
+    cortiq.weight @q.folded = scale(@q) columns(@input_norm) stored(bf16) : tensor<64x64xbf16>
     cortiq.weight @qkv = concat_rows(@q.folded, @k.folded, @v.folded) : tensor<128x64xbf16>
     ```
   }];
@@ -39,13 +47,15 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
                        OptionalAttr<FlatSymbolRefArrayAttr>:$concat_rows,
                        OptionalAttr<FlatSymbolRefAttr>:$scale_of,
                        OptionalAttr<FlatSymbolRefAttr>:$column_gain,
-                       OptionalAttr<F32Attr>:$factor);
+                       OptionalAttr<F32Attr>:$factor,
+                       OptionalAttr<Cortiq_StorageFormat>:$checkpoint_format,
+                       OptionalAttr<Cortiq_StorageFormat>:$stored_format);
   let builders = [
     // A checkpoint tensor.
     OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::Type":$type), [{
       build($_builder, $_state, $_builder.getStringAttr(name), ::mlir::TypeAttr::get(type),
             ::mlir::ArrayAttr(), ::mlir::FlatSymbolRefAttr(), ::mlir::FlatSymbolRefAttr(),
-            ::mlir::FloatAttr());
+            ::mlir::FloatAttr(), StorageFormatAttr(), StorageFormatAttr());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

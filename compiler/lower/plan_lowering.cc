@@ -77,13 +77,12 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   WeightEntry entry;
   entry.name = name;
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  absl::StatusOr<std::optional<WeightFormat>> recorded = RecordedStorageFormat(op);
-  if (!recorded.ok()) {
-    if (status_.ok()) status_ = recorded.status();
-    entry.format = WeightFormat::kF32;
+  if (auto stored = op.getStoredFormat()) {
+    absl::StatusOr<WeightFormat> format = ToWeightFormat(*stored);
+    if (!format.ok() && status_.ok()) status_ = format.status();
+    entry.format = format.value_or(WeightFormat::kF32);
   } else {
-    entry.format = recorded->value_or(
-        ChooseStorageFormat(op, tables_.contains(name), options_));
+    entry.format = ChooseStorageFormat(op, tables_.contains(name), options_);
   }
   if (IsBlockFormat(entry.format) &&
       (type.getRank() != 2 || type.getShape().back() % 32 != 0) && status_.ok()) {

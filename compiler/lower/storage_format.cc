@@ -2,19 +2,19 @@
 #include "compiler/lower/storage_format.h"
 
 #include "absl/strings/str_cat.h"
-#include "compiler/import/importer.h"
 
 namespace cortiq {
 
-absl::StatusOr<std::optional<WeightFormat>> RecordedStorageFormat(WeightOp weight) {
-  auto attr = weight->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr);
-  if (!attr) return std::optional<WeightFormat>();
-  if (std::optional<WeightFormat> format = WeightFormatFromName(attr.getValue().str())) {
-    return format;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("weight '", weight.getSymName().str(), "': ",
-                                                 kStoredFormatAttr, " '", attr.getValue().str(),
-                                                 "' is not f32, bf16, q8_0 or q4_0"));
+absl::StatusOr<WeightFormat> ToWeightFormat(StorageFormat format) {
+  const llvm::StringRef name = stringifyStorageFormat(format);
+  if (std::optional<WeightFormat> converted = WeightFormatFromName(name.str())) return *converted;
+  return absl::InvalidArgumentError(
+      absl::StrCat("storage format '", name.str(), "' has no runtime weight format"));
+}
+
+std::optional<StorageFormat> ToStorageFormat(WeightFormat format) {
+  if (auto converted = symbolizeStorageFormat(WeightFormatName(format))) return *converted;
+  return std::nullopt;
 }
 
 WeightFormat ChooseStorageFormat(WeightOp weight, bool is_table, const LoweringOptions& options) {
@@ -27,9 +27,9 @@ WeightFormat ChooseStorageFormat(WeightOp weight, bool is_table, const LoweringO
     format = *options.table_format;
   } else if (options.weight_format) {
     format = *options.weight_format;
-  } else if (auto blocks = weight->getAttrOfType<mlir::StringAttr>(kCheckpointFormatAttr)) {
+  } else if (auto blocks = weight.getCheckpointFormat()) {
     // GGUF blocks are kept as they are (no requantization).
-    format = blocks.getValue() == "q4_0" ? WeightFormat::kQ4_0 : WeightFormat::kQ8_0;
+    format = blocks == StorageFormat::Q4_0 ? WeightFormat::kQ4_0 : WeightFormat::kQ8_0;
   } else {
     format = type.getElementType().isBF16() ? WeightFormat::kBF16 : WeightFormat::kF32;
   }
@@ -48,11 +48,10 @@ absl::flat_hash_set<std::string> TableWeights(mlir::Operation* root) {
 
 void AssignStorageFormats(mlir::ModuleOp module, const LoweringOptions& options) {
   const absl::flat_hash_set<std::string> tables = TableWeights(module);
-  mlir::Builder builder(module.getContext());
   module.walk([&](WeightOp weight) {
     const WeightFormat format =
         ChooseStorageFormat(weight, tables.contains(weight.getSymName().str()), options);
-    weight->setAttr(kStoredFormatAttr, builder.getStringAttr(WeightFormatName(format)));
+    weight.setStoredFormatAttr(StorageFormatAttr::get(module.getContext(), *ToStorageFormat(format)));
   });
 }
 

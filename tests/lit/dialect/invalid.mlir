@@ -310,3 +310,40 @@ func.func @attention_nan_scale(%q: tensor<64xf32>, %k: tensor<32xf32>, %position
   %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 window 8 scale 0x7FC00000 : tensor<64xf32> -> tensor<64xf32>
   return %o : tensor<64xf32>
 }
+
+// -----
+
+// expected-error @+1 {{expected a storage format (f32, bf16, q8_0 or q4_0), got 'q5_k'}}
+cortiq.weight @w stored(q5_k) : tensor<32x64xf32>
+
+// -----
+
+// expected-error @+1 {{q8_0 blocks need a matrix of whole 32-weight rows, the type is 'tensor<32x48xf32>'}}
+cortiq.weight @w stored(q8_0) : tensor<32x48xf32>
+
+// -----
+
+// expected-error @+1 {{q4_0 blocks need a matrix of whole 32-weight rows, the type is 'tensor<64xf32>'}}
+cortiq.weight @g stored(q4_0) : tensor<64xf32>
+
+// -----
+
+// expected-error @+1 {{checkpoint(bf16) names no block format: the element type gives the others}}
+cortiq.weight @w checkpoint(bf16) : tensor<32x64xbf16>
+
+// -----
+
+// expected-error @+1 {{a weight read from q8_0 blocks has f32 elements (the decoded values), has 'bf16'}}
+cortiq.weight @w checkpoint(q8_0) : tensor<32x64xbf16>
+
+// -----
+
+cortiq.weight @w checkpoint(q8_0) : tensor<32x64xf32>
+// expected-error @+1 {{a derived weight has no checkpoint format}}
+cortiq.weight @w.s = scale(@w) factor(2.0) checkpoint(q8_0) : tensor<32x64xf32>
+
+// -----
+
+// The storage format is an attribute of the op, not a string.
+// expected-error @+1 {{attribute 'stored_format' failed to satisfy constraint: weight storage format}}
+cortiq.weight @w {stored_format = "q8_0"} : tensor<32x64xf32>
