@@ -24,10 +24,6 @@ void buildDefaultPipeline(mlir::OpPassManager& pm);
 // cortiq-opt --cortiq-default).
 void registerCortiqPipelines();
 
-// Attribute names set by plan-buffers and read by the lowering.
-inline constexpr char kArenaOffsetAttr[] = "cortiq.arena_offset";
-inline constexpr char kArenaBytesAttr[] = "cortiq.arena_bytes";
-
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

@@ -46,6 +46,42 @@ void CortiqDialect::initialize() {
       >();
 }
 
+LogicalResult CortiqDialect::verifyOperationAttribute(Operation* op, NamedAttribute attr) {
+  const StringRef name = attr.getName().getValue();
+  auto nonNegativeI64 = [&](StringRef what) -> LogicalResult {
+    auto value = attr.getValue().dyn_cast<IntegerAttr>();
+    if (!value || !value.getType().isInteger(64) || value.getInt() < 0)
+      return op->emitError() << "'" << name << "' must be " << what << ", is " << attr.getValue();
+    return success();
+  };
+  if (name == getModelAttrName()) {
+    auto model = attr.getValue().dyn_cast<DictionaryAttr>();
+    if (!isa<ModuleOp>(op) || !model)
+      return op->emitError() << "'" << name << "' is a dictionary on the module";
+    for (NamedAttribute entry : model) {
+      const bool is_source = entry.getName() == "source";
+      if (is_source ? !entry.getValue().isa<StringAttr>() : !entry.getValue().isa<IntegerAttr>())
+        return op->emitError() << "'" << name << "' entry '" << entry.getName().getValue()
+                               << "' must be " << (is_source ? "a string" : "an integer");
+    }
+    return success();
+  }
+  if (name == getArenaBytesAttrName()) {
+    if (!isa<ModuleOp>(op)) return op->emitError() << "'" << name << "' belongs on the module";
+    return nonNegativeI64("an i64 >= 0");
+  }
+  if (name == getArenaOffsetAttrName()) {
+    if (op->getNumResults() != 1)
+      return op->emitError() << "'" << name << "' belongs on an op with one result";
+    if (failed(nonNegativeI64("an i64 >= 0, a multiple of 4"))) return failure();
+    if (attr.getValue().cast<IntegerAttr>().getInt() % 4 != 0)
+      return op->emitError() << "'" << name << "' must be a multiple of 4 (an f32 boundary), is "
+                             << attr.getValue().cast<IntegerAttr>().getInt();
+    return success();
+  }
+  return op->emitError() << "'" << name << "' is not an attribute of the cortiq dialect";
+}
+
 namespace {
 
 // I64Attr getters return uint64_t in MLIR 15; the IR may still spell a negative value.

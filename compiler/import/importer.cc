@@ -200,12 +200,12 @@ mlir::OwningOpRef<mlir::ModuleOp> DecoderBuilder::Build(const std::string& sourc
   model.append("sliding_window", builder_.getI64IntegerAttr(config_.sliding_window));
   model.append("max_position_embeddings",
                builder_.getI64IntegerAttr(config_.max_position_embeddings));
-  module_->setAttr("cortiq.model", builder_.getDictionaryAttr(model));
+  module_->setAttr(CortiqDialect::getModelAttrName(), builder_.getDictionaryAttr(model));
 
   builder_.setInsertionPointToEnd(module_.getBody());
   auto i32 = builder_.getI32Type();
   auto func = builder_.create<mlir::func::FuncOp>(
-      loc_, kDecodeStepFunction, builder_.getFunctionType({i32, i32}, {Vec(vocab)}));
+      loc_, CortiqDialect::getDecodeStepFunctionName(), builder_.getFunctionType({i32, i32}, {Vec(vocab)}));
   func_op_ = func;
   mlir::Block* entry = func.addEntryBlock();
   builder_.setInsertionPointToStart(entry);

@@ -15,9 +15,6 @@
 
 namespace cortiq {
 
-// Name of the decode-step function the importer emits and lowering reads.
-inline constexpr char kDecodeStepFunction[] = "decode_step";
-
 // Builds the decode-step module from a parsed config and the checkpoint's tensor list (names,
 // dtypes and shapes; no data). The text decoder's tensors are found under
 // "model.language_model." or, failing that, "model."; other tensors (vision/audio towers, the

@@ -5,9 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
-#include "compiler/import/importer.h"
 #include "compiler/lower/storage_format.h"
-#include "passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,7 +35,8 @@ class Lowering {
     int64_t n = value.getType().cast<mlir::RankedTensorType>().getNumElements();
     BufferEntry entry;
     entry.num_elements = static_cast<uint64_t>(n);
-    auto planned = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kArenaOffsetAttr);
+    auto planned = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(
+        CortiqDialect::getArenaOffsetAttrName());
     if (planned_arena_ && planned) {
       entry.offset = static_cast<uint64_t>(planned.getInt());
     } else {
@@ -207,12 +206,13 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
 }
 
 absl::StatusOr<Plan> Lowering::Run() {
-  auto func = module_.lookupSymbol<mlir::func::FuncOp>(kDecodeStepFunction);
+  const llvm::StringLiteral decode_step = CortiqDialect::getDecodeStepFunctionName();
+  auto func = module_.lookupSymbol<mlir::func::FuncOp>(decode_step);
   if (!func || func.getBody().empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("lowering: the module has no '", kDecodeStepFunction, "' function"));
+        absl::StrCat("lowering: the module has no '", decode_step.str(), "' function"));
   }
-  if (auto model = module_->getAttrOfType<mlir::DictionaryAttr>("cortiq.model")) {
+  if (auto model = module_->getAttrOfType<mlir::DictionaryAttr>(CortiqDialect::getModelAttrName())) {
     auto get = [&](llvm::StringRef key) -> int64_t {
       auto attr = model.getAs<mlir::IntegerAttr>(key);
       return attr ? attr.getInt() : 0;
@@ -224,7 +224,7 @@ absl::StatusOr<Plan> Lowering::Run() {
   }
   mlir::Block& body = func.getBody().front();
   tables_ = TableWeights(func);
-  if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr)) {
+  if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(CortiqDialect::getArenaBytesAttrName())) {
     planned_arena_ = true;
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());
   }

@@ -347,3 +347,54 @@ cortiq.weight @w.s = scale(@w) factor(2.0) checkpoint(q8_0) : tensor<32x64xf32>
 // The storage format is an attribute of the op, not a string.
 // expected-error @+1 {{attribute 'stored_format' failed to satisfy constraint: weight storage format}}
 cortiq.weight @w {stored_format = "q8_0"} : tensor<32x64xf32>
+
+// -----
+
+// The dialect's discardable attributes: cortiq.model, cortiq.arena_bytes, cortiq.arena_offset.
+// expected-error @+1 {{'cortiq.stored_format' is not an attribute of the cortiq dialect}}
+module attributes {cortiq.stored_format = "q8_0"} {}
+
+// -----
+
+// expected-error @+1 {{'cortiq.model' entry 'hidden_size' must be an integer}}
+module attributes {cortiq.model = {source = "x", hidden_size = "64"}} {}
+
+// -----
+
+// expected-error @+1 {{'cortiq.model' entry 'source' must be a string}}
+module attributes {cortiq.model = {source = 3 : i64}} {}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'cortiq.model' is a dictionary on the module}}
+  return {cortiq.model = {}}
+}
+
+// -----
+
+// expected-error @+1 {{'cortiq.arena_bytes' must be an i64 >= 0, is -64 : i64}}
+module attributes {cortiq.arena_bytes = -64 : i64} {}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.arena_offset' must be a multiple of 4 (an f32 boundary), is 6}}
+  %y = cortiq.gelu_tanh %x {cortiq.arena_offset = 6 : i64} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.arena_offset' must be an i64 >= 0, a multiple of 4, is 6.400000e+01 : f32}}
+  %y = cortiq.gelu_tanh %x {cortiq.arena_offset = 64.0 : f32} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'cortiq.arena_offset' belongs on an op with one result}}
+  return {cortiq.arena_offset = 0 : i64} %x : tensor<64xf32>
+}
