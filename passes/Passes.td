@@ -1,8 +1,54 @@
-// The cortiq graph passes: fusion, folding and buffer planning over the `cortiq` dialect.
+// The cortiq graph passes: storage formats, fusion, folding and buffer planning over the `cortiq`
+// dialect.
 #ifndef CORTIQ_PASSES_TD
 #define CORTIQ_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
+  let summary = "records the format the artifact stores each weight in";
+  let description = [{
+    Sets `stored(format)` on every `cortiq.weight`. cortiq-compile runs it first (with
+    its `--weights` / `--tables`), so the other passes know which weights are rounded
+    or quantized later — fold-norm-gain folds only into weights stored exactly as f32,
+    fuse-linear stacks only weights of one format — and lowering stores each weight as
+    recorded. The policy:
+    - 1-D weights (norm gains, layer scalars) are f32: tiny, and exact;
+    - the tables read by `cortiq.embedding` / `cortiq.lm_head` take `tables`, which
+      defaults to q8_0 under `weights=q4_0` (the tied table is also the LM head, whose
+      error goes straight into the logits; measured in issue 5) and to `weights`
+      otherwise;
+    - other matrices take `weights`; without it, a GGUF's blocks keep their
+      `checkpoint(...)` format (no requantization) and other tensors follow their
+      element type (bf16 stays bf16; f32 and f16 become f32);
+    - a block format on a matrix whose rows are not whole blocks becomes bf16 (the
+      PLE projection's rows of 16 under q8_0 / q4_0).
+    Every weight gets the policy's format, whatever it had before.
+
+    Before (`assign-storage-formats{weights=q4_0}`; `@embed` is read by
+    `cortiq.embedding`):
+    ```mlir
+    cortiq.weight @embed : tensor<512x64xbf16>
+    cortiq.weight @norm : tensor<64xbf16>
+    cortiq.weight @q : tensor<64x64xbf16>
+    cortiq.weight @proj : tensor<128x16xbf16>
+    ```
+    After:
+    ```mlir
+    cortiq.weight @embed stored(q8_0) : tensor<512x64xbf16>
+    cortiq.weight @norm stored(f32) : tensor<64xbf16>
+    cortiq.weight @q stored(q4_0) : tensor<64x64xbf16>
+    cortiq.weight @proj stored(bf16) : tensor<128x16xbf16>
+    ```
+  }];
+  let options = [
+    Option<"weights", "weights", "std::string", /*default=*/"\"\"",
+           "storage format of the matrices (f32, bf16, q8_0, q4_0); empty: the checkpoint's">,
+    Option<"tables", "tables", "std::string", /*default=*/"\"\"",
+           "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">
+  ];
+  let constructor = "::cortiq::createAssignStorageFormatsPass()";
+}
 
 def FoldConstants : Pass<"fold-constants", "::mlir::ModuleOp"> {
   let summary = "applies scalar scales where they cost nothing";

@@ -2,7 +2,6 @@
 #include "compiler/lower/plan_lowering.h"
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "compiler/lower/storage_format.h"
@@ -64,7 +63,6 @@ class Lowering {
   llvm::DenseMap<mlir::Value, int32_t> buffers_;
   absl::flat_hash_map<std::string, int32_t> weights_;
   absl::flat_hash_map<std::string, int32_t> caches_;
-  absl::flat_hash_set<std::string> tables_;  // weights read by embedding / LM-head steps
 };
 
 int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
@@ -76,19 +74,14 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   WeightEntry entry;
   entry.name = name;
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  if (auto stored = op.getStoredFormat()) {
-    absl::StatusOr<WeightFormat> format = ToWeightFormat(*stored);
-    if (!format.ok() && status_.ok()) status_ = format.status();
-    entry.format = format.value_or(WeightFormat::kF32);
-  } else {
-    entry.format = ChooseStorageFormat(op, tables_.contains(name), options_);
-  }
-  if (IsBlockFormat(entry.format) &&
-      (type.getRank() != 2 || type.getShape().back() % 32 != 0) && status_.ok()) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "weight '", name, "' is recorded as ", WeightFormatName(entry.format),
-        " but is not a matrix of whole 32-weight rows"));
-  }
+  absl::StatusOr<WeightFormat> format =
+      op.getStoredFormat()
+          ? ToWeightFormat(*op.getStoredFormat())
+          : absl::InvalidArgumentError(absl::StrCat(
+                "lowering: weight '", name,
+                "' has no storage format (assign-storage-formats records them)"));
+  if (!format.ok() && status_.ok()) status_ = format.status();
+  entry.format = format.value_or(WeightFormat::kF32);
   entry.size_bytes = WeightFormatBytes(entry.format, entry.shape);
   plan_.weights.push_back(entry);
   int32_t index = static_cast<int32_t>(plan_.weights.size() - 1);
@@ -223,7 +216,6 @@ absl::StatusOr<Plan> Lowering::Run() {
     plan_.model.max_position_embeddings = get("max_position_embeddings");
   }
   mlir::Block& body = func.getBody().front();
-  tables_ = TableWeights(func);
   if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(CortiqDialect::getArenaBytesAttrName())) {
     planned_arena_ = true;
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());
