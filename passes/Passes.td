@@ -179,8 +179,10 @@ def PlanBuffers : Pass<"plan-buffers", "::mlir::ModuleOp"> {
     Liveness over the op order of `decode_step`: a value lives from its defining op to
     its last user (a `cortiq.slice` view or `cortiq.layer_output` keeps its parent
     alive). Buffers are allocated best-fit from a free list with merging, 64-byte
-    aligned, freed at their last use, and reused in place by elementwise ops whose
-    operand dies at that op and has no other user (ggml-alloc's rule). The returned
+    aligned, freed at their last use, and reused in place by the ops with the
+    `Cortiq_InPlace` trait (norms, RoPE, elementwise) whose operand dies at that op and
+    has no other user (ggml-alloc's rule); a linear, LM head or attention always gets
+    a buffer of its own. The returned
     logits and the `layer_output` taps are pinned. Each op gets a
     `cortiq.arena_offset` attribute (bytes) and the module `cortiq.arena_bytes`.
 

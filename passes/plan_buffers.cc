@@ -61,10 +61,8 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
         } else if (auto tap = mlir::dyn_cast<LayerOutputOp>(op)) {
           request.view_of = index.lookup(tap.getInput());
           request.pinned = true;  // observed after the step (--dump-layers)
-        } else if (mlir::isa<RmsNormOp, RopeOp, GeluTanhOp, MulOp, AddOp, ScaleOp, LayerScalarOp,
-                             SoftcapOp, GeluTanhMulOp, ResidualRmsNormOp>(op)) {
-          // Elementwise: each output element depends only on the same input element (or its
-          // group), so the result may overwrite an operand that dies here.
+        } else if (op.hasTrait<OpTrait::InPlace>()) {
+          // The result may overwrite an operand that dies here (Cortiq_InPlace).
           for (mlir::Value operand : op.getOperands()) {
             auto it = index.find(operand);
             if (it != index.end()) request.in_place_of.push_back(it->second);

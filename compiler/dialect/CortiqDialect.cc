@@ -46,6 +46,17 @@ void CortiqDialect::initialize() {
       >();
 }
 
+LogicalResult OpTrait::verifyInPlace(Operation* op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>())
+    return op->emitOpError() << "is in place, so it has one tensor result";
+  for (Value operand : op->getOperands()) {
+    if (operand.getType().isa<TensorType>() && operand.getType() != op->getResult(0).getType())
+      return op->emitOpError() << "is in place, so its tensor operands have the result type "
+                               << op->getResult(0).getType() << ", not " << operand.getType();
+  }
+  return success();
+}
+
 LogicalResult CortiqDialect::verifyOperationAttribute(Operation* op, NamedAttribute attr) {
   const StringRef name = attr.getName().getValue();
   auto nonNegativeI64 = [&](StringRef what) -> LogicalResult {

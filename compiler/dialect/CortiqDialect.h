@@ -20,6 +20,21 @@
 #include "compiler/dialect/CortiqEnums.h.inc"
 
 namespace cortiq {
+namespace OpTrait {
+
+// Checks the shape rule of the InPlace trait: one ranked-tensor result, and every tensor
+// operand of the result's type.
+mlir::LogicalResult verifyInPlace(mlir::Operation* op);
+
+// Cortiq_InPlace (CortiqDialect.td): the result may overwrite a tensor operand that dies at
+// the op.
+template <typename ConcreteType>
+class InPlace : public mlir::OpTrait::TraitBase<ConcreteType, InPlace> {
+ public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation* op) { return verifyInPlace(op); }
+};
+
+}  // namespace OpTrait
 
 // Weights per block of `format`: 1 for the element formats (f32, bf16); 32 for llama.cpp's
 // Q8_0 and Q4_0 (ggml-common.h QK8_0, QK4_0). A weight stored in a block format is a matrix

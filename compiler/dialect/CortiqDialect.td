@@ -61,6 +61,15 @@ def Cortiq_Dialect : Dialect {
   }];
 }
 
+// The op's result may take over the bytes of a tensor operand that dies at the op (plan-buffers
+// reuses buffers in place for these ops only): the kernel reads each output element's inputs —
+// the same element of the operands, or its norm group, or its RoPE pair — before writing it,
+// and every tensor operand has the result's type. Norms, RoPE and the elementwise ops have it;
+// products (linear, lm_head), lookups and attention read whole operands and do not.
+def Cortiq_InPlace : NativeOpTrait<"InPlace"> {
+  let cppNamespace = "::cortiq::OpTrait";
+}
+
 class Cortiq_Op<string mnemonic, list<Trait> traits = []> :
     Op<Cortiq_Dialect, mnemonic, traits>;
 

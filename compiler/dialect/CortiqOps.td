@@ -133,7 +133,8 @@ def Cortiq_LinearOp : Cortiq_Op<"linear",
 }
 
 def Cortiq_RmsNormOp : Cortiq_Op<"rms_norm",
-    [NoSideEffect, SameOperandsAndResultType, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "RMS norm over groups of `group_size` elements, with or without a gain";
   let description = [{
     The input is split into groups of `group_size` (one group for the hidden-state
@@ -156,7 +157,8 @@ def Cortiq_RmsNormOp : Cortiq_Op<"rms_norm",
   let hasVerifier = 1;
 }
 
-def Cortiq_RopeOp : Cortiq_Op<"rope", [NoSideEffect, AllTypesMatch<["input", "result"]>]> {
+def Cortiq_RopeOp : Cortiq_Op<"rope",
+    [NoSideEffect, AllTypesMatch<["input", "result"]>, Cortiq_InPlace]> {
   let summary = "rotary position embedding, rotate-half layout";
   let description = [{
     For each head of `head_dim` and each pair `i < rotated_pairs`:
@@ -238,12 +240,13 @@ def Cortiq_AttentionOp : Cortiq_Op<"attention",
 //===----------------------------------------------------------------------===//
 
 class Cortiq_UnaryOp<string mnemonic, list<Trait> traits = []> :
-    Cortiq_Op<mnemonic, !listconcat(traits, [NoSideEffect, SameOperandsAndResultType])> {
+    Cortiq_Op<mnemonic, !listconcat(traits, [NoSideEffect, SameOperandsAndResultType,
+                                             Cortiq_InPlace])> {
   let results = (outs Cortiq_Vector:$result);
 }
 
 class Cortiq_BinaryOp<string mnemonic> :
-    Cortiq_Op<mnemonic, [NoSideEffect, SameOperandsAndResultType]> {
+    Cortiq_Op<mnemonic, [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace]> {
   let arguments = (ins Cortiq_Vector:$lhs, Cortiq_Vector:$rhs);
   let results = (outs Cortiq_Vector:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
@@ -376,7 +379,8 @@ def Cortiq_LmHeadOp : Cortiq_Op<"lm_head",
 // Fused ops (fuse-elementwise)
 //===----------------------------------------------------------------------===//
 
-def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul", [NoSideEffect, SameOperandsAndResultType]> {
+def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul",
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace]> {
   let summary = "gelu_tanh(gate) * up in one step";
   let description = [{
     `result = gelu_tanh(gate) * up`: the input of the MLP's down projection (HF
@@ -394,7 +398,8 @@ def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul", [NoSideEffect, SameOperand
 }
 
 def Cortiq_ResidualRmsNormOp : Cortiq_Op<"residual_rms_norm",
-    [NoSideEffect, SameOperandsAndResultType, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "residual + RMS norm of an update, optionally times layer_scalar, in one step";
   let description = [{
     `result = (residual + rms_norm(update; gain, group, eps)) * scalar[0]` (scalar
