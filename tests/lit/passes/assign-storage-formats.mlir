@@ -11,13 +11,20 @@
 // BAD: assign-storage-formats: weights must be f32, bf16, q8_0 or q4_0, not 'q5_k'
 // BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0 or q4_0, not 'Q8_0'
 
-// NATIVE: cortiq.weight @embed stored(bf16) : tensor<512x64xbf16>
+// Without options nothing is quantized, and the ops are left as they are.
+// NATIVE-NOT: stored(q
+// NATIVE: cortiq.weight @[[EMBED:embed]] stored(bf16) : tensor<512x64xbf16>
 // NATIVE: cortiq.weight @ple stored(f32) : tensor<512x128xf32>
 // NATIVE: cortiq.weight @norm stored(f32) : tensor<64xbf16>
-// NATIVE: cortiq.weight @q stored(bf16) : tensor<64x64xbf16>
+// NATIVE: cortiq.weight @[[Q:q]] stored(bf16) : tensor<64x64xbf16>
 // NATIVE: cortiq.weight @up stored(f32) : tensor<128x64xf16>
 // NATIVE: cortiq.weight @proj stored(bf16) : tensor<128x16xbf16>
+// NATIVE-NOT: stored(q
 // NATIVE-LABEL: func.func @decode_step
+// NATIVE: %[[E:.*]] = cortiq.embedding @[[EMBED]][%{{.*}}] scale 8.000000e+00
+// NATIVE: %[[X:.*]] = cortiq.rms_norm %[[E]] gain @norm
+// NATIVE: cortiq.linear @[[Q]](%[[X]])
+// NATIVE: cortiq.lm_head @[[EMBED]](%[[X]])
 
 // Q4: cortiq.weight @embed stored(q8_0) : tensor<512x64xbf16>
 // Q4: cortiq.weight @ple stored(q8_0) : tensor<512x128xf32>
