@@ -2,8 +2,6 @@
 #ifndef CORTIQ_COMPILER_LOWER_PLAN_LOWERING_H_
 #define CORTIQ_COMPILER_LOWER_PLAN_LOWERING_H_
 
-#include <optional>
-
 #include "absl/status/statusor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "runtime/plan.h"
