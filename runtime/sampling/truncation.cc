@@ -349,10 +349,15 @@ void ApplyMinP(float p, int32_t min_keep, TokenCandidates* c) {
   // The largest weight is the maximum logit's, computed exactly as when it was stored.
   const float max_weight = PortableExp(c->MaxLogit() - c->weight_shift);
   const double threshold = static_cast<double>(p) * static_cast<double>(max_weight);
+  auto passes = [&](int64_t i) { return static_cast<double>(weight[i]) >= threshold; };
+  if (min_keep <= 1) {  // the most likely candidate always passes (p <= 1)
+    c->KeepIf(passes);
+    return;
+  }
   int64_t passing = 0;
-  for (int64_t i = 0; i < n; ++i) passing += static_cast<double>(weight[i]) >= threshold;
+  for (int64_t i = 0; i < n; ++i) passing += passes(i);
   if (passing >= min_keep) {
-    if (passing < n) c->KeepIf([&](int64_t i) { return weight[i] >= threshold; });
+    if (passing < n) c->KeepIf(passes);
     return;
   }
   if (min_keep < n) KeepCanonicalFirst(min_keep, c);
