@@ -3,30 +3,33 @@
 #define CORTIQ_PASSES_PASSES_H_
 
 #include <memory>
+#include <optional>
 
+#include "compiler/dialect/CortiqDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace cortiq {
 
+// assign-storage-formats{weights=... tables=...}; nullopt leaves an option empty.
+std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(
+    std::optional<StorageFormat> weights = std::nullopt,
+    std::optional<StorageFormat> tables = std::nullopt);
 std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createFoldNormGainPass();
 std::unique_ptr<mlir::Pass> createFuseLinearPass();
 std::unique_ptr<mlir::Pass> createFuseElementwisePass();
 std::unique_ptr<mlir::Pass> createPlanBuffersPass();
 
-// The pipeline cortiq-compile runs by default: fold-constants, fold-norm-gain, fuse-linear,
-// fuse-elementwise, plan-buffers (folds first so the fused weights are built from the folded
-// ones; buffers last, over the final op order).
+// The pipeline cortiq-compile runs by default, after assign-storage-formats (which takes its
+// flags): fold-constants, fold-norm-gain, fuse-linear, fuse-elementwise, plan-buffers (folds
+// first so the fused weights are built from the folded ones; buffers last, over the final op
+// order).
 void buildDefaultPipeline(mlir::OpPassManager& pm);
 
 // Registers buildDefaultPipeline as the pipeline "cortiq-default" (for --pass-pipeline and
 // cortiq-opt --cortiq-default).
 void registerCortiqPipelines();
-
-// Attribute names set by plan-buffers and read by the lowering.
-inline constexpr char kArenaOffsetAttr[] = "cortiq.arena_offset";
-inline constexpr char kArenaBytesAttr[] = "cortiq.arena_bytes";
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

@@ -1,8 +1,54 @@
-// The cortiq graph passes: fusion, folding and buffer planning over the `cortiq` dialect.
+// The cortiq graph passes: storage formats, fusion, folding and buffer planning over the `cortiq`
+// dialect.
 #ifndef CORTIQ_PASSES_TD
 #define CORTIQ_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
+  let summary = "records the format the artifact stores each weight in";
+  let description = [{
+    Sets `stored(format)` on every `cortiq.weight`. cortiq-compile runs it first (with
+    its `--weights` / `--tables`), so the other passes know which weights are rounded
+    or quantized later — fold-norm-gain folds only into weights stored exactly as f32,
+    fuse-linear stacks only weights of one format — and lowering stores each weight as
+    recorded. The policy:
+    - 1-D weights (norm gains, layer scalars) are f32: tiny, and exact;
+    - the tables read by `cortiq.embedding` / `cortiq.lm_head` take `tables`, which
+      defaults to q8_0 under `weights=q4_0` (the tied table is also the LM head, whose
+      error goes straight into the logits; measured in issue 5) and to `weights`
+      otherwise;
+    - other matrices take `weights`; without it, a GGUF's blocks keep their
+      `checkpoint(...)` format (no requantization) and other tensors follow their
+      element type (bf16 stays bf16; f32 and f16 become f32);
+    - a block format on a matrix whose rows are not whole blocks becomes bf16 (the
+      PLE projection's rows of 16 under q8_0 / q4_0).
+    Every weight gets the policy's format, whatever it had before.
+
+    Before (`assign-storage-formats{weights=q4_0}`; `@embed` is read by
+    `cortiq.embedding`):
+    ```mlir
+    cortiq.weight @embed : tensor<512x64xbf16>
+    cortiq.weight @norm : tensor<64xbf16>
+    cortiq.weight @q : tensor<64x64xbf16>
+    cortiq.weight @proj : tensor<128x16xbf16>
+    ```
+    After:
+    ```mlir
+    cortiq.weight @embed stored(q8_0) : tensor<512x64xbf16>
+    cortiq.weight @norm stored(f32) : tensor<64xbf16>
+    cortiq.weight @q stored(q4_0) : tensor<64x64xbf16>
+    cortiq.weight @proj stored(bf16) : tensor<128x16xbf16>
+    ```
+  }];
+  let options = [
+    Option<"weights", "weights", "std::string", /*default=*/"\"\"",
+           "storage format of the matrices (f32, bf16, q8_0, q4_0); empty: the checkpoint's">,
+    Option<"tables", "tables", "std::string", /*default=*/"\"\"",
+           "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">
+  ];
+  let constructor = "::cortiq::createAssignStorageFormatsPass()";
+}
 
 def FoldConstants : Pass<"fold-constants", "::mlir::ModuleOp"> {
   let summary = "applies scalar scales where they cost nothing";
@@ -50,8 +96,8 @@ def FoldNormGain : Pass<"fold-norm-gain", "::mlir::ModuleOp"> {
     `scale(@W) columns(@g)` and the norm loses its gain. This is input_layernorm into
     q/k/v and pre_feedforward_layernorm into gate/up; the tied LM head keeps the final
     norm's gain because the table is also the token embedding. Only weights stored
-    exactly as f32 are folded into (f32 elements, `cortiq.stored_format` absent or
-    "f32"): rounding `W diag(g)` to bf16 moved tiny-a's logits by 0.067, and a Q8_0/Q4_0
+    exactly as f32 are folded into (f32 elements, `stored(f32)` or no storage format):
+    rounding `W diag(g)` to bf16 moved tiny-a's logits by 0.067, and a Q8_0/Q4_0
     weight would no longer be llama.cpp's blocks of the checkpoint tensor. With
     `allow-rounding` every weight is folded into and the derived weight keeps the
     source's storage format.
@@ -85,8 +131,8 @@ def FuseLinear : Pass<"fuse-linear", "::mlir::ModuleOp"> {
     one linear whose weight is `concat_rows` of theirs, followed by `cortiq.slice`
     views of the result (no copies). One weight stream and one kernel call instead of
     several; KV-shared layers keep their single q projection. Only weights of one
-    storage format are stacked (`cortiq.stored_format`, or the GGUF block format they
-    are read from), and the stacked weight records it, so GGUF Q8_0/Q4_0 blocks stay
+    storage format are stacked (`stored(...)`, or the GGUF block format they are read
+    from, `checkpoint(...)`), and the stacked weight records it, so GGUF Q8_0/Q4_0 blocks stay
     blocks.
 
     Before:
@@ -133,8 +179,10 @@ def PlanBuffers : Pass<"plan-buffers", "::mlir::ModuleOp"> {
     Liveness over the op order of `decode_step`: a value lives from its defining op to
     its last user (a `cortiq.slice` view or `cortiq.layer_output` keeps its parent
     alive). Buffers are allocated best-fit from a free list with merging, 64-byte
-    aligned, freed at their last use, and reused in place by elementwise ops whose
-    operand dies at that op and has no other user (ggml-alloc's rule). The returned
+    aligned, freed at their last use, and reused in place by the ops with the
+    `Cortiq_InPlace` trait (norms, RoPE, elementwise) whose operand dies at that op and
+    has no other user (ggml-alloc's rule); a linear, LM head or attention always gets
+    a buffer of its own. The returned
     logits and the `layer_output` taps are pinned. Each op gets a
     `cortiq.arena_offset` attribute (bytes) and the module `cortiq.arena_bytes`.
 

@@ -48,9 +48,13 @@ class FoldConstantsPass : public FoldConstantsBase<FoldConstantsPass> {
       WeightOp gain = LookupWeight(module_, norm.getGainAttr());
       auto f32_type = mlir::RankedTensorType::get(gain.getTensorType().getShape(),
                                                   builder.getF32Type());
+      // An f32 gain computed in f32 is stored as f32 (once formats are assigned: every 1-D
+      // weight is).
+      std::optional<StorageFormat> stored;
+      if (gain.getStoredFormat()) stored = StorageFormat::F32;
       WeightOp scaled = CreateScaledWeight(module_, gain, (gain.getSymName() + ".scaled").str(),
                                            f32_type, norm.getGainAttr(), mlir::FlatSymbolRefAttr(),
-                                           static_cast<float>(factor));
+                                           static_cast<float>(factor), stored);
       norm.setGainAttr(mlir::FlatSymbolRefAttr::get(scaled.getSymNameAttr()));
     }
   }

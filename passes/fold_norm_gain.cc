@@ -46,8 +46,7 @@ class FoldNormGainPass : public FoldNormGainBase<FoldNormGainPass> {
         if (!weight) return signalPassFailure();
         WeightOp folded = CreateScaledWeight(
             module, weight, (weight.getSymName() + ".gain").str(), weight.getType(), weight_attr,
-            gain, std::nullopt);
-        SetStorageFormat(folded, StorageFormatOf(weight));
+            gain, std::nullopt, StorageFormatOf(weight));
         auto folded_attr = mlir::FlatSymbolRefAttr::get(folded.getSymNameAttr());
         if (auto linear = mlir::dyn_cast<LinearOp>(user)) {
           linear.setWeightAttr(folded_attr);

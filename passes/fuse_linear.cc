@@ -45,7 +45,7 @@ class FuseLinearPass : public FuseLinearBase<FuseLinearPass> {
     for (auto& [input, linears] : groups) {
       if (linears.size() < 2) continue;
       // Only weights stored in one format can share a row stream (and GGUF blocks stay blocks).
-      llvm::StringRef format;
+      std::optional<StorageFormat> format;
       bool one_format = true;
       for (LinearOp linear : linears) {
         WeightOp weight = LookupWeight(module, linear.getWeightAttr());
@@ -72,8 +72,7 @@ class FuseLinearPass : public FuseLinearBase<FuseLinearPass> {
       const int64_t cols = linears[0].getInput().getType().cast<mlir::RankedTensorType>().getDimSize(0);
       WeightOp fused = CreateConcatWeight(module, last_source, FusedName(names),
                                           mlir::RankedTensorType::get({rows, cols}, element),
-                                          sources);
-      SetStorageFormat(fused, format);
+                                          sources, format);
       // The fused linear takes the place of the first one; the others' results become views.
       mlir::OpBuilder builder(linears[0]);
       auto f32 = builder.getF32Type();

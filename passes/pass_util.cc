@@ -1,7 +1,6 @@
 // Derived-weight creation shared by the passes.
 #include "passes/pass_util.h"
 
-#include "compiler/import/importer.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace cortiq {
@@ -16,47 +15,47 @@ std::string UniqueName(mlir::ModuleOp module, const std::string& base) {
   return name;
 }
 
+StorageFormatAttr FormatAttr(mlir::Builder& builder, std::optional<StorageFormat> format) {
+  return format ? StorageFormatAttr::get(builder.getContext(), *format) : StorageFormatAttr();
+}
+
 }  // namespace
 
 WeightOp CreateScaledWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
                             mlir::Type type, mlir::FlatSymbolRefAttr source,
-                            mlir::FlatSymbolRefAttr column_gain, std::optional<float> factor) {
+                            mlir::FlatSymbolRefAttr column_gain, std::optional<float> factor,
+                            std::optional<StorageFormat> stored) {
   mlir::OpBuilder builder(anchor->getContext());
   builder.setInsertionPointAfter(anchor);
   return builder.create<WeightOp>(
       anchor->getLoc(), builder.getStringAttr(UniqueName(module, name)), mlir::TypeAttr::get(type),
       mlir::ArrayAttr(), source, column_gain,
-      factor ? builder.getF32FloatAttr(*factor) : mlir::FloatAttr());
+      factor ? builder.getF32FloatAttr(*factor) : mlir::FloatAttr(), StorageFormatAttr(),
+      FormatAttr(builder, stored));
 }
 
 WeightOp CreateConcatWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
-                            mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources) {
+                            mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources,
+                            std::optional<StorageFormat> stored) {
   mlir::OpBuilder builder(anchor->getContext());
   builder.setInsertionPointAfter(anchor);
   return builder.create<WeightOp>(anchor->getLoc(), builder.getStringAttr(UniqueName(module, name)),
-                                     mlir::TypeAttr::get(type), builder.getArrayAttr(sources),
-                                     mlir::FlatSymbolRefAttr(), mlir::FlatSymbolRefAttr(),
-                                     mlir::FloatAttr());
+                                  mlir::TypeAttr::get(type), builder.getArrayAttr(sources),
+                                  mlir::FlatSymbolRefAttr(), mlir::FlatSymbolRefAttr(),
+                                  mlir::FloatAttr(), StorageFormatAttr(),
+                                  FormatAttr(builder, stored));
 }
 
-llvm::StringRef StorageFormatOf(WeightOp weight) {
-  if (auto stored = weight->getAttrOfType<mlir::StringAttr>(kStoredFormatAttr)) {
-    return stored.getValue();
-  }
-  if (auto blocks = weight->getAttrOfType<mlir::StringAttr>(kCheckpointFormatAttr)) {
-    return blocks.getValue();
-  }
-  return "";
+std::optional<StorageFormat> StorageFormatOf(WeightOp weight) {
+  if (auto stored = weight.getStoredFormat()) return *stored;
+  if (auto blocks = weight.getCheckpointFormat()) return *blocks;
+  return std::nullopt;
 }
 
 bool StoredExactlyAsF32(WeightOp weight) {
-  llvm::StringRef format = StorageFormatOf(weight);
-  return weight.getTensorType().getElementType().isF32() && (format.empty() || format == "f32");
-}
-
-void SetStorageFormat(WeightOp weight, llvm::StringRef format) {
-  if (format.empty()) return;
-  weight->setAttr(kStoredFormatAttr, mlir::StringAttr::get(weight->getContext(), format));
+  std::optional<StorageFormat> format = StorageFormatOf(weight);
+  return weight.getTensorType().getElementType().isF32() &&
+         (!format || *format == StorageFormat::F32);
 }
 
 WeightOp LookupWeight(mlir::ModuleOp module, mlir::FlatSymbolRefAttr symbol) {

@@ -12,27 +12,26 @@
 namespace cortiq {
 
 // Declares a derived weight `@name` (uniqued if taken) of `type` right after `anchor` (a
-// cortiq.weight), so a derived weight follows its sources in the module.
+// cortiq.weight), so a derived weight follows its sources in the module, stored as `stored`
+// (nullopt: no stored format recorded, as before assign-storage-formats).
 //   scale:       weight(name) = scale(@source) [columns(@gain)] [factor(f)]
 //   concat_rows: weight(name) = concat_rows(@sources...)
 WeightOp CreateScaledWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
                             mlir::Type type, mlir::FlatSymbolRefAttr source,
-                            mlir::FlatSymbolRefAttr column_gain, std::optional<float> factor);
+                            mlir::FlatSymbolRefAttr column_gain, std::optional<float> factor,
+                            std::optional<StorageFormat> stored);
 WeightOp CreateConcatWeight(mlir::ModuleOp module, mlir::Operation* anchor, std::string name,
-                            mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources);
+                            mlir::Type type, llvm::ArrayRef<mlir::Attribute> sources,
+                            std::optional<StorageFormat> stored);
 
-// The format `weight` will be stored in, as far as the module says: its kStoredFormatAttr
-// ("f32", "bf16", "q8_0", "q4_0"; set by cortiq-compile before the passes), else the GGUF block
-// format it is read from (kCheckpointFormatAttr), else "" (its element type decides).
-llvm::StringRef StorageFormatOf(WeightOp weight);
+// The format `weight` will be stored in, as far as the module says: its `stored_format` (set by
+// assign-storage-formats), else the block format the checkpoint holds it in
+// (`checkpoint_format`), else nullopt (its element type decides).
+std::optional<StorageFormat> StorageFormatOf(WeightOp weight);
 
 // True when `weight` holds exactly the f32 values of its type: f32 elements stored as f32, so
 // a pass may replace it by a derived weight without any rounding.
 bool StoredExactlyAsF32(WeightOp weight);
-
-// Records `format` (a StorageFormatOf result; "" records nothing) as the kStoredFormatAttr of
-// `weight`.
-void SetStorageFormat(WeightOp weight, llvm::StringRef format);
 
 // The cortiq.weight named by `symbol`, or null.
 WeightOp LookupWeight(mlir::ModuleOp module, mlir::FlatSymbolRefAttr symbol);

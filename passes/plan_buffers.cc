@@ -1,7 +1,6 @@
 // plan-buffers: liveness over the decode step and arena offsets for every value (see
 // Passes.td); the allocation itself is PlanArena in buffer_allocator.h.
 #include "compiler/dialect/CortiqDialect.h"
-#include "compiler/import/importer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/Passes.h"
 #include "passes/buffer_allocator.h"
@@ -22,9 +21,10 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
  public:
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<mlir::func::FuncOp>(kDecodeStepFunction);
+    const llvm::StringLiteral decode_step = CortiqDialect::getDecodeStepFunctionName();
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(decode_step);
     if (!func || func.getBody().empty()) {
-      module.emitError() << "plan-buffers: no '" << kDecodeStepFunction << "' function";
+      module.emitError() << "plan-buffers: no '" << decode_step << "' function";
       return signalPassFailure();
     }
     llvm::DenseMap<mlir::Value, int32_t> index;
@@ -61,10 +61,8 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
         } else if (auto tap = mlir::dyn_cast<LayerOutputOp>(op)) {
           request.view_of = index.lookup(tap.getInput());
           request.pinned = true;  // observed after the step (--dump-layers)
-        } else if (mlir::isa<RmsNormOp, RopeOp, GeluTanhOp, MulOp, AddOp, ScaleOp, LayerScalarOp,
-                             SoftcapOp, GeluTanhMulOp, ResidualRmsNormOp>(op)) {
-          // Elementwise: each output element depends only on the same input element (or its
-          // group), so the result may overwrite an operand that dies here.
+        } else if (op.hasTrait<OpTrait::InPlace>()) {
+          // The result may overwrite an operand that dies here (Cortiq_InPlace).
           for (mlir::Value operand : op.getOperands()) {
             auto it = index.find(operand);
             if (it != index.end()) request.in_place_of.push_back(it->second);
@@ -84,10 +82,10 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
     }
     mlir::Builder builder(&getContext());
     for (size_t i = 0; i < producers.size(); ++i) {
-      producers[i]->setAttr(kArenaOffsetAttr,
+      producers[i]->setAttr(CortiqDialect::getArenaOffsetAttrName(),
                             builder.getI64IntegerAttr(static_cast<int64_t>(plan.offsets[i])));
     }
-    module->setAttr(kArenaBytesAttr,
+    module->setAttr(CortiqDialect::getArenaBytesAttrName(),
                     builder.getI64IntegerAttr(static_cast<int64_t>(plan.arena_bytes)));
   }
 };

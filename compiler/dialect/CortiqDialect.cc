@@ -16,11 +16,81 @@ using namespace mlir;
 
 namespace cortiq {
 
+int64_t storageFormatBlockSize(StorageFormat format) {
+  switch (format) {
+    case StorageFormat::F32:
+    case StorageFormat::BF16:
+      return 1;
+    case StorageFormat::Q8_0:
+    case StorageFormat::Q4_0:
+      return 32;
+  }
+  return 1;
+}
+
+std::string listStorageFormats() {
+  std::string names;
+  for (uint32_t i = 0; i <= getMaxEnumValForStorageFormat(); ++i) {
+    auto format = symbolizeStorageFormat(i);
+    if (!format) continue;
+    if (!names.empty()) names += i == getMaxEnumValForStorageFormat() ? " or " : ", ";
+    names += stringifyStorageFormat(*format).str();
+  }
+  return names;
+}
+
 void CortiqDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "compiler/dialect/CortiqOps.cpp.inc"
       >();
+}
+
+LogicalResult OpTrait::verifyInPlace(Operation* op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>())
+    return op->emitOpError() << "is in place, so it has one tensor result";
+  for (Value operand : op->getOperands()) {
+    if (operand.getType().isa<TensorType>() && operand.getType() != op->getResult(0).getType())
+      return op->emitOpError() << "is in place, so its tensor operands have the result type "
+                               << op->getResult(0).getType() << ", not " << operand.getType();
+  }
+  return success();
+}
+
+LogicalResult CortiqDialect::verifyOperationAttribute(Operation* op, NamedAttribute attr) {
+  const StringRef name = attr.getName().getValue();
+  auto nonNegativeI64 = [&](StringRef what) -> LogicalResult {
+    auto value = attr.getValue().dyn_cast<IntegerAttr>();
+    if (!value || !value.getType().isInteger(64) || value.getInt() < 0)
+      return op->emitError() << "'" << name << "' must be " << what << ", is " << attr.getValue();
+    return success();
+  };
+  if (name == getModelAttrName()) {
+    auto model = attr.getValue().dyn_cast<DictionaryAttr>();
+    if (!isa<ModuleOp>(op) || !model)
+      return op->emitError() << "'" << name << "' is a dictionary on the module";
+    for (NamedAttribute entry : model) {
+      const bool is_source = entry.getName() == "source";
+      if (is_source ? !entry.getValue().isa<StringAttr>() : !entry.getValue().isa<IntegerAttr>())
+        return op->emitError() << "'" << name << "' entry '" << entry.getName().getValue()
+                               << "' must be " << (is_source ? "a string" : "an integer");
+    }
+    return success();
+  }
+  if (name == getArenaBytesAttrName()) {
+    if (!isa<ModuleOp>(op)) return op->emitError() << "'" << name << "' belongs on the module";
+    return nonNegativeI64("an i64 >= 0");
+  }
+  if (name == getArenaOffsetAttrName()) {
+    if (op->getNumResults() != 1)
+      return op->emitError() << "'" << name << "' belongs on an op with one result";
+    if (failed(nonNegativeI64("an i64 >= 0, a multiple of 4"))) return failure();
+    if (attr.getValue().cast<IntegerAttr>().getInt() % 4 != 0)
+      return op->emitError() << "'" << name << "' must be a multiple of 4 (an f32 boundary), is "
+                             << attr.getValue().cast<IntegerAttr>().getInt();
+    return success();
+  }
+  return op->emitError() << "'" << name << "' is not an attribute of the cortiq dialect";
 }
 
 namespace {
@@ -98,6 +168,22 @@ mlir::ParseResult WeightOp::parse(OpAsmParser& parser, OperationState& result) {
       return parser.emitError(loc, "expected 'concat_rows' or 'scale', got '") << kind << "'";
     }
   }
+  // checkpoint(format) stored(format), each optional, in this order.
+  for (StringRef attr_name : {"checkpoint", "stored"}) {
+    if (failed(parser.parseOptionalKeyword(attr_name))) continue;
+    StringRef name;
+    llvm::SMLoc loc;
+    if (parser.parseLParen()) return failure();
+    loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&name) || parser.parseRParen()) return failure();
+    auto format = symbolizeStorageFormat(name);
+    if (!format)
+      return parser.emitError(loc, "expected a storage format (") << listStorageFormats()
+                                                                   << "), got '" << name << "'";
+    result.addAttribute(attr_name == "checkpoint" ? getCheckpointFormatAttrName(result.name)
+                                                  : getStoredFormatAttrName(result.name),
+                        StorageFormatAttr::get(parser.getContext(), *format));
+  }
   Type type;
   if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
     return failure();
@@ -122,9 +208,14 @@ void WeightOp::print(OpAsmPrinter& p) {
       p << ")";
     }
   }
-  p.printOptionalAttrDict((*this)->getAttrs(), {SymbolTable::getSymbolAttrName(), "type",
-                                                "concat_rows", "scale_of", "column_gain",
-                                                "factor"});
+  if (auto format = getCheckpointFormat())
+    p << " checkpoint(" << stringifyStorageFormat(*format) << ")";
+  if (auto format = getStoredFormat()) p << " stored(" << stringifyStorageFormat(*format) << ")";
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {SymbolTable::getSymbolAttrName(), getTypeAttrName(),
+                           getConcatRowsAttrName(), getScaleOfAttrName(), getColumnGainAttrName(),
+                           getFactorAttrName(), getCheckpointFormatAttrName(),
+                           getStoredFormatAttrName()});
   p << " : " << getType();
 }
 
@@ -141,6 +232,23 @@ LogicalResult WeightOp::verify() {
     return emitOpError() << "columns and factor belong to a scale derivation";
   if (getConcatRows() && (getConcatRows()->empty() || type.getRank() != 2))
     return emitOpError() << "concat_rows needs sources and a 2-D type";
+  if (auto format = getCheckpointFormat()) {
+    if (!isCheckpointTensor())
+      return emitOpError() << "a derived weight has no checkpoint format";
+    if (storageFormatBlockSize(*format) == 1)
+      return emitOpError() << "checkpoint(" << stringifyStorageFormat(*format)
+                           << ") names no block format: the element type gives the others";
+    if (!element.isF32())
+      return emitOpError() << "a weight read from " << stringifyStorageFormat(*format)
+                           << " blocks has f32 elements (the decoded values), has " << element;
+  }
+  for (auto format : {getCheckpointFormat(), getStoredFormat()}) {
+    if (!format) continue;
+    const int64_t block = storageFormatBlockSize(*format);
+    if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0))
+      return emitOpError() << stringifyStorageFormat(*format) << " blocks need a matrix of whole "
+                           << block << "-weight rows, the type is " << type;
+  }
   return success();
 }
 

@@ -5,6 +5,9 @@
 #ifndef CORTIQ_COMPILER_DIALECT_CORTIQDIALECT_H_
 #define CORTIQ_COMPILER_DIALECT_CORTIQDIALECT_H_
 
+#include <cstdint>
+#include <string>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -15,6 +18,33 @@
 
 #include "compiler/dialect/CortiqDialect.h.inc"
 #include "compiler/dialect/CortiqEnums.h.inc"
+
+namespace cortiq {
+namespace OpTrait {
+
+// Checks the shape rule of the InPlace trait: one ranked-tensor result, and every tensor
+// operand of the result's type.
+mlir::LogicalResult verifyInPlace(mlir::Operation* op);
+
+// Cortiq_InPlace (CortiqDialect.td): the result may overwrite a tensor operand that dies at
+// the op.
+template <typename ConcreteType>
+class InPlace : public mlir::OpTrait::TraitBase<ConcreteType, InPlace> {
+ public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation* op) { return verifyInPlace(op); }
+};
+
+}  // namespace OpTrait
+
+// Weights per block of `format`: 1 for the element formats (f32, bf16); 32 for llama.cpp's
+// Q8_0 and Q4_0 (ggml-common.h QK8_0, QK4_0). A weight stored in a block format is a matrix
+// whose rows are whole blocks.
+int64_t storageFormatBlockSize(StorageFormat format);
+
+// Every storage format's name, for messages: "f32, bf16, q8_0 or q4_0".
+std::string listStorageFormats();
+
+}  // namespace cortiq
 
 #define GET_OP_CLASSES
 #include "compiler/dialect/CortiqOps.h.inc"

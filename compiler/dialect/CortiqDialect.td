@@ -20,8 +20,54 @@ def Cortiq_Dialect : Dialect {
     writes one position into a cache and `cortiq.attention` reads a cache by name.
     A KV-shared layer's attention names its source layer's cache, so the shared-KV
     edges of the last `num_kv_shared_layers` layers are explicit in the IR.
+
+    The contract between the importer, the passes and lowering (names declared
+    below, values checked by the dialect's attribute verifier):
+    - `func.func @decode_step(%token: i32, %position: i32) -> tensor<vocab_size x f32>`
+      is the step the importer emits, plan-buffers plans and lowering lowers;
+    - `cortiq.model` (module): a dictionary of facts about the model for the runtime,
+      `source` (string: the checkpoint) and integers named as the HF config
+      (`vocab_size`, `hidden_size`, `num_hidden_layers`, `max_position_embeddings`, ...);
+    - `cortiq.arena_offset` (an op with one result, i64 >= 0, a multiple of 4): the
+      byte offset of the result in the activation arena, set by plan-buffers;
+    - `cortiq.arena_bytes` (module, i64 >= 0): the arena's size, set by plan-buffers.
+    Storage formats are attributes of `cortiq.weight` itself.
+
+    ```mlir
+    module attributes {cortiq.arena_bytes = 704 : i64, cortiq.model = {source = "tiny-a", vocab_size = 512 : i64}} {
+      func.func @decode_step(%token: i32, %position: i32) -> tensor<512xf32> { ... }
+    }
+    ```
   }];
   let emitAccessorPrefix = kEmitAccessorPrefix_Prefixed;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    // The decode-step function: `(token: i32, position: i32) -> logits`.
+    static constexpr ::llvm::StringLiteral getDecodeStepFunctionName() {
+      return ::llvm::StringLiteral("decode_step");
+    }
+    // Module attribute: the model facts dictionary.
+    static constexpr ::llvm::StringLiteral getModelAttrName() {
+      return ::llvm::StringLiteral("cortiq.model");
+    }
+    // Op attribute: the byte offset of the op's result in the activation arena.
+    static constexpr ::llvm::StringLiteral getArenaOffsetAttrName() {
+      return ::llvm::StringLiteral("cortiq.arena_offset");
+    }
+    // Module attribute: the activation arena's size in bytes.
+    static constexpr ::llvm::StringLiteral getArenaBytesAttrName() {
+      return ::llvm::StringLiteral("cortiq.arena_bytes");
+    }
+  }];
+}
+
+// The op's result may take over the bytes of a tensor operand that dies at the op (plan-buffers
+// reuses buffers in place for these ops only): the kernel reads each output element's inputs —
+// the same element of the operands, or its norm group, or its RoPE pair — before writing it,
+// and every tensor operand has the result's type. Norms, RoPE and the elementwise ops have it;
+// products (linear, lm_head), lookups and attention read whole operands and do not.
+def Cortiq_InPlace : NativeOpTrait<"InPlace"> {
+  let cppNamespace = "::cortiq::OpTrait";
 }
 
 class Cortiq_Op<string mnemonic, list<Trait> traits = []> :

@@ -1,4 +1,5 @@
-// Enumerations of the `cortiq` dialect: attention layer types and RoPE variants.
+// Enumerations of the `cortiq` dialect: attention layer types, RoPE variants and weight storage
+// formats.
 #ifndef CORTIQ_ENUMS_TD
 #define CORTIQ_ENUMS_TD
 
@@ -16,6 +17,20 @@ def Cortiq_LayerType : I32EnumAttr<"AttentionType", "attention layer type", [
 def Cortiq_RopeVariant : I32EnumAttr<"RopeVariant", "RoPE variant", [
     I32EnumAttrCase<"Default", 0, "default">,
     I32EnumAttrCase<"Proportional", 1, "proportional">]> {
+  let cppNamespace = "::cortiq";
+}
+
+// The formats a weight is stored in: in the artifact (`stored_format` of cortiq.weight) or in the
+// checkpoint (`checkpoint_format`, for llama.cpp's block formats). Each case is named as
+// runtime/plan.h's WeightFormat of the same format (WeightFormatName: "q8_0" for kQ8_0), and
+// lowering converts by that name. Adding a format: a case here (C++ symbol as llama.cpp's
+// GGML_TYPE_*, string as WeightFormatName), its block size in storageFormatBlockSize
+// (CortiqDialect.cc), and the WeightFormat of the same name with its kernels.
+def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format", [
+    I32EnumAttrCase<"F32", 0, "f32">,    // IEEE binary32
+    I32EnumAttrCase<"BF16", 1, "bf16">,  // bfloat16
+    I32EnumAttrCase<"Q8_0", 2, "q8_0">,  // llama.cpp block_q8_0: 32 weights, f16 scale + 32 int8
+    I32EnumAttrCase<"Q4_0", 3, "q4_0">]> {  // block_q4_0: 32 weights, f16 scale + 16 nibble bytes
   let cppNamespace = "::cortiq";
 }
 

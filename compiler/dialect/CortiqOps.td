@@ -20,18 +20,26 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
     Without a derivation, names a tensor of the checkpoint, with its shape (HF
     order, `[out, in]` for a linear) and its stored element type (`f32`, `bf16` or
     `f16`). Ops read it by symbol; the data stay in the checkpoint until the
-    artifact is written.
+    artifact is written. A tensor the checkpoint holds in llama.cpp blocks (a GGUF's
+    Q8_0 / Q4_0) has `f32` elements, the values its blocks decode to, and
+    `checkpoint(format)` names the block format.
 
     Passes derive new weights, which cortiq-compile materializes from their sources
-    (computed in f32, then stored in the declared element type):
+    (computed in f32, then rounded to their storage format):
     - `concat_rows(@a, @b, ...)`: the rows of the sources stacked (fuse-linear);
     - `scale(@w) columns(@g) factor(f)`: `w[r, c] * g[c] * f`, with `columns` and
       `factor` each optional (fold-norm-gain, fold-constants). On a 1-D `w`,
       `columns` is not allowed and the result is `w[c] * f`.
 
+    `stored(format)` is the format the artifact stores the weight in, recorded by
+    assign-storage-formats before the other passes (which carry it onto the weights
+    they derive) and read by lowering. A block format (`q8_0`, `q4_0`) needs a
+    matrix whose rows are whole blocks (storageFormatBlockSize weights).
+
     ```mlir
     cortiq.weight @"model.language_model.layers.0.self_attn.q_proj.weight" : tensor<64x64xbf16>
-    cortiq.weight @q.folded = scale(@q) columns(@input_norm) : tensor<64x64xbf16>
+    cortiq.weight @"blk.0.attn_k.weight" checkpoint(q8_0) stored(q8_0) : tensor<32x64xf32>
+    cortiq.weight @q.folded = scale(@q) columns(@input_norm) stored(bf16) : tensor<64x64xbf16>
     cortiq.weight @qkv = concat_rows(@q.folded, @k.folded, @v.folded) : tensor<128x64xbf16>
     ```
   }];
@@ -39,13 +47,15 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
                        OptionalAttr<FlatSymbolRefArrayAttr>:$concat_rows,
                        OptionalAttr<FlatSymbolRefAttr>:$scale_of,
                        OptionalAttr<FlatSymbolRefAttr>:$column_gain,
-                       OptionalAttr<F32Attr>:$factor);
+                       OptionalAttr<F32Attr>:$factor,
+                       OptionalAttr<Cortiq_StorageFormat>:$checkpoint_format,
+                       OptionalAttr<Cortiq_StorageFormat>:$stored_format);
   let builders = [
     // A checkpoint tensor.
     OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::Type":$type), [{
       build($_builder, $_state, $_builder.getStringAttr(name), ::mlir::TypeAttr::get(type),
             ::mlir::ArrayAttr(), ::mlir::FlatSymbolRefAttr(), ::mlir::FlatSymbolRefAttr(),
-            ::mlir::FloatAttr());
+            ::mlir::FloatAttr(), StorageFormatAttr(), StorageFormatAttr());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
@@ -123,7 +133,8 @@ def Cortiq_LinearOp : Cortiq_Op<"linear",
 }
 
 def Cortiq_RmsNormOp : Cortiq_Op<"rms_norm",
-    [NoSideEffect, SameOperandsAndResultType, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "RMS norm over groups of `group_size` elements, with or without a gain";
   let description = [{
     The input is split into groups of `group_size` (one group for the hidden-state
@@ -146,7 +157,8 @@ def Cortiq_RmsNormOp : Cortiq_Op<"rms_norm",
   let hasVerifier = 1;
 }
 
-def Cortiq_RopeOp : Cortiq_Op<"rope", [NoSideEffect, AllTypesMatch<["input", "result"]>]> {
+def Cortiq_RopeOp : Cortiq_Op<"rope",
+    [NoSideEffect, AllTypesMatch<["input", "result"]>, Cortiq_InPlace]> {
   let summary = "rotary position embedding, rotate-half layout";
   let description = [{
     For each head of `head_dim` and each pair `i < rotated_pairs`:
@@ -228,12 +240,13 @@ def Cortiq_AttentionOp : Cortiq_Op<"attention",
 //===----------------------------------------------------------------------===//
 
 class Cortiq_UnaryOp<string mnemonic, list<Trait> traits = []> :
-    Cortiq_Op<mnemonic, !listconcat(traits, [NoSideEffect, SameOperandsAndResultType])> {
+    Cortiq_Op<mnemonic, !listconcat(traits, [NoSideEffect, SameOperandsAndResultType,
+                                             Cortiq_InPlace])> {
   let results = (outs Cortiq_Vector:$result);
 }
 
 class Cortiq_BinaryOp<string mnemonic> :
-    Cortiq_Op<mnemonic, [NoSideEffect, SameOperandsAndResultType]> {
+    Cortiq_Op<mnemonic, [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace]> {
   let arguments = (ins Cortiq_Vector:$lhs, Cortiq_Vector:$rhs);
   let results = (outs Cortiq_Vector:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
@@ -366,7 +379,8 @@ def Cortiq_LmHeadOp : Cortiq_Op<"lm_head",
 // Fused ops (fuse-elementwise)
 //===----------------------------------------------------------------------===//
 
-def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul", [NoSideEffect, SameOperandsAndResultType]> {
+def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul",
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace]> {
   let summary = "gelu_tanh(gate) * up in one step";
   let description = [{
     `result = gelu_tanh(gate) * up`: the input of the MLP's down projection (HF
@@ -384,7 +398,8 @@ def Cortiq_GeluTanhMulOp : Cortiq_Op<"gelu_tanh_mul", [NoSideEffect, SameOperand
 }
 
 def Cortiq_ResidualRmsNormOp : Cortiq_Op<"residual_rms_norm",
-    [NoSideEffect, SameOperandsAndResultType, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [NoSideEffect, SameOperandsAndResultType, Cortiq_InPlace,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "residual + RMS norm of an update, optionally times layer_scalar, in one step";
   let description = [{
     `result = (residual + rms_norm(update; gain, group, eps)) * scalar[0]` (scalar

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -72,9 +73,13 @@ llvm::StringRef DecoderBuilder::W(const std::string& name) {
   auto it = declared_.find(full);
   if (it != declared_.end()) return it->second;
   const TensorSpec& spec = tensors_.at(full);
-  // Block-quantized tensors (GGUF Q8_0 / Q4_0) are declared with their logical f32 values and
-  // the stored format as an attribute, so lowering can keep the blocks as they are.
-  const bool blocks = spec.dtype == DType::kQ8_0 || spec.dtype == DType::kQ4_0;
+  // Tensors in llama.cpp blocks (a GGUF's Q8_0 / Q4_0) are declared with their logical f32
+  // values and the block format (the dtype's ggml name, in the dialect's spelling), so lowering
+  // can keep the blocks as they are.
+  std::optional<StorageFormat> blocks;
+  if (auto format = symbolizeStorageFormat(absl::AsciiStrToLower(std::string(DTypeName(spec.dtype))))) {
+    if (storageFormatBlockSize(*format) > 1) blocks = *format;
+  }
   mlir::Type element = spec.dtype == DType::kBF16  ? builder_.getBF16Type()
                        : spec.dtype == DType::kF16 ? builder_.getF16Type()
                                                    : builder_.getF32Type();
@@ -82,10 +87,7 @@ llvm::StringRef DecoderBuilder::W(const std::string& name) {
   builder_.setInsertionPoint(func_op_);
   auto weight = builder_.create<WeightOp>(loc_, full,
                                           mlir::RankedTensorType::get(spec.shape, element));
-  if (blocks) {
-    weight->setAttr(kCheckpointFormatAttr,
-                    builder_.getStringAttr(spec.dtype == DType::kQ8_0 ? "q8_0" : "q4_0"));
-  }
+  if (blocks) weight.setCheckpointFormatAttr(StorageFormatAttr::get(builder_.getContext(), *blocks));
   return declared_.emplace(full, full).first->second;
 }
 
@@ -198,12 +200,12 @@ mlir::OwningOpRef<mlir::ModuleOp> DecoderBuilder::Build(const std::string& sourc
   model.append("sliding_window", builder_.getI64IntegerAttr(config_.sliding_window));
   model.append("max_position_embeddings",
                builder_.getI64IntegerAttr(config_.max_position_embeddings));
-  module_->setAttr("cortiq.model", builder_.getDictionaryAttr(model));
+  module_->setAttr(CortiqDialect::getModelAttrName(), builder_.getDictionaryAttr(model));
 
   builder_.setInsertionPointToEnd(module_.getBody());
   auto i32 = builder_.getI32Type();
   auto func = builder_.create<mlir::func::FuncOp>(
-      loc_, kDecodeStepFunction, builder_.getFunctionType({i32, i32}, {Vec(vocab)}));
+      loc_, CortiqDialect::getDecodeStepFunctionName(), builder_.getFunctionType({i32, i32}, {Vec(vocab)}));
   func_op_ = func;
   mlir::Block* entry = func.addEntryBlock();
   builder_.setInsertionPointToStart(entry);

@@ -15,19 +15,6 @@
 
 namespace cortiq {
 
-// Name of the decode-step function the importer emits and lowering reads.
-inline constexpr char kDecodeStepFunction[] = "decode_step";
-
-// Attribute of a cortiq.weight read from llama.cpp blocks (GGUF Q8_0 / Q4_0): "q8_0" / "q4_0".
-// The weight's type then gives its logical shape with f32 values; unless --weights asks for
-// another format, the blocks are stored as they are.
-inline constexpr char kCheckpointFormatAttr[] = "cortiq.checkpoint_format";
-
-// Attribute of a cortiq.weight: the format the artifact stores it in ("f32", "bf16", "q8_0",
-// "q4_0"), set by AssignStorageFormats (compiler/lower/storage_format.h) before the passes and
-// carried by the passes onto the weights they derive.
-inline constexpr char kStoredFormatAttr[] = "cortiq.stored_format";
-
 // Builds the decode-step module from a parsed config and the checkpoint's tensor list (names,
 // dtypes and shapes; no data). The text decoder's tensors are found under
 // "model.language_model." or, failing that, "model."; other tensors (vision/audio towers, the

@@ -2,12 +2,9 @@
 #include "compiler/lower/plan_lowering.h"
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
-#include "compiler/import/importer.h"
 #include "compiler/lower/storage_format.h"
-#include "passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,7 +34,8 @@ class Lowering {
     int64_t n = value.getType().cast<mlir::RankedTensorType>().getNumElements();
     BufferEntry entry;
     entry.num_elements = static_cast<uint64_t>(n);
-    auto planned = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(kArenaOffsetAttr);
+    auto planned = value.getDefiningOp()->getAttrOfType<mlir::IntegerAttr>(
+        CortiqDialect::getArenaOffsetAttrName());
     if (planned_arena_ && planned) {
       entry.offset = static_cast<uint64_t>(planned.getInt());
     } else {
@@ -65,7 +63,6 @@ class Lowering {
   llvm::DenseMap<mlir::Value, int32_t> buffers_;
   absl::flat_hash_map<std::string, int32_t> weights_;
   absl::flat_hash_map<std::string, int32_t> caches_;
-  absl::flat_hash_set<std::string> tables_;  // weights read by embedding / LM-head steps
 };
 
 int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
@@ -77,20 +74,14 @@ int32_t Lowering::Weight(mlir::FlatSymbolRefAttr symbol) {
   WeightEntry entry;
   entry.name = name;
   entry.shape.assign(type.getShape().begin(), type.getShape().end());
-  absl::StatusOr<std::optional<WeightFormat>> recorded = RecordedStorageFormat(op);
-  if (!recorded.ok()) {
-    if (status_.ok()) status_ = recorded.status();
-    entry.format = WeightFormat::kF32;
-  } else {
-    entry.format = recorded->value_or(
-        ChooseStorageFormat(op, tables_.contains(name), options_));
-  }
-  if (IsBlockFormat(entry.format) &&
-      (type.getRank() != 2 || type.getShape().back() % 32 != 0) && status_.ok()) {
-    status_ = absl::InvalidArgumentError(absl::StrCat(
-        "weight '", name, "' is recorded as ", WeightFormatName(entry.format),
-        " but is not a matrix of whole 32-weight rows"));
-  }
+  absl::StatusOr<WeightFormat> format =
+      op.getStoredFormat()
+          ? ToWeightFormat(*op.getStoredFormat())
+          : absl::InvalidArgumentError(absl::StrCat(
+                "lowering: weight '", name,
+                "' has no storage format (assign-storage-formats records them)"));
+  if (!format.ok() && status_.ok()) status_ = format.status();
+  entry.format = format.value_or(WeightFormat::kF32);
   entry.size_bytes = WeightFormatBytes(entry.format, entry.shape);
   plan_.weights.push_back(entry);
   int32_t index = static_cast<int32_t>(plan_.weights.size() - 1);
@@ -208,12 +199,13 @@ absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
 }
 
 absl::StatusOr<Plan> Lowering::Run() {
-  auto func = module_.lookupSymbol<mlir::func::FuncOp>(kDecodeStepFunction);
+  const llvm::StringLiteral decode_step = CortiqDialect::getDecodeStepFunctionName();
+  auto func = module_.lookupSymbol<mlir::func::FuncOp>(decode_step);
   if (!func || func.getBody().empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("lowering: the module has no '", kDecodeStepFunction, "' function"));
+        absl::StrCat("lowering: the module has no '", decode_step.str(), "' function"));
   }
-  if (auto model = module_->getAttrOfType<mlir::DictionaryAttr>("cortiq.model")) {
+  if (auto model = module_->getAttrOfType<mlir::DictionaryAttr>(CortiqDialect::getModelAttrName())) {
     auto get = [&](llvm::StringRef key) -> int64_t {
       auto attr = model.getAs<mlir::IntegerAttr>(key);
       return attr ? attr.getInt() : 0;
@@ -224,8 +216,7 @@ absl::StatusOr<Plan> Lowering::Run() {
     plan_.model.max_position_embeddings = get("max_position_embeddings");
   }
   mlir::Block& body = func.getBody().front();
-  tables_ = TableWeights(func);
-  if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr)) {
+  if (auto arena = module_->getAttrOfType<mlir::IntegerAttr>(CortiqDialect::getArenaBytesAttrName())) {
     planned_arena_ = true;
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());
   }

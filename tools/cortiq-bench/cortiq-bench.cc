@@ -22,6 +22,7 @@
 #include "base/status_macros.h"
 #include "tools/common/command_line.h"
 #include "tools/cortiq-bench/memory_bandwidth.h"
+#include "tools/cortiq-bench/read_stream.h"
 
 ABSL_FLAG(std::string, p, "512", "prompt lengths to test, comma-separated (0 = none)");
 ABSL_FLAG(std::string, n, "128", "generation lengths to test, comma-separated (0 = none)");
@@ -272,8 +273,8 @@ absl::Status Run(const std::string& path) {
               static_cast<double>(bytes_without_head) / 1e9);
   for (size_t i = 0; i < threads.size(); ++i) {
     if (bandwidth[i] > 0) {
-      std::printf("read bandwidth, %lld thread(s): %.2f GB/s\n",
-                  static_cast<long long>(threads[i]), bandwidth[i] / 1e9);
+      std::printf("read bandwidth, %lld thread(s): %.2f GB/s (%s loads, 1 GiB, best of 5)\n",
+                  static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
   }
   std::printf("load (mmap → first token): %.1f ms; peak RSS: %.0f MB\n\n", load_ms, peak_rss_mb);

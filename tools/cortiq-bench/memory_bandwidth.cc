@@ -1,6 +1,8 @@
 // Read-bandwidth measurement for cortiq-bench (see memory_bandwidth.h).
 #include "tools/cortiq-bench/memory_bandwidth.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "tools/cortiq-bench/read_stream.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,44 +20,84 @@ namespace cortiq {
 
 namespace {
 
-// Sums [begin, end) with 8 independent accumulators so the loop is bound by loads, not by
-// the add latency; the result is returned so the compiler cannot drop the reads.
-uint64_t SumWords(const uint64_t* begin, const uint64_t* end) {
-  uint64_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const uint64_t* p = begin;
-  for (; p + 8 <= end; p += 8) {
-    for (int k = 0; k < 8; ++k) a[k] += p[k];
+// Threads that stay alive across the passes: each pass, the caller publishes a generation number
+// and every worker starts reading its slice at once; the pass is timed from that release to the
+// last worker's finish, so thread creation is never inside the timed region.
+class ReadTeam {
+ public:
+  ReadTeam(const uint64_t* buffer, size_t words, int threads)
+      : buffer_(buffer), words_(words), threads_(threads), done_(threads) {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { Work(t); });
   }
-  for (; p < end; ++p) a[0] += *p;
-  return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
-}
+  ~ReadTeam() {
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    for (std::thread& worker : workers_) worker.join();
+  }
+
+  // One pass over the whole buffer by all threads; returns its duration in seconds.
+  double Pass() {
+    for (std::atomic<bool>& d : done_) d.store(false, std::memory_order_relaxed);
+    const auto start = std::chrono::steady_clock::now();
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    ReadSlice(0);
+    for (int t = 1; t < threads_; ++t) {
+      while (!done_[static_cast<size_t>(t)].load(std::memory_order_acquire)) {
+      }
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  uint64_t sink() const { return sink_.load(); }
+
+ private:
+  void Work(int t) {
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t now;
+      while ((now = generation_.load(std::memory_order_acquire)) == seen) {
+      }
+      seen = now;
+      if (stop_.load(std::memory_order_acquire)) return;
+      ReadSlice(t);
+    }
+  }
+  void ReadSlice(int t) {
+    const size_t chunk = words_ / static_cast<size_t>(threads_);
+    const uint64_t* begin = buffer_ + chunk * static_cast<size_t>(t);
+    const size_t count = t + 1 == threads_ ? words_ - chunk * static_cast<size_t>(t) : chunk;
+    sink_.fetch_xor(XorWords(begin, count), std::memory_order_relaxed);
+    done_[static_cast<size_t>(t)].store(true, std::memory_order_release);
+  }
+
+  const uint64_t* buffer_;
+  size_t words_;
+  int threads_;
+  std::vector<std::atomic<bool>> done_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> sink_{0};
+  std::vector<std::thread> workers_;
+};
 
 }  // namespace
 
 // The measurement itself (see MeasureReadBandwidth).
 double MeasureReadBandwidthInProcess(size_t bytes, int threads, int passes) {
   const size_t words = bytes / sizeof(uint64_t);
-  std::unique_ptr<uint64_t[]> buffer(new uint64_t[words]);
-  for (size_t i = 0; i < words; ++i) buffer[i] = i;  // touch every page
-  std::atomic<uint64_t> sink{0};
-  double best = 0.0;
-  for (int pass = 0; pass < passes; ++pass) {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        const size_t chunk = words / static_cast<size_t>(threads);
-        const uint64_t* begin = buffer.get() + chunk * static_cast<size_t>(t);
-        const uint64_t* end = t + 1 == threads ? buffer.get() + words : begin + chunk;
-        sink += SumWords(begin, end);
-      });
-    }
-    for (std::thread& thread : pool) thread.join();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / seconds);
+  void* memory = nullptr;
+  if (words == 0 || threads < 1 || posix_memalign(&memory, 4096, words * sizeof(uint64_t)) != 0) {
+    return 0.0;
   }
-  return sink.load() == 42 ? best * 1.0 : best;  // keeps `sink` observable
+  std::unique_ptr<uint64_t, decltype(&free)> buffer(static_cast<uint64_t*>(memory), &free);
+  // Touch every page (and give the words distinct values) before anything is timed.
+  for (size_t i = 0; i < words; ++i) buffer.get()[i] = i * 0x9E3779B97F4A7C15ull;
+  double best = 0.0;
+  ReadTeam team(buffer.get(), words, threads);
+  for (int pass = 0; pass < passes; ++pass) {
+    best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / team.Pass());
+  }
+  return team.sink() == 42 ? best * 1.0 : best;  // keeps the reads observable
 }
 
 }  // namespace cortiq

@@ -14,7 +14,6 @@
 #include "formats/checkpoint_reader.h"
 #include "compiler/import/importer.h"
 #include "compiler/lower/plan_lowering.h"
-#include "compiler/lower/storage_format.h"
 #include "compiler/lower/weight_materializer.h"
 #include "passes/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -78,29 +77,28 @@ int main(int argc, char** argv) {
   const std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) return Fail("-o MODEL.cortiq is required");
 
-  cortiq::LoweringOptions options;
+  // Storage formats: the assign-storage-formats pass applies the policy (passes/Passes.td).
   const std::string weights = absl::GetFlag(FLAGS_weights);
-  if (!weights.empty()) {
-    options.weight_format = cortiq::WeightFormatFromName(weights);
-    if (!options.weight_format) {
-      return Fail(absl::StrCat("--weights must be f32, bf16, q8_0 or q4_0, not '", weights, "'"));
+  std::optional<cortiq::StorageFormat> weights_format, tables_format;
+  auto parse_format = [](const char* flag, const std::string& value,
+                         std::optional<cortiq::StorageFormat>& format) {
+    if (value.empty()) return true;
+    if (auto parsed = cortiq::symbolizeStorageFormat(value)) {
+      format = *parsed;
+      return true;
     }
-    if (*options.weight_format == cortiq::WeightFormat::kQ4_0) {
-      // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
-      options.table_format = cortiq::WeightFormat::kQ8_0;
-    }
+    Fail(absl::StrCat(flag, " must be ", cortiq::listStorageFormats(), ", not '", value, "'"));
+    return false;
+  };
+  if (!parse_format("--weights", weights, weights_format) ||
+      !parse_format("--tables", absl::GetFlag(FLAGS_tables), tables_format)) {
+    return 1;
   }
+  cortiq::LoweringOptions options;
   options.max_batch = absl::GetFlag(FLAGS_max_batch);
   if (options.max_batch < 1 || options.max_batch > cortiq::kMaxBatch) {
     return Fail(absl::StrCat("--max-batch must be in [1, ", cortiq::kMaxBatch, "], not ",
                              options.max_batch));
-  }
-  const std::string tables = absl::GetFlag(FLAGS_tables);
-  if (!tables.empty()) {
-    options.table_format = cortiq::WeightFormatFromName(tables);
-    if (!options.table_format) {
-      return Fail(absl::StrCat("--tables must be f32, bf16, q8_0 or q4_0, not '", tables, "'"));
-    }
   }
 
   // Never write over what is being read (e.g. -o ckpt/model.safetensors).
@@ -114,8 +112,6 @@ int main(int argc, char** argv) {
   mlir::MLIRContext context;
   auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
   if (!module.ok()) return Fail(std::string(module.status().message()));
-  // Decided before the passes, so they know which weights are rounded or quantized later.
-  cortiq::AssignStorageFormats(**module, options);
 
   std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
   const bool explicit_pipeline = !pipeline.empty();
@@ -124,16 +120,17 @@ int main(int argc, char** argv) {
   if (absl::StartsWith(pipeline, "builtin.module(") && absl::EndsWith(pipeline, ")")) {
     pipeline = pipeline.substr(15, pipeline.size() - 16);
   }
-  if (explicit_pipeline || !absl::GetFlag(FLAGS_no_opt)) {
-    mlir::PassManager pm(&context);
-    if (!explicit_pipeline) {
-      cortiq::buildDefaultPipeline(pm);
-    } else if (!pipeline.empty() &&
-               mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
+  mlir::PassManager pm(&context);
+  // First, so that the other passes know which weights are rounded or quantized later.
+  pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format));
+  if (explicit_pipeline) {
+    if (!pipeline.empty() && mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
     }
-    if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");
+  } else if (!absl::GetFlag(FLAGS_no_opt)) {
+    cortiq::buildDefaultPipeline(pm);
   }
+  if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");
   if (!absl::GetFlag(FLAGS_dump_ir).empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream os(absl::GetFlag(FLAGS_dump_ir), ec);

@@ -1,5 +1,6 @@
-// Tests of the storage-format policy (compiler/lower/storage_format.h) and of what the passes
-// and the materializer do with it: under --weights q8_0 the default pipeline folds no norm gain
+// Tests of the storage-format policy (the assign-storage-formats pass) on whole checkpoints, of
+// the dialect/plan format correspondence (compiler/lower/storage_format.h), and of what the
+// passes and the materializer do with the formats: under --weights q8_0 the default pipeline folds no norm gain
 // into a weight that will be quantized (the blocks stay llama.cpp's blocks of the checkpoint
 // tensors), and a Q8_0 GGUF compiled with the default pipeline keeps every block as it is,
 // fused q/k/v and gate/up included.
@@ -26,7 +27,6 @@
 namespace cortiq {
 namespace {
 
-using ::testing::HasSubstr;
 using testing_gguf::CopyGemma4Gguf;
 using testing_gguf::FreshDir;
 using testing_gguf::ModelPath;
@@ -60,19 +60,18 @@ std::string Q8_0TinyA() {
 
 class StorageFormatTest : public testing::Test {
  protected:
-  // Imports `checkpoint`, records the formats of `options`, runs the default pipeline (unless
-  // `passes` is false) and lowers.
-  Plan Compile(const std::string& checkpoint, const LoweringOptions& options, bool passes = true) {
+  // Imports `checkpoint`, runs assign-storage-formats{weights tables} and the default pipeline
+  // (unless `passes` is false), and lowers.
+  Plan Compile(const std::string& checkpoint, std::optional<StorageFormat> weights,
+               std::optional<StorageFormat> tables, bool passes = true) {
     auto module = ImportCheckpoint(context_, checkpoint, /*config_only=*/false);
     EXPECT_TRUE(module.ok()) << module.status();
     module_ = std::move(*module);
-    AssignStorageFormats(*module_, options);
-    if (passes) {
-      mlir::PassManager pm(&context_);
-      buildDefaultPipeline(pm);
-      EXPECT_TRUE(mlir::succeeded(pm.run(*module_)));
-    }
-    auto plan = LowerToPlan(*module_, options);
+    mlir::PassManager pm(&context_);
+    pm.addPass(createAssignStorageFormatsPass(weights, tables));
+    if (passes) buildDefaultPipeline(pm);
+    EXPECT_TRUE(mlir::succeeded(pm.run(*module_)));
+    auto plan = LowerToPlan(*module_, LoweringOptions());
     EXPECT_TRUE(plan.ok()) << plan.status();
     return plan.ok() ? *std::move(plan) : Plan();
   }
@@ -82,10 +81,9 @@ class StorageFormatTest : public testing::Test {
 };
 
 TEST_F(StorageFormatTest, PolicyFromOptions) {
-  LoweringOptions q4;
-  q4.weight_format = WeightFormat::kQ4_0;
-  q4.table_format = WeightFormat::kQ8_0;
-  const Plan plan = Compile(ModelPath("tiny-a-f32"), q4, /*passes=*/false);
+  // weights=q4_0 gives the tables q8_0 unless they are named.
+  const Plan plan = Compile(ModelPath("tiny-a-f32"), StorageFormat::Q4_0, std::nullopt,
+                            /*passes=*/false);
   int matrices = 0;
   for (const WeightEntry& w : plan.weights) {
     SCOPED_TRACE(w.name);
@@ -105,9 +103,7 @@ TEST_F(StorageFormatTest, PolicyFromOptions) {
 }
 
 TEST_F(StorageFormatTest, QuantizedWeightsGetNoFoldedGain) {
-  LoweringOptions q8;
-  q8.weight_format = WeightFormat::kQ8_0;
-  const Plan plan = Compile(ModelPath("tiny-a-f32"), q8);
+  const Plan plan = Compile(ModelPath("tiny-a-f32"), StorageFormat::Q8_0, std::nullopt);
   bool fused = false;
   for (const WeightEntry& w : plan.weights) {
     EXPECT_FALSE(absl::StrContains(w.name, ".gain")) << w.name << " would be requantized";
@@ -116,7 +112,7 @@ TEST_F(StorageFormatTest, QuantizedWeightsGetNoFoldedGain) {
   EXPECT_TRUE(fused) << "fuse-linear still stacks q/k/v and gate/up";
 
   // Without --weights the f32 checkpoint is stored exactly, and the gains are folded.
-  const Plan exact = Compile(ModelPath("tiny-a-f32"), LoweringOptions());
+  const Plan exact = Compile(ModelPath("tiny-a-f32"), std::nullopt, std::nullopt);
   bool folded = false;
   for (const WeightEntry& w : exact.weights) folded |= absl::StrContains(w.name, ".gain");
   EXPECT_TRUE(folded);
@@ -124,7 +120,7 @@ TEST_F(StorageFormatTest, QuantizedWeightsGetNoFoldedGain) {
 
 TEST_F(StorageFormatTest, GgufQ8_0BlocksStayBlocksThroughThePasses) {
   const std::string path = Q8_0TinyA();
-  const Plan plan = Compile(path, LoweringOptions());
+  const Plan plan = Compile(path, std::nullopt, std::nullopt);
   auto checkpoint = OpenCheckpoint(path, /*map_data=*/true);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
   WeightMaterializer materializer(*module_, **checkpoint);
@@ -160,8 +156,8 @@ TEST_F(StorageFormatTest, GgufQ8_0BlocksStayBlocksThroughThePasses) {
 
 TEST_F(StorageFormatTest, FuseLinearKeepsMixedFormatsApart) {
   constexpr char kModule[] = R"mlir(
-    cortiq.weight @a {cortiq.stored_format = "q8_0"} : tensor<32x64xf32>
-    cortiq.weight @b {cortiq.stored_format = "q4_0"} : tensor<32x64xf32>
+    cortiq.weight @a stored(q8_0) : tensor<32x64xf32>
+    cortiq.weight @b stored(q4_0) : tensor<32x64xf32>
     func.func @f(%x: tensor<64xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
       %a = cortiq.linear @a(%x) : tensor<64xf32> -> tensor<32xf32>
       %b = cortiq.linear @b(%x) : tensor<64xf32> -> tensor<32xf32>
@@ -179,19 +175,37 @@ TEST_F(StorageFormatTest, FuseLinearKeepsMixedFormatsApart) {
   EXPECT_EQ(weights, 2);
 }
 
-TEST_F(StorageFormatTest, UnknownRecordedFormatIsAnErrorNamingTheWeight) {
-  constexpr char kModule[] = R"mlir(
-    cortiq.weight @w {cortiq.stored_format = "q5_k"} : tensor<32x64xf32>
-  )mlir";
-  context_.loadDialect<CortiqDialect, mlir::func::FuncDialect>();
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(kModule, &context_);
-  ASSERT_TRUE(module);
-  WeightOp weight;
-  module->walk([&](WeightOp op) { weight = op; });
-  auto format = RecordedStorageFormat(weight);
-  ASSERT_FALSE(format.ok());
-  EXPECT_THAT(Msg(format.status()), HasSubstr("'w'"));
-  EXPECT_THAT(Msg(format.status()), HasSubstr("q5_k"));
+// The dialect's storage formats and the plan's weight formats are the same list, by name, with
+// the same block sizes: a format added on one side only fails here.
+TEST(StorageFormatNames, EveryDialectFormatIsAPlanFormatAndBack) {
+  int dialect_formats = 0;
+  for (uint32_t i = 0; i <= getMaxEnumValForStorageFormat(); ++i) {
+    llvm::Optional<StorageFormat> format = symbolizeStorageFormat(i);
+    if (!format) continue;
+    ++dialect_formats;
+    SCOPED_TRACE(stringifyStorageFormat(*format).str());
+    absl::StatusOr<WeightFormat> weight = ToWeightFormat(*format);
+    ASSERT_TRUE(weight.ok()) << weight.status();
+    EXPECT_EQ(WeightFormatName(*weight), stringifyStorageFormat(*format).str());
+    EXPECT_EQ(symbolizeStorageFormat(WeightFormatName(*weight)), format);
+    const int64_t block = storageFormatBlockSize(*format);
+    EXPECT_EQ(IsBlockFormat(*weight), block > 1);
+    EXPECT_GT(WeightFormatBytes(*weight, {2, block}), 0u);
+    if (block > 1) {
+      EXPECT_EQ(WeightFormatBytes(*weight, {2, block / 2}), 0u);
+    }
+  }
+  // WeightFormat values are small integers (part of the file format); every named one has a
+  // dialect twin.
+  int named = 0;
+  for (uint32_t i = 0; i < 256; ++i) {
+    const WeightFormat weight = static_cast<WeightFormat>(i);
+    if (std::string(WeightFormatName(weight)) == "unknown") continue;
+    ++named;
+    EXPECT_TRUE(symbolizeStorageFormat(WeightFormatName(weight)).has_value())
+        << WeightFormatName(weight);
+  }
+  EXPECT_EQ(named, dialect_formats);
 }
 
 }  // namespace

@@ -310,3 +310,91 @@ func.func @attention_nan_scale(%q: tensor<64xf32>, %k: tensor<32xf32>, %position
   %o = cortiq.attention layer 2 sliding %q over @kv_cache_2 at %position heads 4 window 8 scale 0x7FC00000 : tensor<64xf32> -> tensor<64xf32>
   return %o : tensor<64xf32>
 }
+
+// -----
+
+// expected-error @+1 {{expected a storage format (f32, bf16, q8_0 or q4_0), got 'q5_k'}}
+cortiq.weight @w stored(q5_k) : tensor<32x64xf32>
+
+// -----
+
+// expected-error @+1 {{q8_0 blocks need a matrix of whole 32-weight rows, the type is 'tensor<32x48xf32>'}}
+cortiq.weight @w stored(q8_0) : tensor<32x48xf32>
+
+// -----
+
+// expected-error @+1 {{q4_0 blocks need a matrix of whole 32-weight rows, the type is 'tensor<64xf32>'}}
+cortiq.weight @g stored(q4_0) : tensor<64xf32>
+
+// -----
+
+// expected-error @+1 {{checkpoint(bf16) names no block format: the element type gives the others}}
+cortiq.weight @w checkpoint(bf16) : tensor<32x64xbf16>
+
+// -----
+
+// expected-error @+1 {{a weight read from q8_0 blocks has f32 elements (the decoded values), has 'bf16'}}
+cortiq.weight @w checkpoint(q8_0) : tensor<32x64xbf16>
+
+// -----
+
+cortiq.weight @w checkpoint(q8_0) : tensor<32x64xf32>
+// expected-error @+1 {{a derived weight has no checkpoint format}}
+cortiq.weight @w.s = scale(@w) factor(2.0) checkpoint(q8_0) : tensor<32x64xf32>
+
+// -----
+
+// The storage format is an attribute of the op, not a string.
+// expected-error @+1 {{attribute 'stored_format' failed to satisfy constraint: weight storage format}}
+cortiq.weight @w {stored_format = "q8_0"} : tensor<32x64xf32>
+
+// -----
+
+// The dialect's discardable attributes: cortiq.model, cortiq.arena_bytes, cortiq.arena_offset.
+// expected-error @+1 {{'cortiq.stored_format' is not an attribute of the cortiq dialect}}
+module attributes {cortiq.stored_format = "q8_0"} {}
+
+// -----
+
+// expected-error @+1 {{'cortiq.model' entry 'hidden_size' must be an integer}}
+module attributes {cortiq.model = {source = "x", hidden_size = "64"}} {}
+
+// -----
+
+// expected-error @+1 {{'cortiq.model' entry 'source' must be a string}}
+module attributes {cortiq.model = {source = 3 : i64}} {}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'cortiq.model' is a dictionary on the module}}
+  return {cortiq.model = {}}
+}
+
+// -----
+
+// expected-error @+1 {{'cortiq.arena_bytes' must be an i64 >= 0, is -64 : i64}}
+module attributes {cortiq.arena_bytes = -64 : i64} {}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.arena_offset' must be a multiple of 4 (an f32 boundary), is 6}}
+  %y = cortiq.gelu_tanh %x {cortiq.arena_offset = 6 : i64} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.arena_offset' must be an i64 >= 0, a multiple of 4, is 6.400000e+01 : f32}}
+  %y = cortiq.gelu_tanh %x {cortiq.arena_offset = 64.0 : f32} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'cortiq.arena_offset' belongs on an op with one result}}
+  return {cortiq.arena_offset = 0 : i64} %x : tensor<64xf32>
+}

@@ -29,3 +29,15 @@ func.func @fused(%h: tensor<64xf32>, %x: tensor<64xf32>) -> tensor<64xf32> {
   %n = cortiq.residual_rms_norm %o, %m group 16 eps 1.0e-6 : tensor<64xf32>
   return %n : tensor<64xf32>
 }
+
+// Storage formats: the checkpoint's block format, then the artifact's.
+// CHECK: cortiq.weight @blocks checkpoint(q4_0) stored(q4_0) : tensor<32x64xf32>
+cortiq.weight @blocks checkpoint(q4_0) stored(q4_0) : tensor<32x64xf32>
+// CHECK: cortiq.weight @requantized checkpoint(q4_0) stored(q8_0) : tensor<32x64xf32>
+cortiq.weight @requantized checkpoint(q4_0) stored(q8_0) : tensor<32x64xf32>
+// CHECK: cortiq.weight @rounded stored(bf16) : tensor<32x64xf32>
+cortiq.weight @rounded stored(bf16) : tensor<32x64xf32>
+// CHECK: cortiq.weight @k.q = scale(@k) columns(@g) stored(f32) : tensor<32x64xbf16>
+cortiq.weight @k.q = scale(@k) columns(@g) stored(f32) : tensor<32x64xbf16>
+// CHECK: cortiq.weight @kq = concat_rows(@blocks, @requantized) stored(q8_0) : tensor<64x64xf32>
+cortiq.weight @kq = concat_rows(@blocks, @requantized) stored(q8_0) : tensor<64x64xf32>

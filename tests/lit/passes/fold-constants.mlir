@@ -50,3 +50,19 @@ func.func @negative_and_shared(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64
   %c = cortiq.add %b, %g : tensor<64xf32>
   return %n, %c : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// After assign-storage-formats, the derived gain (f32 values) is recorded as stored in f32.
+cortiq.weight @norm stored(f32) : tensor<16xbf16>
+cortiq.weight @table stored(q8_0) : tensor<512x128xf32>
+// CHECK: cortiq.weight @norm.scaled = scale(@norm) factor(5.000000e-01) stored(f32) : tensor<16xf32>
+// CHECK-LABEL: func.func @stored_formats
+func.func @stored_formats(%z: tensor<128xf32>, %token: i32) -> tensor<128xf32> {
+  // CHECK: cortiq.rms_norm %{{.*}} gain @norm.scaled group 16
+  %zn = cortiq.rms_norm %z gain @norm group 16 eps 1.0e-6 : tensor<128xf32>
+  %r = cortiq.embedding @table[%token] scale 4.0 : tensor<128xf32>
+  %s = cortiq.add %zn, %r : tensor<128xf32>
+  %u = cortiq.scale %s by 0.5 : tensor<128xf32>
+  return %u : tensor<128xf32>
+}

@@ -97,16 +97,16 @@ func.func @bf16_weights(%h: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// f32 weights that cortiq-compile will quantize (stored_format q8_0) or store as an f32 copy:
+// f32 weights that cortiq-compile will quantize (stored(q8_0)) or store as an f32 copy:
 // only the exact one is folded into; allow-rounding folds both and keeps the storage format.
 cortiq.weight @g : tensor<64xf32>
-cortiq.weight @q {cortiq.stored_format = "q8_0"} : tensor<64x64xf32>
-cortiq.weight @k {cortiq.stored_format = "f32"} : tensor<32x64xf32>
-cortiq.weight @v {cortiq.checkpoint_format = "q4_0"} : tensor<32x64xf32>
+cortiq.weight @q stored(q8_0) : tensor<64x64xf32>
+cortiq.weight @k stored(f32) : tensor<32x64xf32>
+cortiq.weight @v checkpoint(q4_0) : tensor<32x64xf32>
 // CHECK-NOT: scale(
-// ROUND-DAG: cortiq.weight @q.gain = scale(@q) columns(@g) {cortiq.stored_format = "q8_0"} : tensor<64x64xf32>
-// ROUND-DAG: cortiq.weight @k.gain = scale(@k) columns(@g) {cortiq.stored_format = "f32"} : tensor<32x64xf32>
-// ROUND-DAG: cortiq.weight @v.gain = scale(@v) columns(@g) {cortiq.stored_format = "q4_0"} : tensor<32x64xf32>
+// ROUND-DAG: cortiq.weight @q.gain = scale(@q) columns(@g) stored(q8_0) : tensor<64x64xf32>
+// ROUND-DAG: cortiq.weight @k.gain = scale(@k) columns(@g) stored(f32) : tensor<32x64xf32>
+// ROUND-DAG: cortiq.weight @v.gain = scale(@v) columns(@g) stored(q4_0) : tensor<32x64xf32>
 // CHECK-LABEL: func.func @stored_formats
 func.func @stored_formats(%h: tensor<64xf32>) -> (tensor<64xf32>, tensor<32xf32>, tensor<32xf32>) {
   // CHECK: cortiq.rms_norm %{{.*}} gain @g group 64
@@ -124,8 +124,8 @@ func.func @stored_formats(%h: tensor<64xf32>) -> (tensor<64xf32>, tensor<32xf32>
 
 // Every reader stored exactly as f32: folded.
 cortiq.weight @g : tensor<64xf32>
-cortiq.weight @q {cortiq.stored_format = "f32"} : tensor<64x64xf32>
-// CHECK: cortiq.weight @q.gain = scale(@q) columns(@g) {cortiq.stored_format = "f32"} : tensor<64x64xf32>
+cortiq.weight @q stored(f32) : tensor<64x64xf32>
+// CHECK: cortiq.weight @q.gain = scale(@q) columns(@g) stored(f32) : tensor<64x64xf32>
 // CHECK-LABEL: func.func @stored_f32
 func.func @stored_f32(%h: tensor<64xf32>) -> tensor<64xf32> {
   // CHECK: cortiq.linear @q.gain(

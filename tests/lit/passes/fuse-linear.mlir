@@ -51,13 +51,13 @@ func.func @different_inputs(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64
 
 // -----
 
-// Storage formats: GGUF Q8_0 blocks (checkpoint_format) stack into a Q8_0 weight; weights
+// Storage formats: GGUF Q8_0 blocks (checkpoint(q8_0)) stack into a Q8_0 weight; weights
 // stored in different formats do not share a row stream.
-cortiq.weight @gate {cortiq.checkpoint_format = "q8_0"} : tensor<128x64xf32>
-cortiq.weight @up {cortiq.checkpoint_format = "q8_0"} : tensor<128x64xf32>
-cortiq.weight @q {cortiq.stored_format = "q4_0"} : tensor<64x64xf32>
-cortiq.weight @k {cortiq.stored_format = "q8_0"} : tensor<32x64xf32>
-// CHECK: cortiq.weight @"{gate,up}" = concat_rows(@gate, @up) {cortiq.stored_format = "q8_0"} : tensor<256x64xf32>
+cortiq.weight @gate checkpoint(q8_0) : tensor<128x64xf32>
+cortiq.weight @up checkpoint(q8_0) : tensor<128x64xf32>
+cortiq.weight @q stored(q4_0) : tensor<64x64xf32>
+cortiq.weight @k stored(q8_0) : tensor<32x64xf32>
+// CHECK: cortiq.weight @"{gate,up}" = concat_rows(@gate, @up) stored(q8_0) : tensor<256x64xf32>
 // CHECK-NOT: concat_rows(@q
 // CHECK-LABEL: func.func @formats
 func.func @formats(%y: tensor<64xf32>, %x: tensor<64xf32>) -> (tensor<128xf32>, tensor<64xf32>, tensor<32xf32>) {

@@ -1,5 +1,6 @@
-// plan-buffers: offsets reuse freed bytes, elementwise ops run in place over a dying operand,
-// slices are views into their parent, layer outputs and the result are pinned.
+// plan-buffers: offsets reuse freed bytes, ops with the InPlace trait (norms, RoPE, elementwise)
+// run in place over a dying operand and no other op does, slices are views into their parent,
+// layer outputs and the result are pinned.
 // RUN: cortiq-opt %s -split-input-file -plan-buffers | FileCheck %s
 
 cortiq.weight @w : tensor<64x64xf32>
@@ -38,4 +39,25 @@ func.func @decode_step(%token: i32, %position: i32) -> tensor<64xf32> {
   // CHECK: cortiq.mul %{{.*}}, %{{.*}} {cortiq.arena_offset = 640 : i64}
   %j = cortiq.mul %d, %s : tensor<16xf32>
   return %i : tensor<64xf32>
+}
+
+// -----
+
+// In place only by the trait: the norm and RoPE take over their dying operands' bytes, the
+// attention (no InPlace trait) gets its own even though its query dies there.
+cortiq.weight @t : tensor<16x64xf32>
+cortiq.kv_cache @kv_cache_0 layer 0 full kv_heads 1 head_dim 64
+// CHECK: module attributes {cortiq.arena_bytes = 512 : i64}
+// CHECK-LABEL: func.func @decode_step
+func.func @decode_step(%token: i32, %position: i32) -> tensor<64xf32> {
+  // CHECK: cortiq.embedding {{.*}} {cortiq.arena_offset = 0 : i64}
+  %e = cortiq.embedding @t[%token] scale 1.0 : tensor<64xf32>
+  // CHECK: cortiq.rms_norm {{.*}} {cortiq.arena_offset = 0 : i64}
+  %n = cortiq.rms_norm %e group 64 eps 1.0e-6 : tensor<64xf32>
+  // CHECK: cortiq.rope {{.*}} {cortiq.arena_offset = 0 : i64}
+  %r = cortiq.rope default %n at %position theta 1.0e4 head_dim 64 pairs 32 : tensor<64xf32>
+  cortiq.kv_append %r, %r into @kv_cache_0 at %position : tensor<64xf32>, tensor<64xf32>
+  // CHECK: cortiq.attention {{.*}} {cortiq.arena_offset = 256 : i64}
+  %o = cortiq.attention layer 0 full %r over @kv_cache_0 at %position heads 1 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+  return %o : tensor<64xf32>
 }

@@ -1,0 +1,91 @@
+// assign-storage-formats: the format the artifact stores each cortiq.weight in, recorded before
+// the other passes (see Passes.td for the policy).
+#include "compiler/dialect/CortiqDialect.h"
+#include "llvm/ADT/StringSet.h"
+#include "passes/Passes.h"
+
+namespace cortiq {
+namespace {
+
+#define GEN_PASS_CLASSES
+#include "passes/Passes.h.inc"
+
+class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFormatsPass> {
+ public:
+  AssignStorageFormatsPass() = default;
+  AssignStorageFormatsPass(std::optional<StorageFormat> weights_format,
+                           std::optional<StorageFormat> tables_format) {
+    if (weights_format) weights = stringifyStorageFormat(*weights_format).str();
+    if (tables_format) tables = stringifyStorageFormat(*tables_format).str();
+  }
+
+  mlir::LogicalResult initialize(mlir::MLIRContext* context) override {
+    if (mlir::failed(ParseOption(context, "weights", weights, weights_)) ||
+        mlir::failed(ParseOption(context, "tables", tables, tables_))) {
+      return mlir::failure();
+    }
+    // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
+    if (!tables_ && weights_ == StorageFormat::Q4_0) tables_ = StorageFormat::Q8_0;
+    return mlir::success();
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    llvm::StringSet<> tables;
+    module.walk([&](EmbeddingOp op) { tables.insert(op.getTable()); });
+    module.walk([&](LmHeadOp op) { tables.insert(op.getTable()); });
+    module.walk([&](WeightOp weight) {
+      const StorageFormat format = Choose(weight, tables.contains(weight.getSymName()));
+      weight.setStoredFormatAttr(StorageFormatAttr::get(&getContext(), format));
+    });
+  }
+
+ private:
+  // Empty `text` leaves `format` unset.
+  static mlir::LogicalResult ParseOption(mlir::MLIRContext* context, llvm::StringRef name,
+                                         llvm::StringRef text,
+                                         std::optional<StorageFormat>& format) {
+    format.reset();
+    if (text.empty()) return mlir::success();
+    if (auto parsed = symbolizeStorageFormat(text)) {
+      format = *parsed;
+      return mlir::success();
+    }
+    return mlir::emitError(mlir::UnknownLoc::get(context))
+           << "assign-storage-formats: " << name << " must be " << listStorageFormats()
+           << ", not '" << text << "'";
+  }
+
+  // The policy of Passes.td for `weight` (`is_table`: read by an embedding or LM-head op).
+  StorageFormat Choose(WeightOp weight, bool is_table) const {
+    mlir::RankedTensorType type = weight.getTensorType();
+    if (type.getRank() == 1) return StorageFormat::F32;
+    StorageFormat format;
+    if (is_table && tables_) {
+      format = *tables_;
+    } else if (weights_) {
+      format = *weights_;
+    } else if (auto blocks = weight.getCheckpointFormat()) {
+      format = *blocks;
+    } else {
+      format = type.getElementType().isBF16() ? StorageFormat::BF16 : StorageFormat::F32;
+    }
+    const int64_t block = storageFormatBlockSize(format);
+    if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0)) {
+      format = StorageFormat::BF16;
+    }
+    return format;
+  }
+
+  std::optional<StorageFormat> weights_;
+  std::optional<StorageFormat> tables_;
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(std::optional<StorageFormat> weights,
+                                                           std::optional<StorageFormat> tables) {
+  return std::make_unique<AssignStorageFormatsPass>(weights, tables);
+}
+
+}  // namespace cortiq
