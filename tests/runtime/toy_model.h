@@ -49,7 +49,7 @@ struct ToyConfig {
   bool post_norms = false;
   // Emit the fused steps of the fuse-elementwise pass: kGeluTanhMul for the
   // MLP gate and, with post_norms, kResidualRmsNorm for both residual adds
-  // (the MLP one with the layer scalar as weight2). Same weights (same values,
+  // (the MLP one with the layer scalar as its scalar). Same weights (same values,
   // same order) and the same function as the unfused plan.
   bool fused = false;
   std::vector<ToyLayer> layers = {ToyLayer{}, ToyLayer{}};
