@@ -155,15 +155,23 @@ absl::Status Run(const std::string& path) {
       bandwidth[ti] = MeasureReadBandwidth(size_t{1} << 30, static_cast<int>(threads[ti]), 5);
     }
     options.threads = static_cast<int>(threads[ti]);
-    SessionOptions run_options = options;
+    // One sequence of the default (compiled) batch size for this thread count, as a host would
+    // keep; a prompt test of another batch size gets its own (Sequence::Eval chunks by it).
+    CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> shared,
+                            Sequence::Create(*artifact, options));
     auto measure = [&](const std::string& test, int64_t count, bool is_prompt,
                        int64_t batch) -> absl::Status {
       if (count == 0) return absl::OkStatus();
-      // A sequence per test: prompts run in chunks of `batch` tokens (Sequence::Eval),
-      // generation token by token on a session of the default (compiled) batch size.
-      run_options.batch_size = is_prompt ? batch : 0;
-      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
-                              Sequence::Create(*artifact, run_options));
+      const int64_t shared_batch = shared->batch_size();
+      const bool same_chunks =
+          !is_prompt || batch == shared_batch || (batch >= count && shared_batch >= count);
+      std::unique_ptr<Sequence> own;
+      if (!same_chunks) {
+        SessionOptions own_options = options;
+        own_options.batch_size = batch;
+        CORTIQ_ASSIGN_OR_RETURN(own, Sequence::Create(*artifact, own_options));
+      }
+      Sequence* sequence = same_chunks ? shared.get() : own.get();
       std::vector<double> rates;
       for (int rep = 0; rep < reps; ++rep) {
         sequence->Reset();
