@@ -36,6 +36,11 @@ inline uint64_t HashPair(uint32_t left, uint32_t right) {
   return Mix64((static_cast<uint64_t>(left) << 32) | right);
 }
 
+// Key of a character bigram (a, b) in the bigram hash: never 0 (the empty slot).
+inline uint64_t BigramKey(char32_t a, char32_t b) {
+  return ((static_cast<uint64_t>(a) << 21) | b) + 1;
+}
+
 // Checksum of the section body: four interleaved lanes of a multiply-rotate hash over 8-byte
 // little-endian words (so it runs at memory speed, ~1 ms per 10 MB), the tail zero-padded,
 // combined with the length. Not cryptographic: it catches truncation and corruption.

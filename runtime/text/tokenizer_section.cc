@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "runtime/text/hash.h"
+#include "runtime/text/unicode.h"
 
 namespace cortiq::text {
 namespace {
@@ -30,7 +31,8 @@ enum BlockKind : uint32_t {
   kRawTrie = 8,
   kNormalizedTrie = 9,
   kConfig = 10,
-  kNumBlockKinds = 11,
+  kBigramHash = 11,
+  kNumBlockKinds = 12,
 };
 
 const char* BlockName(uint32_t kind) {
@@ -45,6 +47,7 @@ const char* BlockName(uint32_t kind) {
     case kRawTrie: return "raw added-token trie";
     case kNormalizedTrie: return "normalized added-token trie";
     case kConfig: return "config";
+    case kBigramHash: return "bigram hash";
     default: return "unknown";
   }
 }
@@ -648,6 +651,52 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
   absl::StatusOr<std::vector<uint8_t>> config = EncodeConfig(spec);
   if (!config.ok()) return error(config.status().message());
 
+  // Character bigrams inside vocabulary pieces, and whether they may split words (see
+  // TokenizerSection::WordsSplitAtForeignBigrams).
+  bool split_ok = spec.model.continuing_subword_prefix.empty() &&
+                  spec.model.end_of_word_suffix.empty();
+  for (const BpeMerge& m : spec.model.merges) {
+    for (const TokenId operand : {m.left, m.right}) {
+      const uint8_t f = flags[operand];
+      if ((f & kTokenByte) || (spec.model.unk_id && operand == *spec.model.unk_id)) {
+        split_ok = false;
+      }
+    }
+  }
+  std::vector<uint64_t> bigram_keys;
+  for (size_t i = 0; i < vocab && split_ok; ++i) {
+    if (!spec.tokens[i].in_model || (flags[i] & kTokenByte)) continue;
+    const std::string& piece = spec.tokens[i].piece;
+    if (FindInvalidUtf8(piece) != std::string::npos) {
+      split_ok = false;  // a GGUF piece that is not UTF-8: no character bigrams to speak of
+      break;
+    }
+    size_t k = 0;
+    char32_t previous = 0;
+    bool first = true;
+    while (k < piece.size()) {
+      const char32_t c = DecodeUtf8(piece, &k);
+      if (!first) bigram_keys.push_back(BigramKey(previous, c));
+      previous = c;
+      first = false;
+    }
+  }
+  std::sort(bigram_keys.begin(), bigram_keys.end());
+  bigram_keys.erase(std::unique(bigram_keys.begin(), bigram_keys.end()), bigram_keys.end());
+  const uint32_t bigram_capacity = NextPowerOfTwo(2 * bigram_keys.size());
+  std::vector<uint64_t> bigram_slots(bigram_capacity, 0);
+  uint32_t bigram_max_probe = 1;
+  for (const uint64_t key : bigram_keys) {
+    uint64_t slot = Mix64(key) & (bigram_capacity - 1);
+    uint32_t probe = 1;
+    while (bigram_slots[slot] != 0) {
+      slot = (slot + 1) & (bigram_capacity - 1);
+      ++probe;
+    }
+    bigram_slots[slot] = key;
+    bigram_max_probe = std::max(bigram_max_probe, probe);
+  }
+
   // Assemble.
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> blocks;
   const auto block_of = [](const void* p, size_t n) {
@@ -686,6 +735,14 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
   blocks.emplace_back(kRawTrie, BuildTrie(spec.added_tokens, raw_indices));
   blocks.emplace_back(kNormalizedTrie, BuildTrie(spec.added_tokens, normalized_indices));
   blocks.emplace_back(kConfig, *std::move(config));
+  {
+    const uint32_t head[4] = {bigram_capacity, bigram_max_probe, split_ok ? 1u : 0u,
+                              static_cast<uint32_t>(bigram_keys.size())};
+    std::vector<uint8_t> b = block_of(head, sizeof(head));
+    b.insert(b.end(), reinterpret_cast<const uint8_t*>(bigram_slots.data()),
+             reinterpret_cast<const uint8_t*>(bigram_slots.data() + bigram_slots.size()));
+    blocks.emplace_back(kBigramHash, std::move(b));
+  }
 
   const auto align8 = [](uint64_t n) { return (n + 7) & ~uint64_t{7}; };
   uint64_t offset = align8(kHeaderBytes + kDirectoryEntryBytes * blocks.size());
@@ -721,6 +778,19 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
 
 // ---------------------------------------------------------------------------------------------
 // Loader.
+
+bool TokenizerSection::IsPieceBigram(char32_t a, char32_t b) const {
+  const uint64_t key = BigramKey(a, b);
+  const uint64_t mask = bigram_slots_.size() - 1;
+  uint64_t slot = Mix64(key) & mask;
+  for (uint32_t k = 0; k < bigram_max_probe_; ++k) {
+    const uint64_t v = bigram_slots_[slot];
+    if (v == key) return true;
+    if (v == 0) return false;
+    slot = (slot + 1) & mask;
+  }
+  return false;
+}
 
 uint64_t TokenizerSection::HashSlot(uint32_t left, uint32_t right) const {
   return HashPair(left, right) & (merges_.size() - 1);
@@ -827,9 +897,9 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
       return SectionError("piece hash: capacity ", capacity, " does not match the block");
     }
     s.piece_slots_ = absl::MakeConstSpan(As<uint32_t>(b.data() + 8), capacity);
-    for (uint32_t v : s.piece_slots_) {
-      if (v > vocab) return SectionError("piece hash names token ", v - 1, " of ", vocab);
-    }
+    uint32_t largest = 0;
+    for (uint32_t v : s.piece_slots_) largest = std::max(largest, v);
+    if (largest > vocab) return SectionError("piece hash names token ", largest - 1, " of ", vocab);
   }
   // Merges.
   {
@@ -844,13 +914,21 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
       return SectionError("merge hash: capacity ", capacity, " does not match the block");
     }
     s.merges_ = absl::MakeConstSpan(As<MergeEntry>(b.data() + 16), capacity);
+    // Branch-free: about half the slots are empty, in no predictable order.
     uint32_t used = 0;
+    bool bad = false;
+    const uint64_t v = vocab;
     for (const MergeEntry& e : s.merges_) {
-      if (e.left == kNone) continue;
-      ++used;
-      if (e.left >= vocab || e.right >= vocab || e.result >= vocab) {
-        return SectionError("merge hash: entry (", e.left, ", ", e.right, " → ", e.result,
-                            ") names a token out of range");
+      const bool full = e.left != kNone;
+      used += full;
+      bad |= full & ((e.left >= v) | (e.right >= v) | (e.result >= v));
+    }
+    if (bad) {
+      for (const MergeEntry& e : s.merges_) {
+        if (e.left != kNone && (e.left >= v || e.right >= v || e.result >= v)) {
+          return SectionError("merge hash: entry (", e.left, ", ", e.right, " → ", e.result,
+                              ") names a token out of range");
+        }
       }
     }
     if (used != s.num_merges_) {
@@ -887,6 +965,18 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
                                     &s.normalized_trie_));
   }
   CORTIQ_RETURN_IF_ERROR(DecodeConfig(block[kConfig], s.vocab_size_, &s.config_));
+  {
+    const absl::Span<const uint8_t> b = block[kBigramHash];
+    if (b.size() < 16) return SectionError("bigram hash block too small");
+    const uint32_t capacity = As<uint32_t>(b.data())[0];
+    s.bigram_max_probe_ = As<uint32_t>(b.data())[1];
+    s.split_at_foreign_bigrams_ = As<uint32_t>(b.data())[2] == 1;
+    if (capacity == 0 || (capacity & (capacity - 1)) != 0 ||
+        b.size() != 16 + uint64_t{capacity} * 8 || s.bigram_max_probe_ > capacity) {
+      return SectionError("bigram hash: capacity ", capacity, " does not match the block");
+    }
+    s.bigram_slots_ = absl::MakeConstSpan(As<uint64_t>(b.data() + 16), capacity);
+  }
   return s;
 }
 

@@ -23,6 +23,9 @@
 //                      then the contents (pool)
 //       kRawTrie       added tokens matched in the raw text: AddedTrie below
 //       kNormalizedTrie added tokens matched in the normalized text
+//       kBigramHash    {u32 capacity, u32 max_probe, u32 split_ok, u32 count} u64 slots[capacity]:
+//                      BigramKey(a, b) of every pair of adjacent characters inside a vocabulary
+//                      piece, at (Mix64(key) + k) mod capacity; 0 = empty
 //       kConfig        the small parts (normalizer, pre-tokenizer, decoder trees, post-processor,
 //                      BPE flags, special ids, generation defaults, chat template, source) in the
 //                      tagged encoding of tokenizer_section.cc
@@ -184,6 +187,16 @@ class TokenizerSection {
   const AddedTrieView& raw_trie() const { return raw_trie_; }
   const AddedTrieView& normalized_trie() const { return normalized_trie_; }
   const TokenizerConfig& config() const { return config_; }
+  // True if no vocabulary piece holds the character `a` followed by `b`: then no BPE symbol can
+  // ever span a boundary between them, and a word may be split there and its halves merged
+  // separately with the same result (tokenizers' merge order is by rank, then position, and no
+  // merge crosses the boundary). Valid only when WordsSplitAtForeignBigrams().
+  bool IsPieceBigram(char32_t a, char32_t b) const;
+  // True if the bigram rule above is exact for this vocabulary: every merge joins pieces that
+  // spell their text (no byte-fallback or unk operand; no subword prefix or suffix), and every
+  // piece is UTF-8.
+  bool WordsSplitAtForeignBigrams() const { return split_at_foreign_bigrams_; }
+
   // The section's bytes (as given to Load, up to total_size).
   absl::Span<const uint8_t> bytes() const { return bytes_; }
 
@@ -203,6 +216,9 @@ class TokenizerSection {
   const uint32_t* byte_ids_ = nullptr;
   absl::Span<const AddedTokenEntry> added_tokens_;
   const uint8_t* added_pool_ = nullptr;
+  absl::Span<const uint64_t> bigram_slots_;
+  uint32_t bigram_max_probe_ = 0;
+  bool split_at_foreign_bigrams_ = false;
   AddedTrieView raw_trie_;
   AddedTrieView normalized_trie_;
   TokenizerConfig config_;

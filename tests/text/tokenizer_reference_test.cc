@@ -145,35 +145,18 @@ TEST(TinyTokenizer, GoldenGgufsTokenizeLikeTheirTokenizerJson) {
   }
 }
 
-class Gemma3Tokenizer : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<Tokenizer> t = LoadDir(kGemma3);
-    ASSERT_TRUE(t.ok()) << t.status();
-    tokenizer_ = new Tokenizer(*std::move(t));
-  }
-  static void TearDownTestSuite() {
-    delete tokenizer_;
-    tokenizer_ = nullptr;
-  }
-  static Tokenizer* tokenizer_;
-};
-Tokenizer* Gemma3Tokenizer::tokenizer_ = nullptr;
-
-TEST_F(Gemma3Tokenizer, MatchesTokenizersJsOnTheCorpus) {
-  ASSERT_NE(tokenizer_, nullptr);
+// The Gemma 3 checks share one load of the 33 MB tokenizer.json (each ctest test is a process).
+void MatchesTokenizersJsOnTheCorpus(const Tokenizer* tokenizer_) {
   EXPECT_EQ(tokenizer_->vocab_size(), 262145u);  // 262,144 pieces + <image_soft_token>
   EXPECT_EQ(tokenizer_->section().num_merges(), 514906u);
   ExpectMatches(*tokenizer_, ReadReference("gemma3", "corpus"));
 }
 
-TEST_F(Gemma3Tokenizer, MatchesTokenizersJsOnRandomText) {
-  ASSERT_NE(tokenizer_, nullptr);
+void MatchesTokenizersJsOnRandomText(const Tokenizer* tokenizer_) {
   ExpectMatches(*tokenizer_, ReadReference("gemma3", "random"));
 }
 
-TEST_F(Gemma3Tokenizer, KnownIds) {
-  ASSERT_NE(tokenizer_, nullptr);
+void KnownIds(const Tokenizer* tokenizer_) {
   // The ids the issue names: <bos> Hello , (tokenizers.js agrees, see the corpus references).
   EXPECT_EQ(*tokenizer_->Decode({2, 9259, 236764}), "<bos>Hello,");
   EXPECT_THAT(*tokenizer_->Encode("Hello,", {.add_special_tokens = true}),
@@ -181,8 +164,7 @@ TEST_F(Gemma3Tokenizer, KnownIds) {
   EXPECT_EQ(*tokenizer_->Decode({2, 9259, 236764}, {.skip_special_tokens = true}), "Hello,");
 }
 
-TEST_F(Gemma3Tokenizer, StreamDecoderEqualsDecodeAtEveryTokenBoundary) {
-  ASSERT_NE(tokenizer_, nullptr);
+void StreamDecoderEqualsDecodeAtEveryTokenBoundary(const Tokenizer* tokenizer_) {
   for (const Reference& r : ReadReference("gemma3", "corpus")) {
     SCOPED_TRACE(Shown(r.text));
     ExpectStreamsLikeDecode(*tokenizer_, r.ids);
@@ -190,8 +172,7 @@ TEST_F(Gemma3Tokenizer, StreamDecoderEqualsDecodeAtEveryTokenBoundary) {
   }
 }
 
-TEST_F(Gemma3Tokenizer, StreamDecoderHoldsBackSplitCharacters) {
-  ASSERT_NE(tokenizer_, nullptr);
+void StreamDecoderHoldsBackSplitCharacters(const Tokenizer* tokenizer_) {
   // Every character of this text is spelled with byte-fallback tokens in some runs: split it at
   // every byte, encode each byte as its <0xXX> token with normal tokens between, and check each
   // prefix of the stream is complete UTF-8.
@@ -222,6 +203,28 @@ TEST_F(Gemma3Tokenizer, StreamDecoderHoldsBackSplitCharacters) {
   ExpectStreamsLikeDecode(*tokenizer_, bad);
 }
 
+TEST(Gemma3Tokenizer, MatchesTokenizersJsAndStreams) {
+  absl::StatusOr<text::TokenizerSpec> spec = ReadCheckpointTokenizer(kGemma3);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  // Gemma 3's tokenizer_config: eos_token <end_of_turn> (106), the chat template.
+  EXPECT_EQ(spec->eos_id, 106);
+  EXPECT_EQ(spec->chat_template.source, "tokenizer_config.json");
+  EXPECT_NE(spec->chat_template.text.find("<start_of_turn>"), std::string::npos);
+  absl::StatusOr<Tokenizer> t = Tokenizer::FromSpec(*spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  {
+    SCOPED_TRACE("corpus");
+    MatchesTokenizersJsOnTheCorpus(&*t);
+  }
+  {
+    SCOPED_TRACE("random");
+    MatchesTokenizersJsOnRandomText(&*t);
+  }
+  KnownIds(&*t);
+  StreamDecoderEqualsDecodeAtEveryTokenBoundary(&*t);
+  StreamDecoderHoldsBackSplitCharacters(&*t);
+}
+
 TEST(TinyTokenizer, StreamDecoderEqualsDecodeOnTheCorpus) {
   absl::StatusOr<Tokenizer> t = LoadDir(kData + "/models/tiny-a-f32");
   ASSERT_TRUE(t.ok()) << t.status();
@@ -247,12 +250,6 @@ TEST(CheckpointTokenizer, ReadsGenerationAndTokenizerConfigs) {
   EXPECT_EQ(spec->eos_id, 1);
   EXPECT_EQ(spec->pad_id, 0);
   EXPECT_THAT(spec->generation.eos_token_ids, testing::ElementsAre(1));
-  absl::StatusOr<text::TokenizerSpec> g3 = ReadCheckpointTokenizer(kGemma3);
-  ASSERT_TRUE(g3.ok()) << g3.status();
-  // Gemma 3's tokenizer_config: eos_token <end_of_turn> (106), the chat template.
-  EXPECT_EQ(g3->eos_id, 106);
-  EXPECT_EQ(g3->chat_template.source, "tokenizer_config.json");
-  EXPECT_NE(g3->chat_template.text.find("<start_of_turn>"), std::string::npos);
 }
 
 }  // namespace
