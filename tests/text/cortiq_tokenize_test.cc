@@ -111,6 +111,21 @@ TEST(CortiqTokenize, RendersChat) {
   EXPECT_THAT(ids.out, testing::StartsWith("2,5,"));
 }
 
+TEST(CortiqTokenize, Info) {
+  const Result r = RunTool(kModels + "tiny-a-f32 --info");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tokenizer: 512 tokens, 189 merges (BPE, byte_fallback, fuse_unk), "
+                               "14 added tokens (14 special)"));
+  EXPECT_THAT(r.out, HasSubstr("normalizer: Replace; pre_tokenizer: none; decoder: "
+                               "Sequence(Replace, ByteFallback, Fuse)"));
+  EXPECT_THAT(r.out, HasSubstr("special: bos 2 \"<bos>\", eos 1 \"<eos>\", pad 0 \"<pad>\", unk 3 "
+                               "\"<unk>\""));
+  EXPECT_THAT(r.out, HasSubstr("generation: stop on 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("chat template: none shipped"));
+  const Result gguf = RunTool(kModels + "tiny-a-f32.gguf --info");
+  EXPECT_THAT(gguf.out, HasSubstr("generation: stop on 1, 6\n"));  // eos and <turn|>
+}
+
 TEST(CortiqTokenize, ErrorsNameTheProblem) {
   Result r = RunTool(kModels + "tiny-a-f32 --decode 1,512");
   EXPECT_EQ(r.code, 1);

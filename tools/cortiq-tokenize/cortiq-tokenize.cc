@@ -4,6 +4,7 @@
 //     cortiq-tokenize SOURCE --batch F.jsonl [--add-special]
 //     cortiq-tokenize SOURCE --decode 2,9259,236764 [--skip-special] [--pieces]
 //     cortiq-tokenize SOURCE --chat F.json [--thinking] [--add-generation-prompt] [--ids]
+//     cortiq-tokenize SOURCE --info
 //
 // SOURCE is a tokenizer.json, a Hugging Face checkpoint directory or a GGUF file (a compiled
 // artifact becomes one more source once the artifact carries the tokenizer section: see
@@ -29,6 +30,7 @@
 #include "formats/tokenizer_files.h"
 #include "runtime/text/gemma4_chat.h"
 #include "runtime/text/tokenizer.h"
+#include "runtime/text/tokenizer_summary.h"
 
 namespace cortiq {
 namespace {
@@ -45,6 +47,8 @@ constexpr char kUsage[] =
     "  --batch F.jsonl          each line of F is a JSON string; print a JSON array of its ids\n"
     "                           per line (one tokenizer load for all lines)\n"
     "  --decode IDS             print the text of comma-separated IDS, byte for byte\n"
+    "  --info                   print a summary of the tokenizer (vocabulary, components,\n"
+    "                           special ids, generation defaults, chat template)\n"
     "  --chat F.json            render the conversation F ([{\"role\":..,\"content\":..}]) in the\n"
     "                           Gemma 4 chat format and print the prompt text\n"
     "options:\n"
@@ -58,7 +62,7 @@ constexpr char kUsage[] =
 
 struct Options {
   std::string source;
-  std::string mode;   // "text", "text-file", "batch", "decode", "chat"
+  std::string mode;   // "text", "text-file", "batch", "decode", "chat", "info"
   std::string value;  // its argument
   bool add_special = false;
   bool pieces = false;
@@ -102,6 +106,13 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv, bool* help) {
       CORTIQ_ASSIGN_OR_RETURN(o.value, take_value());
       continue;
     }
+    if (arg == "--info") {
+      if (!o.mode.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", o.mode, " and --info cannot be combined"));
+      }
+      o.mode = "info";
+      continue;
+    }
     bool* flag = nullptr;
     if (arg == "--add-special") flag = &o.add_special;
     if (arg == "--pieces") flag = &o.pieces;
@@ -125,7 +136,7 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv, bool* help) {
   if (o.source.empty()) return absl::InvalidArgumentError("missing SOURCE (see --help)");
   if (o.mode.empty()) {
     return absl::InvalidArgumentError(
-        "missing mode: --text, --text-file, --batch, --decode or --chat (see --help)");
+        "missing mode: --text, --text-file, --batch, --decode, --chat or --info (see --help)");
   }
   return o;
 }
@@ -187,6 +198,10 @@ absl::StatusOr<std::vector<text::TokenId>> ParseIds(const std::string& text, uin
 
 absl::Status Run(const Options& o) {
   CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadTokenizer(o.source));
+  if (o.mode == "info") {
+    std::cout << text::SummarizeTokenizer(tokenizer);
+    return absl::OkStatus();
+  }
   text::EncodeOptions encode;
   encode.add_special_tokens = o.add_special;
   if (o.mode == "text" || o.mode == "text-file") {
