@@ -39,6 +39,8 @@ struct DecodeOptions {
 
 class StreamDecoder;
 
+// Encode, Decode and the other const methods may be called from several threads at once (the
+// BPE caches are per thread). Move-only.
 class Tokenizer {
  public:
   // A tokenizer over section bytes that the caller keeps mapped (an artifact's section).
