@@ -436,6 +436,13 @@ absl::StatusOr<text::TokenizerSpec> ParseTokenizerJson(absl::string_view json,
         }));
   }
   if (max_id < 0) return r.Error("model.vocab", "is empty");
+  // Ids index a table: a few pieces with huge ids would make a small file allocate gigabytes.
+  // Real vocabularies are dense (Gemma: 262,144 pieces for ids 0..262,143, one added id above).
+  const size_t named = entries.size() + added.size();
+  if (static_cast<size_t>(max_id) >= 2 * named + 1024) {
+    return r.Error("model.vocab", "the largest id ", max_id, " is far beyond the ", named,
+                   " tokens named (ids must be nearly dense)");
+  }
   spec.tokens.resize(static_cast<size_t>(max_id) + 1);
   for (auto& [id, piece] : entries) {
     text::TokenEntry& e = spec.tokens[id];

@@ -124,6 +124,8 @@ TEST(TokenizerJson, ErrorsNameTheField) {
               HasSubstr("model.vocab: id 0 is given to both"));
   EXPECT_THAT(Error(R"({"model":{"type":"BPE","vocab":{"a":-3},"merges":[]}})"),
               HasSubstr("model.vocab: the id of \"a\" (-3) is not an integer"));
+  EXPECT_THAT(Error(R"({"model":{"type":"BPE","vocab":{"a":0,"b":16000000},"merges":[]}})"),
+              HasSubstr("model.vocab: the largest id 16000000 is far beyond the 2 tokens named"));
   EXPECT_THAT(Error(R"({"model":{"type":"BPE","vocab":{"a":0,"a":1},"merges":[]}})"),
               HasSubstr("duplicate key \"a\""));
   EXPECT_THAT(Error(R"({"model":{"type":"BPE","unk_token":"<u>","vocab":{"a":0},"merges":[]}})"),
