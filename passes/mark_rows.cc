@@ -66,16 +66,13 @@ class MarkRowsPass : public MarkRowsBase<MarkRowsPass> {
     }
     if (report) {
       const uint64_t linear = on_all.linear_flops + on_logits.linear_flops;
-      mlir::emitRemark(module.getLoc()) << "mark-rows: all rows: " << on_all.ops << " ops, "
-                          << on_all.linear_flops << " linear FLOPs per row; logits rows: "
-                          << on_logits.ops << " ops, " << on_logits.linear_flops
-                          << " linear FLOPs per row ("
-                          << llvm::formatv("{0:F1}", linear == 0 ? 0.0
-                                                                 : 100.0 * on_logits.linear_flops /
-                                                                       linear)
-                                 .str()
-                          << "% of the linears); lm_head " << lm_head_flops
-                          << " FLOPs per logits row";
+      mlir::emitRemark(module.getLoc())
+          << "mark-rows: all rows: " << on_all.ops << " ops, " << on_all.linear_flops
+          << " linear FLOPs per row; logits rows: " << on_logits.ops << " ops, "
+          << on_logits.linear_flops << " linear FLOPs per row ("
+          << llvm::formatv("{0:F1}", linear == 0 ? 0.0 : 100.0 * on_logits.linear_flops / linear)
+                 .str()
+          << "% of the linears); lm_head " << lm_head_flops << " FLOPs per logits row";
     }
   }
 

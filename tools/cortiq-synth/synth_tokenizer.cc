@@ -37,26 +37,42 @@ struct FixedToken {
 // image_token_id 258880, boi_token_id 255999, eoi_token_id 258882, audio_token_id 258881,
 // boa_token_id 256000, eoa_token_id 258883, video_token_id 258884).
 constexpr FixedToken kFixedTokens[] = {
-    {0, "<pad>"},           {1, "<eos>"},           {2, "<bos>"},
-    {3, "<unk>"},           {4, "<mask>"},          {46, "<|tool>"},
-    {47, "<tool|>"},        {48, "<|tool_call>"},   {49, "<tool_call|>"},
-    {50, "<|tool_response>"}, {51, "<tool_response|>"}, {52, "<|\"|>"},
-    {98, "<|think|>"},      {100, "<|channel>"},    {101, "<channel|>"},
-    {105, "<|turn>"},       {106, "<turn|>"},       {255999, "<|image>"},
-    {256000, "<|audio>"},   {258880, "<|image|>"},  {258881, "<|audio|>"},
-    {258882, "<image|>"},   {258883, "<audio|>"},   {258884, "<|video|>"},
+    {0, "<pad>"},
+    {1, "<eos>"},
+    {2, "<bos>"},
+    {3, "<unk>"},
+    {4, "<mask>"},
+    {46, "<|tool>"},
+    {47, "<tool|>"},
+    {48, "<|tool_call>"},
+    {49, "<tool_call|>"},
+    {50, "<|tool_response>"},
+    {51, "<tool_response|>"},
+    {52, "<|\"|>"},
+    {98, "<|think|>"},
+    {100, "<|channel>"},
+    {101, "<channel|>"},
+    {105, "<|turn>"},
+    {106, "<turn|>"},
+    {255999, "<|image>"},
+    {256000, "<|audio>"},
+    {258880, "<|image|>"},
+    {258881, "<|audio|>"},
+    {258882, "<image|>"},
+    {258883, "<audio|>"},
+    {258884, "<|video|>"},
 };
 
 // tokenizer_config.json's names of the multimodal tokens (HF Gemma4Processor).
 constexpr std::pair<const char*, const char*> kMultimodalConfigNames[] = {
-    {"boi_token", "<|image>"},   {"eoi_token", "<image|>"}, {"image_token", "<|image|>"},
-    {"boa_token", "<|audio>"},   {"eoa_token", "<audio|>"}, {"audio_token", "<|audio|>"},
+    {"boi_token", "<|image>"},    {"eoi_token", "<image|>"}, {"image_token", "<|image|>"},
+    {"boa_token", "<|audio>"},    {"eoa_token", "<audio|>"}, {"audio_token", "<|audio|>"},
     {"video_token", "<|video|>"},
 };
 
 struct Vocabulary {
-  std::vector<std::string> pieces;  // by id
-  std::vector<bool> added;          // an added (special) token
+  std::vector<std::string> pieces;                  // by id
+  std::vector<bool> added;                          // an added (special) token
   std::vector<std::pair<int64_t, int64_t>> merges;  // ids of the merged pair, in rank order
 };
 
@@ -92,7 +108,8 @@ Vocabulary BuildVocabulary(int64_t vocab_size) {
   absl::flat_hash_set<std::string> seen;
   v.pieces[static_cast<size_t>(next++)] = kSpaceMarker;
   for (char c = '!'; c <= '~'; ++c) v.pieces[static_cast<size_t>(next++)] = std::string(1, c);
-  for (int64_t id = kFirstCharacterId; id < next; ++id) seen.insert(v.pieces[static_cast<size_t>(id)]);
+  for (int64_t id = kFirstCharacterId; id < next; ++id)
+    seen.insert(v.pieces[static_cast<size_t>(id)]);
   std::vector<int64_t> letter_id(26);
   for (int i = 0; i < 26; ++i) letter_id[i] = kFirstCharacterId + 1 + ('a' - '!') + i;
   for (int64_t base = kFirstCharacterId; next < end; ++base) {
@@ -276,9 +293,8 @@ std::string GenerationConfigJson() {
 absl::StatusOr<SynthTokenizerFiles> MakeSynthTokenizer(int64_t vocab_size) {
   if (vocab_size < kMinSynthVocabSize || vocab_size > kMaxSynthVocabSize) {
     return absl::InvalidArgumentError(
-        absl::StrCat("tokenizer: vocab_size ", vocab_size, " must be between ",
-                     kMinSynthVocabSize, " (the reserved, byte and character tokens) and ",
-                     kMaxSynthVocabSize));
+        absl::StrCat("tokenizer: vocab_size ", vocab_size, " must be between ", kMinSynthVocabSize,
+                     " (the reserved, byte and character tokens) and ", kMaxSynthVocabSize));
   }
   const Vocabulary vocabulary = BuildVocabulary(vocab_size);
   return SynthTokenizerFiles{TokenizerJson(vocabulary), TokenizerConfigJson(vocabulary),
