@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -21,6 +22,74 @@ namespace {
 
 bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The value of the 4 hex digits at text[i], or -1.
+int Hex4(absl::string_view text, size_t i) {
+  if (i + 4 > text.size()) return -1;
+  int v = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const int d = HexDigit(text[i + k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+// LLVM 15's JSON parser decodes a surrogate pair as 0x10000 | (high - 0xD800) << 10 | (low -
+// 0xDC00), an OR where an addition is meant, so every code point from U+20000 up written as
+// "\uXXXX\uXXXX" (e.g. U+10FFFF, most CJK extension characters) comes out wrong. Returns `text`
+// with each valid surrogate-pair escape inside a string replaced by the UTF-8 bytes of its code
+// point (which llvm::json keeps as they are), or nullopt if there is none.
+std::optional<std::string> RewriteSurrogatePairs(absl::string_view text) {
+  if (text.find("\\u") == absl::string_view::npos) return std::nullopt;
+  std::string out;
+  bool changed = false;
+  bool in_string = false;
+  size_t copied = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string) {
+      if (c == '"') in_string = true;
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+      continue;
+    }
+    if (c != '\\') continue;
+    if (i + 1 < text.size() && text[i + 1] == 'u') {
+      const int high = Hex4(text, i + 2);
+      if (high >= 0xD800 && high <= 0xDBFF && i + 7 < text.size() && text[i + 6] == '\\' &&
+          text[i + 7] == 'u') {
+        const int low = Hex4(text, i + 8);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          const uint32_t cp = 0x10000 + ((static_cast<uint32_t>(high) - 0xD800) << 10) +
+                              (static_cast<uint32_t>(low) - 0xDC00);
+          out.append(text.data() + copied, i - copied);
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+          copied = i + 12;
+          changed = true;
+          i += 11;
+          continue;
+        }
+      }
+    }
+    ++i;  // the escaped character cannot end the string
+  }
+  if (!changed) return std::nullopt;
+  out.append(text.data() + copied, text.size() - copied);
+  return out;
+}
+
 // Decodes the JSON string literal `literal` (quotes included). Literals with escapes or control
 // characters go through llvm::json itself, so that keys compare exactly as llvm::json will store
 // them (including its replacement of unpaired surrogates by U+FFFD). Error: the llvm message.
@@ -36,6 +105,8 @@ absl::StatusOr<std::string> DecodeJsonString(absl::string_view literal) {
   if (plain && llvm::json::isUTF8(llvm::StringRef(body.data(), body.size()))) {
     return std::string(body);
   }
+  const std::optional<std::string> fixed = RewriteSurrogatePairs(literal);
+  if (fixed) literal = *fixed;
   llvm::Expected<llvm::json::Value> value =
       llvm::json::parse(llvm::StringRef(literal.data(), literal.size()));
   if (!value) return absl::InvalidArgumentError(llvm::toString(value.takeError()));
@@ -177,6 +248,8 @@ absl::string_view KindOfValueStartingWith(char c) {
 }  // namespace
 
 absl::StatusOr<llvm::json::Value> ParseJson(absl::string_view text, absl::string_view file_name) {
+  const std::optional<std::string> fixed = RewriteSurrogatePairs(text);
+  if (fixed) text = *fixed;
   size_t num_keys = 0;
   const std::string problem = ScanStructure(
       text, kMaxJsonDepth, kJsonObjectAllowance + text.size() / kJsonBytesPerObject, &num_keys);
@@ -292,6 +365,91 @@ absl::Status ForEachJsonMember(absl::string_view text, absl::string_view file_na
     member.value_offset = value_start;
     CORTIQ_RETURN_IF_ERROR(visit(member));
     closed = text[i] == '}';
+    ++i;
+  }
+  skip_space();
+  if (i != text.size()) return malformed("text after the end of ", what, " at byte ", i);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ParseJsonString(absl::string_view literal) {
+  if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"') {
+    return absl::InvalidArgumentError("not a JSON string");
+  }
+  for (size_t i = 1; i + 1 < literal.size(); ++i) {
+    if (literal[i] == '\\') {
+      ++i;
+    } else if (literal[i] == '"') {
+      return absl::InvalidArgumentError("not a single JSON string");
+    }
+  }
+  return DecodeJsonString(literal);
+}
+
+absl::Status ForEachJsonElement(absl::string_view text, absl::string_view file_name,
+                                absl::string_view what, size_t max_elements,
+                                const std::function<absl::Status(const JsonElement&)>& visit) {
+  const auto malformed = [&](auto&&... parts) {
+    return absl::InvalidArgumentError(absl::StrCat(file_name, ": malformed JSON: ", parts...));
+  };
+  size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < text.size() && IsJsonSpace(text[i])) ++i;
+  };
+  skip_space();
+  if (i == text.size()) return malformed(what, " is empty");
+  if (text[i] != '[') {
+    const absl::string_view kind = text[i] == '{' ? "an object" : KindOfValueStartingWith(text[i]);
+    if (kind.empty()) return malformed("unexpected character at byte ", i);
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": ", what, " must be a JSON array, got ", kind));
+  }
+  ++i;
+  skip_space();
+  bool closed = i < text.size() && text[i] == ']';
+  if (closed) ++i;
+  size_t index = 0;
+  while (!closed) {
+    skip_space();
+    const size_t value_start = i;
+    size_t depth = 0;
+    bool in_string = false;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (in_string) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) break;
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        break;
+      }
+    }
+    if (i >= text.size()) return malformed("unexpected end of ", what, " in element ", index);
+    size_t value_end = i;
+    while (value_end > value_start && IsJsonSpace(text[value_end - 1])) --value_end;
+    if (value_end == value_start) {
+      return malformed("missing element ", index, " of ", what, " at byte ", value_start);
+    }
+    if (text[i] == '}') return malformed("unexpected '}' at byte ", i, " of ", what);
+    if (index >= max_elements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file_name, ": ", what, " has more than ", max_elements, " elements"));
+    }
+    JsonElement element;
+    element.index = index++;
+    element.value = text.substr(value_start, value_end - value_start);
+    element.value_offset = value_start;
+    CORTIQ_RETURN_IF_ERROR(visit(element));
+    closed = text[i] == ']';
     ++i;
   }
   skip_space();

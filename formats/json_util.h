@@ -58,6 +58,27 @@ absl::Status ForEachJsonMember(absl::string_view text, absl::string_view file_na
                                absl::string_view what, size_t max_members,
                                const std::function<absl::Status(const JsonMember&)>& visit);
 
+// Decodes one JSON string literal (quotes included, nothing around it), escapes resolved. Plain
+// literals (no escape, valid UTF-8) cost a copy; others go through llvm::json. Error:
+// InvalidArgument with llvm's message (the caller names the file and field).
+absl::StatusOr<std::string> ParseJsonString(absl::string_view literal);
+
+// One element of an array visited by ForEachJsonElement.
+struct JsonElement {
+  size_t index = 0;         // position in the array.
+  absl::string_view value;  // raw text of the value, without surrounding whitespace.
+  size_t value_offset = 0;  // byte offset of `value` in the text given to ForEachJsonElement.
+};
+
+// The array counterpart of ForEachJsonMember: walks the elements of the JSON array `text` in
+// order without building a tree (for a tokenizer's 500k merges, which llvm::json would hold in
+// ~100 bytes each). `visit` must parse each value it uses. Errors (InvalidArgument, prefixed by
+// `file_name`): `text` is not an array ("<what> must be a JSON array, got an object"), malformed
+// JSON around the values (with the byte offset), more than `max_elements` elements.
+absl::Status ForEachJsonElement(absl::string_view text, absl::string_view file_name,
+                                absl::string_view what, size_t max_elements,
+                                const std::function<absl::Status(const JsonElement&)>& visit);
+
 // The JSON kind of `value` for messages: "null", "a boolean", "a number", "a string",
 // "an array", "an object".
 absl::string_view JsonKindName(const llvm::json::Value& value);

@@ -19,12 +19,14 @@ std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createFoldNormGainPass();
 std::unique_ptr<mlir::Pass> createFuseLinearPass();
 std::unique_ptr<mlir::Pass> createFuseElementwisePass();
+// mark-rows{taps-all-rows=...}.
+std::unique_ptr<mlir::Pass> createMarkRowsPass(bool taps_all_rows = false);
 std::unique_ptr<mlir::Pass> createPlanBuffersPass();
 
 // The pipeline cortiq-compile runs by default, after assign-storage-formats (which takes its
-// flags): fold-constants, fold-norm-gain, fuse-linear, fuse-elementwise, plan-buffers (folds
-// first so the fused weights are built from the folded ones; buffers last, over the final op
-// order).
+// flags): fold-constants, fold-norm-gain, fuse-linear, fuse-elementwise, mark-rows,
+// plan-buffers (folds first so the fused weights are built from the folded ones; the rows and
+// the buffers last, over the final ops and their order).
 void buildDefaultPipeline(mlir::OpPassManager& pm);
 
 // Registers buildDefaultPipeline as the pipeline "cortiq-default" (for --pass-pipeline and

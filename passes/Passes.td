@@ -173,6 +173,63 @@ def FuseElementwise : Pass<"fuse-elementwise", "::mlir::ModuleOp"> {
   let constructor = "::cortiq::createFuseElementwisePass()";
 }
 
+def MarkRows : Pass<"mark-rows", "::mlir::ModuleOp"> {
+  let summary = "marks every op with the prompt rows it must run on: all, or the logits rows";
+  let description = [{
+    In a prompt batch of T rows, most of the decoder's work matters for every row only
+    because it feeds the KV cache, the one thing that persists from token to token; the
+    rest is read only by the logits of the rows whose logits are wanted (the last row,
+    or every row when every position's logits are asked for: the logits rows). Sets
+    `cortiq.rows` on every op of `decode_step` (the terminator excepted):
+    - `"all"` when a result reaches, through the ops that read it and theirs, a
+      `cortiq.kv_append` (or a `cortiq.layer_output` under `taps-all-rows`);
+    - `"logits"` otherwise: the op is needed for the logits rows only.
+    A `cortiq.kv_append` itself is `"all"`.
+
+    So the KV-shared layers (the last `num_kv_shared_layers`, which append nothing)
+    are logits-only, and so is whatever of the last KV-owning layer does not feed its
+    own K/V (its q projection, attention, MLP and PLE); the final norm, LM head and
+    softcap are logits-only as before. A KV-shared layer's attention reads its source
+    layer's cache, which that layer's `kv_append` (an all-rows op) filled for every
+    row before, so a logits row sees the same keys and values as in a full run. By
+    construction no all-rows op reads a logits-only result: its operands reach the
+    same `kv_append` it does.
+
+    Taps: a `cortiq.layer_output` is marked like any op, so a tap marked `"logits"`
+    (every layer from the first logits-only one on) is to hold a valid hidden state
+    only in the logits rows of a batch, once the executor runs logits-only ops on those
+    rows only (lowering does not read the marks yet). With `taps-all-rows` every tap
+    counts as read on every row, and every layer runs on all rows (for dumping every
+    position's hidden state).
+
+    With `report`, a remark on the module gives each set's op count and the FLOPs per
+    row of its matrix products (2 · weight elements per `cortiq.linear`; the LM head
+    apart), e.g. the share of a prompt's work that only the logits rows need.
+
+    Before:
+    ```mlir
+    %k = cortiq.linear @k(%h) : tensor<64xf32> -> tensor<32xf32>
+    cortiq.kv_append %k, %k into @kv_cache_0 at %position : tensor<32xf32>, tensor<32xf32>
+    %o = cortiq.attention layer 1 sliding %q over @kv_cache_0 at %position heads 4 window 8 scale 1.0 : tensor<64xf32> -> tensor<64xf32>
+    %m = cortiq.linear @o(%o) : tensor<64xf32> -> tensor<64xf32>
+    ```
+    After:
+    ```mlir
+    %k = cortiq.linear @k(%h) {cortiq.rows = "all"} : tensor<64xf32> -> tensor<32xf32>
+    cortiq.kv_append %k, %k into @kv_cache_0 at %position {cortiq.rows = "all"} : tensor<32xf32>, tensor<32xf32>
+    %o = cortiq.attention layer 1 sliding %q over @kv_cache_0 at %position heads 4 window 8 scale 1.0 {cortiq.rows = "logits"} : tensor<64xf32> -> tensor<64xf32>
+    %m = cortiq.linear @o(%o) {cortiq.rows = "logits"} : tensor<64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let options = [
+    Option<"tapsAllRows", "taps-all-rows", "bool", /*default=*/"false",
+           "count every cortiq.layer_output as read on every row (every layer then runs on all rows)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit a remark with each row set's op count and per-row matrix-product FLOPs">
+  ];
+  let constructor = "::cortiq::createMarkRowsPass()";
+}
+
 def PlanBuffers : Pass<"plan-buffers", "::mlir::ModuleOp"> {
   let summary = "assigns every intermediate an offset in one activation arena";
   let description = [{

@@ -9,6 +9,7 @@ void buildDefaultPipeline(mlir::OpPassManager& pm) {
   pm.addPass(createFoldNormGainPass());
   pm.addPass(createFuseLinearPass());
   pm.addPass(createFuseElementwisePass());
+  pm.addPass(createMarkRowsPass());
   pm.addPass(createPlanBuffersPass());
 }
 

@@ -90,6 +90,16 @@ LogicalResult CortiqDialect::verifyOperationAttribute(Operation* op, NamedAttrib
                              << attr.getValue().cast<IntegerAttr>().getInt();
     return success();
   }
+  if (name == getRowsAttrName()) {
+    auto rows = attr.getValue().dyn_cast<StringAttr>();
+    if (isa<ModuleOp, func::FuncOp, WeightOp, KvCacheOp>(op) ||
+        op->hasTrait<mlir::OpTrait::IsTerminator>())
+      return op->emitError() << "'" << name << "' belongs on an op of the decode step";
+    if (!rows || !symbolizeRows(rows.getValue()))
+      return op->emitError() << "'" << name << "' must be \"all\" or \"logits\", is "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "'" << name << "' is not an attribute of the cortiq dialect";
 }
 

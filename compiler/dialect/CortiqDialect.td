@@ -30,7 +30,9 @@ def Cortiq_Dialect : Dialect {
       (`vocab_size`, `hidden_size`, `num_hidden_layers`, `max_position_embeddings`, ...);
     - `cortiq.arena_offset` (an op with one result, i64 >= 0, a multiple of 4): the
       byte offset of the result in the activation arena, set by plan-buffers;
-    - `cortiq.arena_bytes` (module, i64 >= 0): the arena's size, set by plan-buffers.
+    - `cortiq.arena_bytes` (module, i64 >= 0): the arena's size, set by plan-buffers;
+    - `cortiq.rows` (an op of the decode step, `"all"` or `"logits"`, CortiqEnums.td
+      `Rows`): the rows of a prompt batch the op must run on, set by mark-rows.
     Storage formats are attributes of `cortiq.weight` itself.
 
     ```mlir
@@ -57,6 +59,10 @@ def Cortiq_Dialect : Dialect {
     // Module attribute: the activation arena's size in bytes.
     static constexpr ::llvm::StringLiteral getArenaBytesAttrName() {
       return ::llvm::StringLiteral("cortiq.arena_bytes");
+    }
+    // Op attribute: the prompt rows the op runs on, a string naming a `Rows` case.
+    static constexpr ::llvm::StringLiteral getRowsAttrName() {
+      return ::llvm::StringLiteral("cortiq.rows");
     }
   }];
 }

@@ -1,5 +1,5 @@
-// Enumerations of the `cortiq` dialect: attention layer types, RoPE variants and weight storage
-// formats.
+// Enumerations of the `cortiq` dialect: attention layer types, RoPE variants, weight storage
+// formats and the prompt rows an op runs on.
 #ifndef CORTIQ_ENUMS_TD
 #define CORTIQ_ENUMS_TD
 
@@ -31,6 +31,16 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     I32EnumAttrCase<"BF16", 1, "bf16">,  // bfloat16
     I32EnumAttrCase<"Q8_0", 2, "q8_0">,  // llama.cpp block_q8_0: 32 weights, f16 scale + 32 int8
     I32EnumAttrCase<"Q4_0", 3, "q4_0">]> {  // block_q4_0: 32 weights, f16 scale + 16 nibble bytes
+  let cppNamespace = "::cortiq";
+}
+
+// The rows of a prompt batch an op must run on (the `cortiq.rows` op attribute, set by
+// mark-rows): every row, or only the logits rows — the rows whose logits are wanted (the last
+// row, or every row when every position's logits are asked for). Stored as the case's name
+// (a string attribute) so the printed IR reads `cortiq.rows = "logits"`.
+def Cortiq_Rows : I32EnumAttr<"Rows", "prompt rows an op runs on", [
+    I32EnumAttrCase<"all", 0>,
+    I32EnumAttrCase<"logits", 1>]> {
   let cppNamespace = "::cortiq";
 }
 

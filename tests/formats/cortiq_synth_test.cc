@@ -1,6 +1,6 @@
 // Tests of tools/cortiq-synth, the command-line front end of the safetensors writer: flag
-// validation, a complete checkpoint that the reader accepts, and no partial file left behind
-// when a write fails. Runs the built binary (CORTIQ_SYNTH_BIN); a file size limit (RLIMIT_FSIZE,
+// validation, a complete checkpoint that the reader accepts (its tokenizer files are checked by
+// tests/lit/synth), and no partial file left behind when a write fails. Runs the built binary (CORTIQ_SYNTH_BIN); a file size limit (RLIMIT_FSIZE,
 // with SIGXFSZ ignored) stands in for a full disk: both make write(2) fail mid-file.
 #include <dirent.h>
 #include <fcntl.h>
@@ -100,7 +100,8 @@ TEST(CortiqSynthTest, WritesACheckpointTheReaderAccepts) {
   const std::string dir = FreshPath();
   RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(Files(dir), ElementsAre("config.json", "model.safetensors"));
+  EXPECT_THAT(Files(dir), ElementsAre("config.json", "generation_config.json", "model.safetensors",
+                                      "tokenizer.json", "tokenizer_config.json"));
   absl::StatusOr<SafetensorsCheckpoint> checkpoint = SafetensorsCheckpoint::Open(dir);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
 
@@ -108,8 +109,10 @@ TEST(CortiqSynthTest, WritesACheckpointTheReaderAccepts) {
   run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--max-shard-mb", "1", "-o", sharded});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(Files(sharded),
-              ElementsAre("config.json", "model-00001-of-00002.safetensors",
-                          "model-00002-of-00002.safetensors", "model.safetensors.index.json"));
+              ElementsAre("config.json", "generation_config.json",
+                          "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                          "model.safetensors.index.json", "tokenizer.json",
+                          "tokenizer_config.json"));
   checkpoint = SafetensorsCheckpoint::Open(sharded);
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
   EXPECT_EQ(checkpoint->files().size(), 2u);
@@ -180,6 +183,24 @@ TEST(CortiqSynthTest, FailedShardedWriteLeavesNoFile) {
   EXPECT_THAT(run.output, HasSubstr("model-00001-of-00002.safetensors"));
   EXPECT_THAT(run.output, HasSubstr("File too large"));
   EXPECT_THAT(Files(dir), ElementsAre("<missing>"));
+}
+
+// --metadata-only writes the config and tokenizer into an existing directory beside the weights
+// of an earlier run, and leaves them alone.
+TEST(CortiqSynthTest, MetadataOnlyWritesAllButTheWeights) {
+  const std::string dir = FreshPath();
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/model.safetensors") << "weights";
+  RunResult run = RunSynth({"--preset", "tiny", "--metadata-only", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(Files(dir), ElementsAre("config.json", "generation_config.json", "model.safetensors",
+                                      "tokenizer.json", "tokenizer_config.json"));
+  std::ifstream weights(dir + "/model.safetensors");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(weights), {}), "weights");
+  // Another preset's files would contradict the config (and the weights) already there.
+  run = RunSynth({"--preset", "e4b", "--metadata-only", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("config.json: vocab_size is 512, preset e4b has 262144"));
 }
 
 }  // namespace

@@ -14,3 +14,16 @@ path = os.pathsep.join([config.cortiq_tools_dir, config.llvm_tools_dir, config.e
 config.environment["PATH"] = path
 config.substitutions.append(("%data", config.test_data_dir))
 config.substitutions.append(("%src", config.cortiq_src_root))
+
+# llama.cpp's GGUF converter (the prebuilt reference of ../shared/reference, or
+# $CORTIQ_LLAMA_CPP) with its Python dependencies: the tests that convert a synthetic checkpoint
+# (REQUIRES: llama-converter) run only where both are present, never on a fresh CI machine.
+import subprocess
+llama_cpp = os.environ.get("CORTIQ_LLAMA_CPP", os.path.join(
+    os.path.dirname(config.cortiq_src_root), "shared", "reference", "llama.cpp"))
+converter = os.path.join(llama_cpp, "bin", "convert-hf-to-gguf")
+if os.access(converter, os.X_OK) and subprocess.run(
+        ["/usr/bin/python3", "-c", "import numpy, torch, yaml, tqdm"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("llama-converter")
+    config.substitutions.append(("%convert_hf_to_gguf", converter))

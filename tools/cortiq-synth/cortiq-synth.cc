@@ -1,6 +1,7 @@
 // cortiq-synth: writes a Gemma-4 E-series checkpoint directory with random weights and the real
 // config layout of a preset (tiny, e2b, e4b), streaming tensor by tensor so an E4B-sized bf16
-// checkpoint (~16 GB) needs only a few MB of RAM.
+// checkpoint (~16 GB) needs only a few MB of RAM; with a Gemma-4-shaped tokenizer
+// (synth_tokenizer.h) so that llama.cpp's converter accepts it.
 //
 // Every file is written under a temporary name and renamed into place only once all of them are
 // complete, so a failure (a full disk, a file size limit) leaves no truncated model.safetensors,
@@ -33,11 +34,16 @@
 #include "llvm/Support/raw_ostream.h"
 #include "base/status_macros.h"
 #include "tools/common/command_line.h"
+#include "tools/cortiq-synth/synth_tokenizer.h"
 
 ABSL_FLAG(std::string, preset, "tiny", "model shape: tiny (tiny-a: 8 layers, hidden 64), e2b or e4b");
 ABSL_FLAG(std::string, dtype, "bf16", "tensor dtype: bf16 (as the official releases) or f32");
 ABSL_FLAG(uint64_t, seed, 1, "random seed; the same seed gives the same weights");
 ABSL_FLAG(std::string, o, "", "output checkpoint directory (created if missing)");
+ABSL_FLAG(bool, metadata_only, false,
+          "write every file but the weights (config.json, tokenizer.json, tokenizer_config.json, "
+          "generation_config.json) into an existing directory, e.g. one holding the shards of an "
+          "earlier run; a config.json already there must have the preset's shape");
 ABSL_FLAG(uint64_t, max_shard_mb, 4096,
           "largest safetensors shard in MiB; a model larger than one shard gets "
           "model.safetensors.index.json + model-0000N-of-0000M.safetensors");
@@ -101,6 +107,13 @@ llvm::json::Object ConfigJson(const Preset& p, const std::string& dtype) {
       {"attention_k_eq_v", false},
       {"attention_bias", false},
       {"enable_moe_block", false},
+      // As in the released configs, the mixture-of-experts and other unused fields are present
+      // and null (llama.cpp's converter looks some of them up).
+      {"moe_intermediate_size", nullptr},
+      {"num_experts", nullptr},
+      {"top_k_experts", nullptr},
+      {"num_global_key_value_heads", nullptr},
+      {"use_bidirectional_attention", nullptr},
       {"bos_token_id", 2},
       {"eos_token_id", 1},
       {"pad_token_id", 0},
@@ -252,17 +265,62 @@ absl::Status WriteShard(const std::string& path, const std::vector<TensorSpec>& 
   return writer.Finish();
 }
 
-// Writes every file of the checkpoint under its staged (temporary) name.
-absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag, DType dtype,
-                             uint64_t max_shard, StagedFiles& files) {
+// Writes the tokenizer files of a vocabulary of `vocab_size` ids under their staged names.
+absl::Status WriteTokenizer(int64_t vocab_size, StagedFiles& files) {
+  CORTIQ_ASSIGN_OR_RETURN(SynthTokenizerFiles tokenizer, MakeSynthTokenizer(vocab_size));
+  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("tokenizer.json"), tokenizer.tokenizer_json));
+  CORTIQ_RETURN_IF_ERROR(
+      WriteTextFile(files.Stage("tokenizer_config.json"), tokenizer.tokenizer_config_json));
+  return WriteTextFile(files.Stage("generation_config.json"), tokenizer.generation_config_json);
+}
+
+// The preset's config.json text, checked by the real reader (which also gives the config the
+// tensor list follows from).
+absl::StatusOr<std::pair<std::string, Gemma4TextConfig>> MakeConfig(const Preset& preset,
+                                                                    const std::string& dtype_flag) {
   std::string config_text;
   llvm::raw_string_ostream os(config_text);
   os << llvm::formatv("{0:2}", llvm::json::Value(ConfigJson(preset, dtype_flag)));
   os.flush();
-  // Parse our own output with the real reader: the tensor list follows from the config.
   CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config,
                           ParseGemma4TextConfig(config_text, "generated config.json"));
-  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), config_text + "\n"));
+  return std::make_pair(config_text + "\n", config);
+}
+
+// --metadata-only: config.json and the tokenizer files into `dir`. A config.json already there
+// must describe the same shape (the files would otherwise disagree with the weights beside them).
+absl::Status WriteMetadata(const Preset& preset, const std::string& dtype_flag,
+                           const std::string& dir, StagedFiles& files) {
+  CORTIQ_ASSIGN_OR_RETURN(auto made, MakeConfig(preset, dtype_flag));
+  const Gemma4TextConfig& config = made.second;
+  if (PathExists(JoinPath(dir, "config.json"))) {
+    CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig existing, LoadGemma4TextConfig(dir));
+    const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
+        {"vocab_size", {existing.vocab_size, config.vocab_size}},
+        {"hidden_size", {existing.hidden_size, config.hidden_size}},
+        {"intermediate_size", {existing.intermediate_size, config.intermediate_size}},
+        {"num_hidden_layers", {existing.num_hidden_layers, config.num_hidden_layers}},
+        {"num_kv_shared_layers", {existing.num_kv_shared_layers, config.num_kv_shared_layers}},
+    };
+    for (const auto& [name, values] : fields) {
+      if (values.first != values.second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            JoinPath(dir, "config.json"), ": ", name, " is ", values.first, ", preset ",
+            absl::GetFlag(FLAGS_preset), " has ", values.second, " (--metadata-only)"));
+      }
+    }
+  }
+  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), made.first));
+  return WriteTokenizer(preset.vocab_size, files);
+}
+
+// Writes every file of the checkpoint under its staged (temporary) name.
+absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag, DType dtype,
+                             uint64_t max_shard, StagedFiles& files) {
+  CORTIQ_ASSIGN_OR_RETURN(auto made, MakeConfig(preset, dtype_flag));
+  const Gemma4TextConfig& config = made.second;
+  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), made.first));
+  CORTIQ_RETURN_IF_ERROR(WriteTokenizer(preset.vocab_size, files));
 
   std::vector<TensorSpec> tensors = Gemma4TextTensors(config, dtype);
   // As in the official releases: the KV-shared layers still ship k/v projections (ignored).
@@ -300,6 +358,17 @@ absl::Status Run(const std::string& dir) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-shard-mb must be between 1 and ", kMaxShardMb, ", not ", max_shard_mb));
   }
+  if (absl::GetFlag(FLAGS_metadata_only)) {
+    if (!IsDirectory(dir)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, ": not a directory (--metadata-only writes into an existing one)"));
+    }
+    StagedFiles files(dir, /*created_dir=*/false);
+    absl::Status status = WriteMetadata(preset, dtype_flag, dir, files);
+    if (status.ok()) status = files.Commit();
+    if (!status.ok()) files.Abandon();
+    return status;
+  }
   const bool created_dir = ::mkdir(dir.c_str(), 0755) == 0;
   if (!created_dir && errno != EEXIST) {
     return absl::InternalError(
@@ -319,14 +388,16 @@ absl::Status Run(const std::string& dir) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] [--seed N] [--max-shard-mb N] -o DIR\n"
-      "Writes a Gemma-4 E-series checkpoint directory with random weights.");
+      "cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] [--seed N] [--max-shard-mb N] "
+      "[--metadata-only] -o DIR\n"
+      "Writes a Gemma-4 E-series checkpoint directory with random weights and a synthetic "
+      "Gemma-4-shaped tokenizer.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
   const std::string dir = absl::GetFlag(FLAGS_o);
   if (args.size() != 1 || dir.empty()) {
     std::fprintf(stderr,
                  "cortiq-synth: %s (usage: cortiq-synth --preset tiny|e2b|e4b "
-                 "[--dtype bf16|f32] [--seed N] [--max-shard-mb N] -o DIR)\n",
+                 "[--dtype bf16|f32] [--seed N] [--max-shard-mb N] [--metadata-only] -o DIR)\n",
                  dir.empty() ? "-o DIR is required" : "unexpected positional argument");
     return 1;
   }
@@ -338,7 +409,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cortiq-synth: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  std::printf("cortiq-synth: wrote %s (preset %s, %s)\n", dir.c_str(),
-              absl::GetFlag(FLAGS_preset).c_str(), absl::GetFlag(FLAGS_dtype).c_str());
+  if (absl::GetFlag(FLAGS_metadata_only)) {
+    std::printf("cortiq-synth: wrote the config and tokenizer of preset %s into %s\n",
+                absl::GetFlag(FLAGS_preset).c_str(), dir.c_str());
+  } else {
+    std::printf("cortiq-synth: wrote %s (preset %s, %s)\n", dir.c_str(),
+                absl::GetFlag(FLAGS_preset).c_str(), absl::GetFlag(FLAGS_dtype).c_str());
+  }
   return 0;
 }

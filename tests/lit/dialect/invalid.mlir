@@ -350,7 +350,8 @@ cortiq.weight @w {stored_format = "q8_0"} : tensor<32x64xf32>
 
 // -----
 
-// The dialect's discardable attributes: cortiq.model, cortiq.arena_bytes, cortiq.arena_offset.
+// The dialect's discardable attributes: cortiq.model, cortiq.arena_bytes, cortiq.arena_offset,
+// cortiq.rows.
 // expected-error @+1 {{'cortiq.stored_format' is not an attribute of the cortiq dialect}}
 module attributes {cortiq.stored_format = "q8_0"} {}
 
@@ -398,3 +399,31 @@ func.func @f(%x: tensor<64xf32>) {
   // expected-error @+1 {{'cortiq.arena_offset' belongs on an op with one result}}
   return {cortiq.arena_offset = 0 : i64} %x : tensor<64xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.rows' must be "all" or "logits", is "last"}}
+  %y = cortiq.gelu_tanh %x {cortiq.rows = "last"} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.rows' must be "all" or "logits", is 1 : i32}}
+  %y = cortiq.gelu_tanh %x {cortiq.rows = 1 : i32} : tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'cortiq.rows' belongs on an op of the decode step}}
+  return {cortiq.rows = "all"} %x : tensor<64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'cortiq.rows' belongs on an op of the decode step}}
+cortiq.weight @w {cortiq.rows = "all"} : tensor<64x64xf32>

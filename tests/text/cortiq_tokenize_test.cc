@@ -1,0 +1,152 @@
+// cortiq-tokenize end to end: the built binary on the golden tiny checkpoint (its tokenizer.json,
+// its directory, its GGUF), expected ids from tokenizers.js (tests/data/tokenizer/tiny_*_ref) and
+// llama.cpp's llama-tokenize on the same GGUF (which agree for these inputs).
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cortiq {
+namespace {
+
+using testing::HasSubstr;
+
+const std::string kBin = CORTIQ_TOKENIZE_BIN;
+const std::string kModels = std::string(CORTIQ_TEST_DATA_DIR) + "/models/";
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `args` (already shell-quoted) and captures stdout, stderr and the exit code.
+Result RunTool(const std::string& args) {
+  const std::string err_path = testing::TempDir() + "/stderr.txt";
+  const std::string command = absl::StrCat(kBin, " ", args, " 2>", err_path);
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return r;
+}
+
+std::string WriteFile(const std::string& name, const std::string& contents) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+TEST(CortiqTokenize, HelpExitsZero) {
+  for (const char* flag : {"-h", "--help"}) {
+    const Result r = RunTool(flag);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_THAT(r.out, HasSubstr("usage: cortiq-tokenize SOURCE"));
+  }
+}
+
+TEST(CortiqTokenize, EncodesFromEverySource) {
+  // tokenizers.js and llama-tokenize give these ids for the text.
+  const std::string expected =
+      "361,394,392,510,345,503,270,486,328,355,327,332,301,282,270,456,270,422,270,101,504,270,5,"
+      "288,276,325,270,209,183\n";
+  const std::string text = "'The quick brown fox jumps over the lazy dog. Hello World! <|turn>user é'";
+  for (const std::string source : {kModels + "tiny-a-f32/tokenizer.json", kModels + "tiny-a-f32",
+                                    kModels + "tiny-a-f32.gguf", kModels + "tiny-a-bf16.gguf"}) {
+    SCOPED_TRACE(source);
+    const Result r = RunTool(source + " --text " + text);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
+  }
+  const Result special = RunTool(kModels + "tiny-a-f32 --text 'Hello world' --add-special");
+  EXPECT_EQ(special.out, "2,422,331,354,380\n");
+  const std::string file = WriteFile("text.txt", "Hello world");
+  EXPECT_EQ(RunTool(kModels + "tiny-a-f32 --text-file " + file).out, "422,331,354,380\n");
+}
+
+TEST(CortiqTokenize, DecodesByteForByte) {
+  const Result r = RunTool(kModels + "tiny-a-f32 --decode 2,422,331,354,380,209,183");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "<bos>Hello world\xC3\xA9");
+  EXPECT_EQ(RunTool(kModels + "tiny-a-f32 --decode 2,422 --skip-special").out, "Hello");
+  const Result pieces = RunTool(kModels + "tiny-a-f32 --decode 422,270,209 --pieces");
+  EXPECT_EQ(pieces.out, "422\tHello\n270\t\xE2\x96\x81\n209\t<0xC3>\n");
+}
+
+TEST(CortiqTokenize, BatchPrintsOneArrayPerLine) {
+  const std::string batch = WriteFile("batch.jsonl", "\"Hello world\"\n\"\"\n\"\\u00e9\"\n");
+  const Result r = RunTool(kModels + "tiny-a-f32 --batch " + batch);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "[422,331,354,380]\n[]\n[209,183]\n");
+  const std::string bad = WriteFile("bad.jsonl", "\"ok\"\nnot json\n");
+  const Result e = RunTool(kModels + "tiny-a-f32 --batch " + bad);
+  EXPECT_EQ(e.code, 1);
+  EXPECT_THAT(e.err, HasSubstr("bad.jsonl:2: not a JSON string"));
+}
+
+TEST(CortiqTokenize, RendersChat) {
+  const std::string chat = WriteFile(
+      "chat.json", R"([{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}])");
+  const Result text = RunTool(kModels + "tiny-a-f32 --chat " + chat + " --add-generation-prompt");
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out,
+            "<bos><|turn>system\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n");
+  const Result thinking = RunTool(kModels + "tiny-a-f32 --chat " + chat + " --thinking");
+  EXPECT_EQ(thinking.out,
+            "<bos><|turn>system\n<|think|>\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n");
+  const Result ids = RunTool(kModels + "tiny-a-f32 --chat " + chat + " --add-generation-prompt --ids");
+  EXPECT_EQ(ids.code, 0) << ids.err;
+  // <bos> <|turn> and <turn|> are single tokens (2, 5, 6).
+  EXPECT_THAT(ids.out, testing::StartsWith("2,5,"));
+}
+
+TEST(CortiqTokenize, Info) {
+  const Result r = RunTool(kModels + "tiny-a-f32 --info");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tokenizer: 512 tokens, 189 merges (BPE, byte_fallback, fuse_unk), "
+                               "14 added tokens (14 special)"));
+  EXPECT_THAT(r.out, HasSubstr("normalizer: Replace; pre_tokenizer: none; decoder: "
+                               "Sequence(Replace, ByteFallback, Fuse)"));
+  EXPECT_THAT(r.out, HasSubstr("special: bos 2 \"<bos>\", eos 1 \"<eos>\", pad 0 \"<pad>\", unk 3 "
+                               "\"<unk>\""));
+  EXPECT_THAT(r.out, HasSubstr("generation: stop on 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("chat template: none shipped"));
+  const Result gguf = RunTool(kModels + "tiny-a-f32.gguf --info");
+  EXPECT_THAT(gguf.out, HasSubstr("generation: stop on 1, 6\n"));  // eos and <turn|>
+}
+
+TEST(CortiqTokenize, ErrorsNameTheProblem) {
+  Result r = RunTool(kModels + "tiny-a-f32 --decode 1,512");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("token id 512 is out of range [0, 512)"));
+  r = RunTool(kModels + "tiny-a-f32 --decode 1,x");
+  EXPECT_THAT(r.err, HasSubstr("'x' is not an integer"));
+  r = RunTool(kModels + "tiny-a-f32 --frobnicate");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("unknown option --frobnicate"));
+  r = RunTool(kModels + "tiny-a-f32");
+  EXPECT_THAT(r.err, HasSubstr("missing mode"));
+  r = RunTool(kModels + "missing-dir/tokenizer.json --text x");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("missing-dir/tokenizer.json"));
+  const std::string bad = WriteFile("bad_tokenizer.json", R"({"model": {"type": "WordPiece"}})");
+  r = RunTool(bad + " --text x");
+  EXPECT_THAT(r.err, HasSubstr("model.type: \"WordPiece\" is not supported"));
+  r = RunTool(kModels + "tiny-a-f32 --text-file " + WriteFile("invalid.txt", "ok\xff"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("not valid UTF-8 at byte 2"));
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,310 @@
+// cortiq-tokenize: text ⇄ token ids with a model's own tokenizer, and the Gemma 4 chat format.
+//
+//     cortiq-tokenize SOURCE --text TEXT | --text-file F [--add-special] [--pieces]
+//     cortiq-tokenize SOURCE --batch F.jsonl [--add-special]
+//     cortiq-tokenize SOURCE --decode 2,9259,236764 [--skip-special] [--pieces]
+//     cortiq-tokenize SOURCE --chat F.json [--thinking] [--add-generation-prompt] [--ids]
+//     cortiq-tokenize SOURCE --info
+//
+// SOURCE is a tokenizer.json, a Hugging Face checkpoint directory or a GGUF file (a compiled
+// artifact becomes one more source once the artifact carries the tokenizer section: see
+// LoadTokenizer). Ids are printed comma-separated on one line; --decode prints the text byte for
+// byte with nothing added; --batch reads one JSON string per line and prints one JSON array of
+// ids per line. Errors go to stderr with exit code 1; -h/--help prints the usage and exits 0.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "formats/chat_messages.h"
+#include "formats/json_util.h"
+#include "formats/tokenizer_files.h"
+#include "runtime/text/gemma4_chat.h"
+#include "runtime/text/tokenizer.h"
+#include "runtime/text/tokenizer_summary.h"
+
+namespace cortiq {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cortiq-tokenize SOURCE MODE [options]\n"
+    "\n"
+    "SOURCE: a tokenizer.json, a Hugging Face checkpoint directory (tokenizer.json with\n"
+    "tokenizer_config.json, chat_template.jinja, generation_config.json) or a GGUF file.\n"
+    "\n"
+    "modes:\n"
+    "  --text TEXT               print the ids of TEXT, comma-separated on one line\n"
+    "  --text-file F            the same for the contents of file F\n"
+    "  --batch F.jsonl          each line of F is a JSON string; print a JSON array of its ids\n"
+    "                           per line (one tokenizer load for all lines)\n"
+    "  --decode IDS             print the text of comma-separated IDS, byte for byte\n"
+    "  --info                   print a summary of the tokenizer (vocabulary, components,\n"
+    "                           special ids, generation defaults, chat template)\n"
+    "  --chat F.json            render the conversation F ([{\"role\":..,\"content\":..}]) in the\n"
+    "                           Gemma 4 chat format and print the prompt text\n"
+    "options:\n"
+    "  --add-special            apply the post-processor (prepend <bos>) when encoding\n"
+    "  --pieces                 print 'id<TAB>piece' per token instead of the ids / text\n"
+    "  --skip-special           --decode: leave out special tokens (<bos>, <eos>, ...)\n"
+    "  --thinking               --chat: thinking on (<|think|> in the system turn)\n"
+    "  --add-generation-prompt  --chat: end with the model turn opener <|turn>model\\n\n"
+    "  --ids                    --chat: print the ids of the prompt instead of its text\n"
+    "  -h, --help               this help\n";
+
+struct Options {
+  std::string source;
+  std::string mode;   // "text", "text-file", "batch", "decode", "chat", "info"
+  std::string value;  // its argument
+  bool add_special = false;
+  bool pieces = false;
+  bool skip_special = false;
+  bool thinking = false;
+  bool add_generation_prompt = false;
+  bool ids = false;
+};
+
+absl::StatusOr<Options> ParseArgs(int argc, char** argv, bool* help) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      *help = true;
+      return o;
+    }
+    std::string value;
+    bool has_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      const size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        has_value = true;
+        arg = arg.substr(0, eq);
+      }
+      for (char& c : arg) c = c == '_' ? '-' : c;
+    }
+    const auto take_value = [&]() -> absl::StatusOr<std::string> {
+      if (has_value) return value;
+      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+      return std::string(argv[++i]);
+    };
+    if (arg == "--text" || arg == "--text-file" || arg == "--batch" || arg == "--decode" ||
+        arg == "--chat") {
+      if (!o.mode.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", o.mode, " and ", arg,
+                                                       " cannot be combined"));
+      }
+      o.mode = arg.substr(2);
+      CORTIQ_ASSIGN_OR_RETURN(o.value, take_value());
+      continue;
+    }
+    if (arg == "--info") {
+      if (!o.mode.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", o.mode, " and --info cannot be combined"));
+      }
+      o.mode = "info";
+      continue;
+    }
+    bool* flag = nullptr;
+    if (arg == "--add-special") flag = &o.add_special;
+    if (arg == "--pieces") flag = &o.pieces;
+    if (arg == "--skip-special") flag = &o.skip_special;
+    if (arg == "--thinking") flag = &o.thinking;
+    if (arg == "--add-generation-prompt") flag = &o.add_generation_prompt;
+    if (arg == "--ids") flag = &o.ids;
+    if (flag != nullptr) {
+      if (has_value) return absl::InvalidArgumentError(absl::StrCat(arg, " takes no value"));
+      *flag = true;
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-') {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option ", arg, " (see --help)"));
+    }
+    if (!o.source.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("more than one SOURCE: ", o.source, ", ", arg));
+    }
+    o.source = arg;
+  }
+  if (o.source.empty()) return absl::InvalidArgumentError("missing SOURCE (see --help)");
+  if (o.mode.empty()) {
+    return absl::InvalidArgumentError(
+        "missing mode: --text, --text-file, --batch, --decode, --chat or --info (see --help)");
+  }
+  return o;
+}
+
+// The tokenizer of `source`. The artifact integration adds its case here: a file starting with
+// the artifact magic → Tokenizer::FromSection(the artifact's tokenizer section bytes).
+absl::StatusOr<text::Tokenizer> LoadTokenizer(const std::string& source) {
+  CORTIQ_ASSIGN_OR_RETURN(const text::TokenizerSpec spec, ReadTokenizerSpec(source));
+  return text::Tokenizer::FromSpec(spec);
+}
+
+std::string JoinIds(const std::vector<text::TokenId>& ids, const char* separator) {
+  return absl::StrJoin(ids, separator);
+}
+
+// "id\tpiece" lines; control characters of the piece escaped so one token is one line.
+absl::Status PrintPieces(const text::Tokenizer& tokenizer, const std::vector<text::TokenId>& ids) {
+  for (const text::TokenId id : ids) {
+    CORTIQ_ASSIGN_OR_RETURN(std::string_view piece, tokenizer.TokenString(id));
+    std::string shown;
+    for (const char c : piece) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      if (c == '\n') {
+        shown += "\\n";
+      } else if (c == '\t') {
+        shown += "\\t";
+      } else if (c == '\r') {
+        shown += "\\r";
+      } else if (c == '\\') {
+        shown += "\\\\";
+      } else if (u < 0x20 || u == 0x7F) {
+        absl::StrAppend(&shown, "\\x", absl::Hex(u, absl::kZeroPad2));
+      } else {
+        shown.push_back(c);
+      }
+    }
+    std::cout << id << '\t' << shown << '\n';
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<text::TokenId>> ParseIds(const std::string& text, uint32_t vocab) {
+  std::vector<text::TokenId> ids;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) continue;
+    int64_t id = 0;
+    if (!absl::SimpleAtoi(part, &id)) {
+      return absl::InvalidArgumentError(absl::StrCat("--decode: '", part, "' is not an integer"));
+    }
+    if (id < 0 || id >= vocab) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--decode: token id ", id, " is out of range [0, ", vocab, ")"));
+    }
+    ids.push_back(static_cast<text::TokenId>(id));
+  }
+  return ids;
+}
+
+absl::Status Run(const Options& o) {
+  CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadTokenizer(o.source));
+  if (o.mode == "info") {
+    std::cout << text::SummarizeTokenizer(tokenizer);
+    return absl::OkStatus();
+  }
+  text::EncodeOptions encode;
+  encode.add_special_tokens = o.add_special;
+  if (o.mode == "text" || o.mode == "text-file") {
+    std::string input = o.value;
+    if (o.mode == "text-file") {
+      CORTIQ_ASSIGN_OR_RETURN(input, ReadFileToString(o.value, uint64_t{1} << 30));
+    }
+    CORTIQ_ASSIGN_OR_RETURN(const std::vector<text::TokenId> ids, tokenizer.Encode(input, encode));
+    if (o.pieces) return PrintPieces(tokenizer, ids);
+    std::cout << JoinIds(ids, ",") << '\n';
+    return absl::OkStatus();
+  }
+  if (o.mode == "batch") {
+    CORTIQ_ASSIGN_OR_RETURN(const std::string lines, ReadFileToString(o.value, uint64_t{1} << 32));
+    size_t line_number = 0;
+    for (absl::string_view line : absl::StrSplit(lines, '\n')) {
+      ++line_number;
+      line = absl::StripTrailingAsciiWhitespace(line);
+      if (line.empty()) {
+        // Only the final newline may leave an empty last "line".
+        if (line_number > 1 && lines.size() >= 1 && lines.back() == '\n' &&
+            static_cast<size_t>(line.data() - lines.data()) == lines.size()) {
+          break;
+        }
+        return absl::InvalidArgumentError(
+            absl::StrCat(o.value, ":", line_number, ": an empty line is not a JSON string"));
+      }
+      absl::StatusOr<std::string> input = ParseJsonString(absl::StripLeadingAsciiWhitespace(line));
+      if (!input.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(o.value, ":", line_number,
+                                                       ": not a JSON string: ",
+                                                       input.status().message()));
+      }
+      absl::StatusOr<std::vector<text::TokenId>> ids = tokenizer.Encode(*input, encode);
+      if (!ids.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(o.value, ":", line_number, ": ", ids.status().message()));
+      }
+      std::cout << '[' << JoinIds(*ids, ",") << "]\n";
+    }
+    return absl::OkStatus();
+  }
+  if (o.mode == "decode") {
+    CORTIQ_ASSIGN_OR_RETURN(const std::vector<text::TokenId> ids,
+                            ParseIds(o.value, tokenizer.vocab_size()));
+    if (o.pieces) return PrintPieces(tokenizer, ids);
+    text::DecodeOptions decode;
+    decode.skip_special_tokens = o.skip_special;
+    CORTIQ_ASSIGN_OR_RETURN(const std::string out, tokenizer.Decode(ids, decode));
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return absl::OkStatus();
+  }
+  // chat
+  CORTIQ_ASSIGN_OR_RETURN(const std::string json, ReadFileToString(o.value, uint64_t{1} << 30));
+  CORTIQ_ASSIGN_OR_RETURN(const std::vector<text::ChatMessage> messages,
+                          ParseChatMessages(json, o.value));
+  const text::ChatTemplateSpec& shipped = tokenizer.config().chat_template;
+  if (!shipped.text.empty() && !text::IsGemma4ChatTemplate(shipped.text)) {
+    std::cerr << "cortiq-tokenize: warning: the chat template of " << o.source << " ("
+              << shipped.source << ") is not the Gemma 4 format; rendering the built-in Gemma 4 "
+              << "format\n";
+  }
+  text::ChatOptions chat;
+  chat.add_generation_prompt = o.add_generation_prompt;
+  chat.enable_thinking = o.thinking;
+  if (tokenizer.config().bos_id) {
+    CORTIQ_ASSIGN_OR_RETURN(std::string_view bos, tokenizer.TokenString(*tokenizer.config().bos_id));
+    chat.bos_token = std::string(bos);
+  }
+  CORTIQ_ASSIGN_OR_RETURN(const std::string prompt, text::RenderGemma4Chat(messages, chat));
+  if (!o.ids && !o.pieces) {
+    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    return absl::OkStatus();
+  }
+  // The prompt already holds <bos>: encode it as apply_chat_template(tokenize=True) does,
+  // without the post-processor.
+  CORTIQ_ASSIGN_OR_RETURN(const std::vector<text::TokenId> ids, tokenizer.Encode(prompt));
+  if (o.pieces) return PrintPieces(tokenizer, ids);
+  std::cout << JoinIds(ids, ",") << '\n';
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  bool help = false;
+  absl::StatusOr<Options> options = ParseArgs(argc, argv, &help);
+  if (help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!options.ok()) {
+    std::cerr << "cortiq-tokenize: " << options.status().message() << '\n';
+    return 1;
+  }
+  const absl::Status status = Run(*options);
+  std::cout.flush();
+  if (!status.ok()) {
+    std::cerr << "cortiq-tokenize: " << status.message() << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cortiq
+
+int main(int argc, char** argv) { return cortiq::Main(argc, argv); }
