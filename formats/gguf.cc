@@ -627,8 +627,12 @@ absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) con
         const uint64_t block_bytes =
             info.dtype == DType::kQ8_0 ? ops::kQ8_0BlockBytes : ops::kQ4_0BlockBytes;
         const uint64_t row_bytes = row / ops::kQuantBlockSize * block_bytes;
+        // ne[0] comes from the file: a tensor with a zero dimension has no bytes to bound it
+        // (ne [2^62, 0] is valid and empty), so the scratch row is sized only when some row
+        // exists, and then row <= count <= 32 / 18 * num_bytes, inside the file.
+        if (count == 0) break;
         std::vector<float> values(row);
-        for (uint64_t r = 0; row > 0 && r < count / row; ++r) {
+        for (uint64_t r = 0; r < count / row; ++r) {
           if (info.dtype == DType::kQ8_0) {
             ops::DequantizeRowQ8_0(src + r * row_bytes, row, values.data());
           } else {

@@ -265,6 +265,13 @@ absl::StatusOr<double> FullRotaryFactor(const GgufFile& gguf, const KeyReader& k
         absl::StrCat(gguf.path(), ": tensor rope_freqs.weight has ne [", shape, "]; expected [",
                      pairs_total, "] (", KeyReader::Key("attention.key_length"), " / 2)"));
   }
+  // The f32 copy is sized by a key (up to 2^30 entries): allocate it only for a type that can
+  // be read, whose bytes in the file then bound it (at most 4 · 32 / 18 bytes per stored byte).
+  if (info->dtype == DType::kUnsupported) {
+    return absl::UnimplementedError(absl::StrCat(
+        gguf.path(), ": unsupported type ", ToAbsl(info->type_name),
+        " for tensor rope_freqs.weight (F32, F16, BF16, Q8_0 and Q4_0 can be read)"));
+  }
   std::vector<float> factors(pairs_total);
   CORTIQ_RETURN_IF_ERROR(gguf.ReadAsF32(*info, factors.data()));
   int64_t rotated = 0;

@@ -317,6 +317,35 @@ TEST(GgufTest, UnsupportedTypeIsListedAndFailsWhenRead) {
   EXPECT_TRUE(gguf->Data(*info).ok());
 }
 
+// A zero-element tensor takes no bytes, so nothing in the file bounds its other dimensions:
+// ne [2^62, 0] is a valid empty tensor, and reading it must allocate nothing sized by ne[0] (the
+// per-row scratch of the quantized bf16 read once was std::vector<float>(ne[0]): an abort).
+TEST(GgufTest, EmptyTensorWithAHugeRowReadsAsNothing) {
+  for (const uint32_t type : {kF32, kF16, kBF16, kQ8_0, kQ4_0}) {
+    SCOPED_TRACE(type);
+    GgufBuilder b;
+    b.Tensor("empty", {int64_t{1} << 62, 0}, type, "");
+    b.Tensor("ok", {4}, kF32, F32Data({1, 2, 3, 4}));
+    for (const bool map_data : {true, false}) {
+      absl::StatusOr<GgufFile> gguf = OpenBytes(b.Build(), map_data);
+      ASSERT_TRUE(gguf.ok()) << Msg(gguf.status());
+      const GgufTensorInfo* info = gguf->FindTensor("empty");
+      ASSERT_NE(info, nullptr);
+      EXPECT_EQ(info->num_elements(), 0u);
+      EXPECT_EQ(info->num_bytes, 0u);
+      float f32_sentinel = 7.0f;
+      uint16_t bf16_sentinel = 7;
+      EXPECT_TRUE(gguf->ReadAsF32(*info, &f32_sentinel).ok());
+      EXPECT_TRUE(gguf->ReadAsBF16(*info, &bf16_sentinel).ok());
+      EXPECT_EQ(f32_sentinel, 7.0f);
+      EXPECT_EQ(bf16_sentinel, 7);
+      absl::StatusOr<std::vector<uint8_t>> bytes = gguf->CopyData(*info);
+      ASSERT_TRUE(bytes.ok());
+      EXPECT_TRUE(bytes->empty());
+    }
+  }
+}
+
 TEST(GgufTest, GgmlTypeTable) {
   EXPECT_EQ(FindGgmlType(kQ8_0)->type_size, 34u);
   EXPECT_EQ(FindGgmlType(kQ4_0)->type_size, 18u);
