@@ -4,7 +4,11 @@
 // Measured with bench/thread_pool_benchmark.cc (bench/README.md).
 #include "runtime/thread_pool.h"
 
+#include <pthread.h>
+
 #include <chrono>
+#include <mutex>
+#include <new>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -41,17 +45,60 @@ bool SpinUntil(const Pred& pred) {
   }
 }
 
+// Forks of this process (counted in the child, where only the forking thread runs, so the
+// relaxed increment races with nothing). Pools compare it with the count they started at.
+std::atomic<uint64_t> g_forks{0};
+
+void CountFork() { g_forks.fetch_add(1, std::memory_order_relaxed); }
+
+void RegisterForkHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &CountFork); });
+}
+
+// The workers of pools that lived through a fork(): in the child their threads do not exist, so
+// they can be neither joined (that waits forever) nor destroyed (a joinable std::thread's
+// destructor terminates). They are kept here, reachable, for the life of the process.
+void Abandon(std::vector<std::thread>* workers) {
+  static auto* abandoned = new std::vector<std::thread>();
+  for (std::thread& worker : *workers) abandoned->push_back(std::move(worker));
+  workers->clear();
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(num_threads < 1 ? 1 : num_threads) {
+  if (num_threads_ > 1) RegisterForkHandler();
+  StartWorkers();
+}
+
+void ThreadPool::StartWorkers() {
+  forks_seen_ = g_forks.load(std::memory_order_relaxed);
+  const uint64_t current = generation_.load(std::memory_order_relaxed);
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));
   for (int t = 1; t < num_threads_; ++t) {
-    workers_.emplace_back([this, t] { WorkerLoop(t); });
+    workers_.emplace_back([this, t, current] { WorkerLoop(t, current); });
   }
 }
 
+void ThreadPool::RestartAfterFork() {
+  Abandon(&workers_);
+  // Only this thread exists: nothing else can touch the pool while it is rebuilt. A worker may
+  // have held the mutex (or been inside a wait) at the fork, so the copies are re-initialized,
+  // not reused; their old state belongs to threads that are gone.
+  new (&mutex_) std::mutex();
+  new (&start_) std::condition_variable();
+  new (&done_) std::condition_variable();
+  pending_.store(0, std::memory_order_relaxed);
+  StartWorkers();
+}
+
 ThreadPool::~ThreadPool() {
+  if (forks_seen_ != g_forks.load(std::memory_order_relaxed)) {
+    Abandon(&workers_);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_.store(true, std::memory_order_release);
@@ -61,6 +108,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Run(Task fn, void* context) {
+  if (forks_seen_ != g_forks.load(std::memory_order_relaxed)) RestartAfterFork();
   if (workers_.empty()) {
     fn(context, 0);
     return;
@@ -82,8 +130,7 @@ void ThreadPool::Run(Task fn, void* context) {
   done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
 }
 
-void ThreadPool::WorkerLoop(int thread_index) {
-  uint64_t seen = 0;
+void ThreadPool::WorkerLoop(int thread_index, uint64_t seen) {
   for (;;) {
     const auto ready = [&] {
       return stop_.load(std::memory_order_acquire) ||

@@ -2,6 +2,8 @@
 // logits, every error path (NULL handles, sizes, token ids, context, bad artifacts and state
 // buffers), two sessions on one model in two threads, truncate vs fresh runs across the sliding
 // window, save/restore round trips, the observer hook and the C++ wrapper (cortiq.hpp).
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -546,6 +548,47 @@ TEST_F(CApiTest, TwoSessionsInTwoThreadsMatchSequentialRuns) {
     }
     EXPECT_EQ(got_a, want_a) << threads << " threads per session";
     EXPECT_EQ(got_b, want_b) << threads << " threads per session";
+  }
+}
+
+// A host that forks after creating a session (Python multiprocessing's default start method)
+// uses the session in the child: its 2-thread pool must work there (it used to wait forever for
+// the parent's worker threads, which a child does not have). The child runs under alarm(), so a
+// hang fails as SIGALRM; it checks its logits bit for bit against a reference computed before
+// the fork and reports through its exit status.
+TEST_F(CApiTest, SessionCreatedBeforeForkWorksInTheChild) {
+  const std::vector<int32_t> prefix = Prefix(tokens_, 10);
+  const std::vector<int32_t> rest(tokens_.begin() + 10, tokens_.end());
+  const std::vector<float> want = Fresh(prefix, rest);
+  for (const int64_t batch_size : {int64_t{1}, int64_t{0}}) {
+    SCOPED_TRACE(batch_size);
+    SessionPtr session = NewSession(model_.get(), 64, /*threads=*/2, batch_size);
+    ASSERT_EQ(cortiq_session_eval(session.get(), prefix.data(), prefix.size(), nullptr, 0),
+              CORTIQ_STATUS_OK)
+        << cortiq_last_error();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(30);
+      std::vector<float> got(rest.size() * kVocab);
+      const cortiq_status status =
+          cortiq_session_eval(session.get(), rest.data(), rest.size(), got.data(), got.size());
+      if (status != CORTIQ_STATUS_OK) _exit(2);
+      // Batched prefill is within rounding of token by token, not bit-identical.
+      const float tolerance = batch_size == 1 ? 0.0f : 1e-4f;
+      float worst = 0;
+      for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+      _exit(worst <= tolerance ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal "
+                                   << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                   << " (SIGALRM = " << SIGALRM << ": it hung)";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "2: eval failed, 3: wrong logits";
+    // The parent's session is unaffected.
+    const std::vector<float> parent = EvalAll(session.get(), rest);
+    EXPECT_LE(MaxDiff(parent, want), batch_size == 1 ? 0.0f : 1e-4f);
   }
 }
 

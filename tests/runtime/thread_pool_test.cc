@@ -1,8 +1,14 @@
 // Tests of runtime/thread_pool.cc: every thread index runs exactly once per
-// Run, the caller is thread 0, and the pool survives many back-to-back runs.
+// Run, the caller is thread 0, the pool survives many back-to-back runs, and a
+// pool created before fork() works in the child.
 #include "runtime/thread_pool.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -46,6 +52,73 @@ TEST(ThreadPoolTest, NonPositiveCountMeansOneThread) {
   counts.caller = std::this_thread::get_id();
   pool.Run(&Count, &counts);
   EXPECT_EQ(counts.per_thread[0].load(), 1);
+}
+
+// The child of fork() has only the forking thread: a pool made before the fork must start new
+// workers there (it used to wait forever for the parent's). The child runs under alarm(), so a
+// hang fails the test as SIGALRM instead of hanging it; it reports through its exit status.
+TEST(ThreadPoolTest, WorksInAChildOfFork) {
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(threads);
+    ThreadPool pool(threads);
+    Counts before(threads);
+    pool.Run(&Count, &before);  // the workers are running (or spinning) when the fork happens
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(20);
+      Counts counts(threads);
+      constexpr int kRuns = 200;
+      for (int r = 0; r < kRuns; ++r) pool.Run(&Count, &counts);
+      int code = 0;
+      for (int t = 0; t < threads; ++t) code |= counts.per_thread[t].load() != kRuns;
+      // A grandchild: the restarted pool survives a second fork as well.
+      const pid_t grandchild = fork();
+      if (grandchild == 0) {
+        alarm(20);
+        Counts again(threads);
+        pool.Run(&Count, &again);
+        int bad = 0;
+        for (int t = 0; t < threads; ++t) bad |= again.per_thread[t].load() != 1;
+        _exit(bad);
+      }
+      int status = 0;
+      code |= grandchild < 0 || waitpid(grandchild, &status, 0) != grandchild ||
+              !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+      _exit(code);  // the pool is destroyed by nobody: _exit skips destructors
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status)) << "child killed by signal "
+                                   << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                   << " (SIGALRM = " << SIGALRM << ": it hung)";
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+    // The parent's pool is untouched by the fork.
+    Counts after(threads);
+    pool.Run(&Count, &after);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(after.per_thread[t].load(), 1) << t;
+  }
+}
+
+// A pool made before fork() and destroyed in the child without running there: the parent's
+// workers are not joined (they do not exist in the child), so the destructor returns.
+TEST(ThreadPoolTest, DestroyedInAChildOfFork) {
+  auto pool = std::make_unique<ThreadPool>(2);
+  Counts counts(2);
+  pool->Run(&Count, &counts);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);
+    pool.reset();
+    ThreadPool fresh(2);  // and a new pool in the child works
+    Counts c(2);
+    fresh.Run(&Count, &c);
+    _exit(c.per_thread[0].load() == 1 && c.per_thread[1].load() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace
