@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {
@@ -89,6 +90,39 @@ absl::StatusOr<std::string> ResolveOutputPath(const std::string& path) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": more than ", kMaxSymlinks, " levels of symbolic links (a loop?)"));
+}
+
+absl::Status CheckDistinctOutputs(const std::vector<std::string>& outputs) {
+  struct Resolved {
+    const std::string* given;
+    std::string canonical;
+    bool exists = false;
+    struct stat st;
+  };
+  std::vector<Resolved> seen;
+  for (const std::string& output : outputs) {
+    if (output.empty()) continue;
+    Resolved r{&output, "", false, {}};
+    CORTIQ_ASSIGN_OR_RETURN(const std::string target, ResolveOutputPath(output));
+    const size_t slash = target.find_last_of('/');
+    const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+    char dir[PATH_MAX];
+    // A directory that cannot be resolved makes the write fail later with its own error.
+    r.canonical = realpath(Dirname(target).c_str(), dir) != nullptr
+                      ? absl::StrCat(dir, std::string(dir) == "/" ? "" : "/", base)
+                      : target;
+    r.exists = stat(target.c_str(), &r.st) == 0;
+    for (const Resolved& other : seen) {
+      if (other.canonical == r.canonical ||
+          (other.exists && r.exists && other.st.st_dev == r.st.st_dev &&
+           other.st.st_ino == r.st.st_ino)) {
+        return absl::InvalidArgumentError(absl::StrCat(output, ": is the same file as the output ",
+                                                       *other.given, "; refusing to write both"));
+      }
+    }
+    seen.push_back(r);
+  }
+  return absl::OkStatus();
 }
 
 void ReleaseMappedPages(const uint8_t* data, uint64_t size) {

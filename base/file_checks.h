@@ -26,6 +26,14 @@ namespace cortiq {
 absl::Status CheckOutputPath(const std::string& output,
                              const std::vector<std::string>& inputs);
 
+// Checks that no two of `outputs` (empty entries skipped) name the same file, so that one
+// command never writes two of its outputs over each other (`--dump-ir` onto `-o`, a logits dump
+// inside the layer-dump directory under a tap's name). Two paths are the same when, with
+// symlinks followed (ResolveOutputPath) and the directory made absolute (realpath), they are
+// equal, or when both exist as the same inode (hard links). Errors: InvalidArgument "B: is the
+// same file as the output A; refusing to write both"; ResolveOutputPath's errors.
+absl::Status CheckDistinctOutputs(const std::vector<std::string>& outputs);
+
 // The path that writing `path` by create-and-rename really has to replace: `path` with every
 // symbolic link along the chain followed (relative link targets are resolved against the
 // directory of the link), so that a writer can rename onto the link's target and keep the link.

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/atomic_file.h"
 #include "base/file_checks.h"
 #include "base/status_macros.h"
 
@@ -70,23 +71,6 @@ struct FileGuard {
   ~FileGuard() {
     if (map != MAP_FAILED) munmap(map, map_size);
     if (fd >= 0) close(fd);
-  }
-};
-
-// FileGuard for a file being written: also removes `unlink_path` (when set) on scope exit, so
-// no error path, early return or exception from a fill callback leaves a stray PATH.tmp.
-struct TempFile : FileGuard {
-  std::string unlink_path;
-  ~TempFile() {
-    if (map != MAP_FAILED) {
-      munmap(map, map_size);
-      map = MAP_FAILED;
-    }
-    if (fd >= 0) {
-      close(fd);
-      fd = -1;
-    }
-    if (!unlink_path.empty()) unlink(unlink_path.c_str());
   }
 };
 
@@ -192,40 +176,17 @@ absl::Status WriteArtifact(
     return absl::InvalidArgumentError(absl::StrCat(path, ": file too large"));
   }
 
-  // Never replace a device node, directory or FIFO by the rename below, and write through a
-  // symlink to its target (renaming onto the link itself would replace the link).
-  CORTIQ_RETURN_IF_ERROR(CheckOutputPath(path, {}));
-  CORTIQ_ASSIGN_OR_RETURN(const std::string target, ResolveOutputPath(path));
-  const std::string tmp_path = target + ".tmp";
-  TempFile file;
-  // A stale PATH.tmp from a killed writer is ours to replace; unlinking it first (with O_EXCL
-  // below) also means a symlink planted there is never followed.
-  if (unlink(tmp_path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot remove the stale temporary file"));
-  }
-  file.fd = open(tmp_path.c_str(),
-                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (file.fd < 0)
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot create"));
-  // From here on the guard removes tmp_path on every return that does not reach the rename.
-  file.unlink_path = tmp_path;
+  // A fresh temporary beside the output, renamed onto it only once complete (base/atomic_file.h:
+  // never a fixed name, so no existing file is replaced or removed on the way).
+  CORTIQ_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::Create(path));
   // The file is written through a shared mapping: pages of a sparse file get their disk blocks
   // only when first touched, and a full disk then raises SIGBUS in the middle of a store. So
   // every block is reserved up front, turning "disk full" into an error here.
-  int reserve_error;
-  do {
-    reserve_error = posix_fallocate(file.fd, 0, static_cast<off_t>(header.file_size));
-  } while (reserve_error == EINTR);
-  if (reserve_error != 0) {
-    errno = reserve_error;  // posix_fallocate returns the error instead of setting errno
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot reserve ", header.file_size,
-                                    " bytes for ", path));
-  }
+  CORTIQ_RETURN_IF_ERROR(out.Reserve(header.file_size));
+  FileGuard file;  // the mapping only: `out` owns the descriptor
   file.map_size = static_cast<size_t>(header.file_size);
-  file.map = mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                  file.fd, 0);
-  if (file.map == MAP_FAILED)
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot mmap"));
+  file.map = mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd(), 0);
+  if (file.map == MAP_FAILED) return ErrnoStatus(absl::StrCat(path, ": cannot mmap"));
   uint8_t* base = static_cast<uint8_t*>(file.map);
   EncodeArtifactHeader(header, base);
   std::memcpy(base + header.metadata_offset, metadata.data(), metadata.size());
@@ -243,20 +204,11 @@ absl::Status WriteArtifact(
                  plan.weights[i].size_bytes);
   }
   if (msync(file.map, file.map_size, MS_SYNC) != 0) {
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot write"));
+    return ErrnoStatus(absl::StrCat(path, ": cannot write"));
   }
   munmap(file.map, file.map_size);
   file.map = MAP_FAILED;
-  const int fd = file.fd;
-  file.fd = -1;
-  if (close(fd) != 0)
-    return ErrnoStatus(absl::StrCat(tmp_path, ": cannot close"));
-  if (rename(tmp_path.c_str(), target.c_str()) != 0) {
-    return ErrnoStatus(
-        absl::StrCat(path, ": cannot rename ", tmp_path, " to ", target));
-  }
-  file.unlink_path.clear();  // renamed: nothing left to clean up
-  return absl::OkStatus();
+  return out.Commit();
 }
 
 // -----------------------------------------------------------------------------------------------

@@ -83,10 +83,12 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 // no RAM copy). An existing `path` must be a regular file (CheckOutputPath: a
 // device node, directory or FIFO is refused, never replaced); a symlink `path`
 // is written through (its target is replaced, the link kept). The file is
-// written as TARGET.tmp (TARGET = `path` with symlinks resolved), its full size
-// reserved up front with posix_fallocate (so a full disk is an error, not a
-// SIGBUS in the mapping), and renamed to TARGET only on success; TARGET.tmp is
-// removed on every failure. Callers that have inputs should also check `path`
+// written as a fresh temporary beside TARGET (TARGET = `path` with symlinks
+// resolved; base/atomic_file.h: created exclusively, never a fixed name, so no
+// other file is touched), its full size reserved up front with posix_fallocate
+// (so a full disk is an error, not a SIGBUS in the mapping), and renamed to
+// TARGET only on success; the temporary is removed on every failure. Callers
+// that have inputs should also check `path`
 // against them with CheckOutputPath (base/file_checks.h). Errors name the
 // path (and the weight for fill errors): invalid plan or output path
 // (InvalidArgument), I/O failures (the errno's status: ResourceExhausted for

@@ -4,6 +4,7 @@
 // right error with the path.
 #include "runtime/artifact.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -304,23 +305,31 @@ TEST(ArtifactTest, WriterWritesThroughSymlinks) {
   std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
 }
 
-TEST(ArtifactTest, WriterReplacesStaleTmpWithoutFollowingIt) {
-  // A leftover PATH.tmp that is a symlink was opened with O_TRUNC through the link: its target
-  // was overwritten, and PATH became a link to it.
+TEST(ArtifactTest, WriterLeavesAnExistingTmpAlone) {
+  // A leftover PATH.tmp that is a symlink was once opened with O_TRUNC through the link (its
+  // target overwritten); then the writer removed any PATH.tmp as "stale", which deleted the
+  // input of `cortiq-compile X.tmp -o X` and any user's file of that name. The temporary is now
+  // a fresh file (base/atomic_file.h): an existing PATH.tmp is neither followed nor removed.
   const ToyModel toy = Toy();
   const std::string victim = TempPath("victim");
   { std::ofstream(victim) << "precious"; }
   const std::string path = TempPath("stale");
   ASSERT_EQ(symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
-  const absl::Status status = WriteArtifact(
-      path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
-  ASSERT_TRUE(status.ok()) << status;
+  const std::string other = TempPath("other");
+  { std::ofstream(other + ".tmp") << "a user's file"; }
+  for (const std::string& out : {path, other}) {
+    const absl::Status status = WriteArtifact(
+        out, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); });
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(FileType(out), S_IFREG);
+    EXPECT_TRUE(Artifact::Open(out).ok());
+  }
   EXPECT_EQ(ReadText(victim), "precious");
-  EXPECT_EQ(FileType(path), S_IFREG);
-  EXPECT_TRUE(Artifact::Open(path).ok());
-  EXPECT_FALSE(FileExists(path + ".tmp"));
-  std::remove(path.c_str());
-  std::remove(victim.c_str());
+  EXPECT_EQ(FileType(path + ".tmp"), S_IFLNK);
+  EXPECT_EQ(ReadText(other + ".tmp"), "a user's file");
+  for (const std::string& p : {path, path + ".tmp", other, other + ".tmp", victim}) {
+    std::remove(p.c_str());
+  }
 }
 
 // Child-process exit codes of WriterReportsFullDisk.
@@ -351,16 +360,22 @@ int WriteToFullDisk(const ToyModel& toy, const std::string& mount_point) {
   std::fprintf(stderr, "WriteArtifact on a full disk: %s\n", status.ToString().c_str());
   if (status.code() != absl::StatusCode::kResourceExhausted) return 2;
   const std::string message(status.message());
-  if (message.find(path + ".tmp: cannot reserve ") != 0 ||
-      message.find(" bytes for " + path + ": No space left on device") == std::string::npos) {
+  if (message.find(path + ": cannot reserve ") != 0 ||
+      message.find(" bytes: No space left on device") == std::string::npos) {
     return 3;
   }
-  if (FileExists(path) || FileExists(path + ".tmp")) return 4;
+  // Neither the output nor a temporary of any name is left.
+  DIR* dir = opendir(mount_point.c_str());
+  if (dir == nullptr) return 5;
+  int entries = 0;
+  while (dirent* entry = readdir(dir)) entries += entry->d_name[0] != '.';
+  closedir(dir);
+  if (entries != 0) return 4;
   return kChildOk;
 }
 
 TEST(ArtifactTest, WriterReportsFullDiskInsteadOfSigbus) {
-  // Stores into a mapped sparse file on a full filesystem raised SIGBUS (and left PATH.tmp).
+  // Stores into a mapped sparse file on a full filesystem raised SIGBUS (and left a temporary).
   const ToyModel toy = Toy();
   const std::string mount_point = TempPath("full_disk");
   ASSERT_EQ(mkdir(mount_point.c_str(), 0755), 0);
