@@ -272,7 +272,7 @@ TEST_F(CortiqRunTest, DumpOntoTheModelIsRefused) {
   const std::string logits = *dir_ + "/aliased_logits.f32";
   ASSERT_EQ(symlink(logits.c_str(), (layers2 + "/layer.0.f32").c_str()), 0);
   ExpectError(model + " --tokens 2 --dump-logits " + logits + " --dump-layers " + layers2,
-              "layer.0.f32: is the same file as the input " + logits);
+              "layer.0.f32: is the same file as the output " + logits);
   EXPECT_EQ(ReadText(model), original);
   EXPECT_TRUE(Artifact::Open(model).ok());
 }

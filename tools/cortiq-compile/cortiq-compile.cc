@@ -18,7 +18,9 @@
 #include "passes/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
 #include "runtime/artifact.h"
+#include "base/atomic_file.h"
 #include "base/file_checks.h"
 
 ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
@@ -101,12 +103,17 @@ int main(int argc, char** argv) {
                              options.max_batch));
   }
 
-  // Never write over what is being read (e.g. -o ckpt/model.safetensors).
+  // Never write over what is being read (e.g. -o ckpt/model.safetensors), nor one output over
+  // the other (--dump-ir onto -o).
   const std::vector<std::string> inputs = InputFiles(checkpoint_dir);
-  for (const std::string& out : {output, absl::GetFlag(FLAGS_dump_ir)}) {
+  const std::string dump_ir = absl::GetFlag(FLAGS_dump_ir);
+  for (const std::string& out : {output, dump_ir}) {
     if (out.empty()) continue;
     absl::Status status = cortiq::CheckOutputPath(out, inputs);
     if (!status.ok()) return Fail(std::string(status.message()));
+  }
+  if (absl::Status status = cortiq::CheckDistinctOutputs({output, dump_ir}); !status.ok()) {
+    return Fail(std::string(status.message()));
   }
 
   mlir::MLIRContext context;
@@ -131,11 +138,17 @@ int main(int argc, char** argv) {
     cortiq::buildDefaultPipeline(pm);
   }
   if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");
-  if (!absl::GetFlag(FLAGS_dump_ir).empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(absl::GetFlag(FLAGS_dump_ir), ec);
-    if (ec) return Fail(absl::StrCat(absl::GetFlag(FLAGS_dump_ir), ": ", ec.message()));
+  if (!dump_ir.empty()) {
+    // Written whole to a fresh temporary and renamed into place (no partial file on a full disk).
+    std::string text;
+    llvm::raw_string_ostream os(text);
     (*module)->print(os);
+    os.flush();
+    absl::StatusOr<cortiq::AtomicFile> file = cortiq::AtomicFile::Create(dump_ir, inputs);
+    absl::Status status = file.status();
+    if (status.ok()) status = file->Write(text.data(), text.size());
+    if (status.ok()) status = file->Commit();
+    if (!status.ok()) return Fail(std::string(status.message()));
   }
 
   auto plan = cortiq::LowerToPlan(**module, options);

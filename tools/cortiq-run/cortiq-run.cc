@@ -9,8 +9,10 @@
 // Output (stdout): the generated ids on one line (comma-separated; empty for
 // N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
 // exit status 1; among them non-finite (NaN/Inf) logits at any position whose
-// logits are computed, and dump paths that are not regular files or are the
-// model itself (base/file_checks.h).
+// logits are computed, and dump paths that are not regular files, are the
+// model itself or are one another (base/file_checks.h). Dumps are written to
+// fresh temporaries and renamed into place only when the run succeeds
+// (base/atomic_file.h): a failed run leaves no partial dump.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -35,15 +37,16 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "runtime/artifact.h"
+#include "base/atomic_file.h"
 #include "base/file_checks.h"
+#include "runtime/artifact.h"
 #include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "base/status_macros.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error \
-    "cortiq-run writes raw little-endian float32 dumps with fwrite; port the dump code"
+    "cortiq-run writes raw little-endian float32 dumps as host floats; port the dump code"
 #endif
 
 // Integer flags are read as strings so that bad values get this tool's error
@@ -166,43 +169,24 @@ int32_t Argmax(absl::Span<const float> logits) {
   return best;
 }
 
-// A file written row by row; closes on destruction.
+// A dump written row by row into a fresh temporary (base/atomic_file.h) and renamed onto its
+// path by Close: a failed run (a full disk, a bad token, a numeric error) leaves no partial
+// dump, and an existing file keeps its old content.
 class DumpFile {
  public:
   static absl::StatusOr<std::unique_ptr<DumpFile>> Create(
-      const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
-    }
-    return std::unique_ptr<DumpFile>(new DumpFile(path, f));
-  }
-  ~DumpFile() {
-    if (file_ != nullptr) std::fclose(file_);
+      const std::string& path, const std::vector<std::string>& inputs) {
+    CORTIQ_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path, inputs));
+    return std::unique_ptr<DumpFile>(new DumpFile(std::move(file)));
   }
   absl::Status Write(absl::Span<const float> row) {
-    if (std::fwrite(row.data(), sizeof(float), row.size(), file_) !=
-        row.size()) {
-      return absl::InternalError(
-          absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
-    }
-    return absl::OkStatus();
+    return file_.Write(row.data(), row.size() * sizeof(float));
   }
-  absl::Status Close() {
-    FILE* f = file_;
-    file_ = nullptr;
-    if (std::fclose(f) != 0) {
-      return absl::InternalError(
-          absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
-    }
-    return absl::OkStatus();
-  }
+  absl::Status Close() { return file_.Commit(); }
 
  private:
-  DumpFile(std::string path, FILE* f) : path_(std::move(path)), file_(f) {}
-  std::string path_;
-  FILE* file_;
+  explicit DumpFile(AtomicFile file) : file_(std::move(file)) {}
+  AtomicFile file_;
 };
 
 absl::Status Run(const std::string& model_path) {
@@ -246,19 +230,23 @@ absl::Status Run(const std::string& model_path) {
   if (absl::Status s = sequence->CheckTokens(tokens); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("--tokens: ", s.message(), " of ", model_path));
   }
-  // Every dump file is checked before it is created (truncated): the model is mapped, so
-  // truncating it would crash this run with SIGBUS and destroy the model; each file is also
-  // checked against the dumps created before it, so two dumps never share a file.
-  std::vector<std::string> inputs = {model_path};
+  // Every dump is checked before it is written: never the model (it is mapped; replacing it is
+  // refused like any input), never a special file, and never two dumps onto one file. Dumps
+  // appear only once the run has succeeded (DumpFile).
+  const std::vector<std::string> inputs = {model_path};
   std::unique_ptr<DumpFile> logits_file;
   const std::string logits_path = absl::GetFlag(FLAGS_dump_logits);
+  const std::string layers_dir = absl::GetFlag(FLAGS_dump_layers);
+  std::vector<std::string> outputs = {logits_path};
+  if (!layers_dir.empty()) {
+    // Tap names are restricted by ValidatePlan to [A-Za-z0-9._-], so they stay in the dir.
+    for (const Tap& tap : plan.taps) outputs.push_back(absl::StrCat(layers_dir, "/", tap.name, ".f32"));
+  }
+  CORTIQ_RETURN_IF_ERROR(CheckDistinctOutputs(outputs));
   if (!logits_path.empty()) {
-    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(logits_path, inputs));
-    CORTIQ_ASSIGN_OR_RETURN(logits_file, DumpFile::Create(logits_path));
-    inputs.push_back(logits_path);
+    CORTIQ_ASSIGN_OR_RETURN(logits_file, DumpFile::Create(logits_path, inputs));
   }
   std::vector<std::unique_ptr<DumpFile>> layer_files;
-  const std::string layers_dir = absl::GetFlag(FLAGS_dump_layers);
   if (!layers_dir.empty()) {
     if (mkdir(layers_dir.c_str(), 0755) != 0 && errno != EEXIST) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -269,12 +257,8 @@ absl::Status Run(const std::string& model_path) {
       return absl::InvalidArgumentError(
           absl::StrCat(layers_dir, ": exists and is not a directory (--dump-layers)"));
     }
-    // Tap names are restricted by ValidatePlan to [A-Za-z0-9._-], so they stay
-    // in the dir.
-    for (const Tap& tap : plan.taps) {
-      const std::string path = absl::StrCat(layers_dir, "/", tap.name, ".f32");
-      CORTIQ_RETURN_IF_ERROR(CheckOutputPath(path, inputs));
-      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<DumpFile> f, DumpFile::Create(path));
+    for (size_t i = 1; i < outputs.size(); ++i) {
+      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<DumpFile> f, DumpFile::Create(outputs[i], inputs));
       layer_files.push_back(std::move(f));
     }
   }
