@@ -110,5 +110,25 @@ TEST_F(FileChecksTest, ResolvesSymlinkChains) {
               HasSubstr("loop_a: more than 40 levels of symbolic links"));
 }
 
+TEST_F(FileChecksTest, DistinctOutputs) {
+  EXPECT_TRUE(CheckDistinctOutputs({}).ok());
+  EXPECT_TRUE(CheckDistinctOutputs({Path("a"), "", Path("b"), ""}).ok());  // empty: unused
+  const auto same = [](const absl::Status& status) { return std::string(status.message()); };
+  // The same name, spelled differently (missing files: by path).
+  ASSERT_EQ(mkdir(Path("sub").c_str(), 0755), 0);
+  EXPECT_EQ(same(CheckDistinctOutputs({Path("a"), Path("sub/../a")})),
+            Path("sub/../a") + ": is the same file as the output " + Path("a") +
+                "; refusing to write both");
+  // Through a (dangling) symlink, and a relative one.
+  ASSERT_EQ(symlink("a", Path("link").c_str()), 0);
+  EXPECT_THAT(same(CheckDistinctOutputs({Path("a"), Path("b"), Path("link")})),
+              HasSubstr("link: is the same file as the output " + Path("a")));
+  // Hard links of an existing file.
+  ASSERT_EQ(link(input_.c_str(), Path("hard").c_str()), 0);
+  EXPECT_THAT(same(CheckDistinctOutputs({input_, Path("hard")})),
+              HasSubstr("hard: is the same file as the output " + input_));
+  EXPECT_TRUE(CheckDistinctOutputs({Path("a"), Path("sub/a")}).ok());
+}
+
 }  // namespace
 }  // namespace cortiq
