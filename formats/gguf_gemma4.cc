@@ -325,6 +325,12 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
   }
 
   Gemma4TextConfig config;
+  // Optional keys that change the math: record the default each one takes (gguf_gemma4.h).
+  const auto defaulted = [&](absl::string_view key, absl::string_view hf_field,
+                             std::string value) {
+    config.defaulted.push_back(DefaultedField{
+        gguf.path(), absl::StrCat(KeyReader::Key(key), " (", hf_field, ")"), std::move(value)});
+  };
   CORTIQ_ASSIGN_OR_RETURN(config.num_hidden_layers, keys.Int("block_count", 1, kMaxLayers));
   const int64_t layers = config.num_hidden_layers;
   CORTIQ_ASSIGN_OR_RETURN(config.hidden_size, keys.Int("embedding_length", 1));
@@ -349,11 +355,18 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
   if (has_kv_heads) {
     CORTIQ_ASSIGN_OR_RETURN(config.num_key_value_heads,
                             Uniform(gguf, "attention.head_count_kv", kv_heads));
+  } else {
+    defaulted("attention.head_count_kv", "num_key_value_heads",
+              absl::StrCat(config.num_key_value_heads, " (= attention.head_count)"));
   }
 
   CORTIQ_ASSIGN_OR_RETURN(std::optional<int64_t> key_length,
                           keys.OptionalInt("attention.key_length", 1));
   config.global_head_dim = key_length.value_or(config.hidden_size / config.num_attention_heads);
+  if (!key_length.has_value()) {
+    defaulted("attention.key_length", "global_head_dim",
+              absl::StrCat(config.global_head_dim, " (= embedding_length / head_count)"));
+  }
   CORTIQ_ASSIGN_OR_RETURN(config.head_dim, keys.Int("attention.key_length_swa", 1));
   for (const auto& [value_key, key_key, expected] :
        {std::tuple<const char*, const char*, int64_t>{
@@ -385,6 +398,7 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
   CORTIQ_ASSIGN_OR_RETURN(std::optional<int64_t> shared,
                           keys.OptionalInt("attention.shared_kv_layers", 0));
   config.num_kv_shared_layers = shared.value_or(0);
+  if (!shared.has_value()) defaulted("attention.shared_kv_layers", "num_kv_shared_layers", "0");
   CORTIQ_ASSIGN_OR_RETURN(config.hidden_size_per_layer_input,
                           keys.Int("embedding_length_per_layer_input", 1));
   CORTIQ_ASSIGN_OR_RETURN(config.max_position_embeddings, keys.Int("context_length", 1));
@@ -393,11 +407,29 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
                           keys.OptionalFloat("final_logit_softcapping"));
   config.final_logit_softcapping.reset();
   if (softcap.has_value() && *softcap != 0.0) config.final_logit_softcapping = *softcap;
+  if (!softcap.has_value()) {
+    defaulted("final_logit_softcapping", "final_logit_softcapping",
+              "none (llama.cpp would apply 30)");
+  }
 
   CORTIQ_ASSIGN_OR_RETURN(std::optional<double> freq_base, keys.OptionalFloat("rope.freq_base"));
   CORTIQ_ASSIGN_OR_RETURN(std::optional<double> freq_base_swa,
                           keys.OptionalFloat("rope.freq_base_swa"));
   const double theta_full = freq_base.value_or(kDefaultFreqBase);
+  if (!freq_base.has_value()) {
+    defaulted("rope.freq_base", "rope_parameters.full_attention.rope_theta",
+              absl::StrCat(kDefaultFreqBase, " (llama.cpp's default)"));
+  }
+  if (!freq_base_swa.has_value()) {
+    defaulted("rope.freq_base_swa", "rope_parameters.sliding_attention.rope_theta",
+              absl::StrCat(theta_full, " (= rope.freq_base)"));
+  }
+  if (gguf.FindTensor("rope_freqs.weight") == nullptr) {
+    config.defaulted.push_back(DefaultedField{
+        gguf.path(),
+        "tensor rope_freqs.weight (rope_parameters.full_attention.partial_rotary_factor)",
+        "1 (every pair of the full layers rotated)"});
+  }
   CORTIQ_ASSIGN_OR_RETURN(const double factor,
                           FullRotaryFactor(gguf, keys, config.global_head_dim));
   config.rope_full = RopeParameters{"proportional", theta_full, factor};

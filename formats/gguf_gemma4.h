@@ -37,6 +37,10 @@
 // rope_sliding = {"default", θ_swa, 1}. hidden_activation is gelu_pytorch_tanh,
 // attention_k_eq_v false.
 //
+// Every optional key above that was absent and changes the math (head_count_kv, key_length,
+// shared_kv_layers, final_logit_softcapping, rope.freq_base, rope.freq_base_swa, and the tensor
+// rope_freqs.weight) is listed in the config's `defaulted` with the value used.
+//
 // Integer keys accept any GGUF integer type, float keys f32 or f64. An f32 value is widened to
 // the double of its shortest round-trip decimal (f32 1e-6 becomes 1e-6, not 9.99999997e-07), so
 // a config read from GGUF equals the one read from the config.json it was converted from.

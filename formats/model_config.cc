@@ -472,6 +472,13 @@ absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_tex
   if (multimodal) CORTIQ_RETURN_IF_ERROR(CheckModelType(fields, "gemma4_text"));
 
   Gemma4TextConfig config;
+  // Fields that change the math but may be absent: record the HF default each one takes (the
+  // struct's initial values are those defaults).
+  const auto defaulted = [&](absl::string_view key, std::string value) {
+    config.defaulted.push_back(
+        DefaultedField{std::string(file_name), fields.Path(key), std::move(value)});
+  };
+  const auto absent = [&](absl::string_view key) { return fields.Get(key) == nullptr; };
   CORTIQ_RETURN_IF_ERROR(fields.Int("vocab_size", true, &config.vocab_size));
   CORTIQ_RETURN_IF_ERROR(fields.Int("hidden_size", true, &config.hidden_size));
   CORTIQ_RETURN_IF_ERROR(fields.Int("intermediate_size", true, &config.intermediate_size));
@@ -500,6 +507,31 @@ absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_tex
   CORTIQ_RETURN_IF_ERROR(fields.Bool("attention_k_eq_v", &config.attention_k_eq_v));
   CORTIQ_RETURN_IF_ERROR(
       fields.String("hidden_activation", /*required=*/false, &config.hidden_activation));
+  for (const auto& [key, value] :
+       {std::pair<absl::string_view, int64_t>{"head_dim", config.head_dim},
+        {"global_head_dim", config.global_head_dim},
+        {"sliding_window", config.sliding_window},
+        {"num_kv_shared_layers", config.num_kv_shared_layers},
+        {"hidden_size_per_layer_input", config.hidden_size_per_layer_input},
+        {"vocab_size_per_layer_input", config.vocab_size_per_layer_input}}) {
+    if (absent(key)) defaulted(key, absl::StrCat(value));
+  }
+  if (absent("rms_norm_eps")) defaulted("rms_norm_eps", absl::StrCat(config.rms_norm_eps));
+  // Only a missing key: an explicit null is the documented "no softcap".
+  const llvm::json::Object& text_fields = multimodal ? **text_object : *top;
+  if (text_fields.get("final_logit_softcapping") == nullptr) {
+    defaulted("final_logit_softcapping", "none (null)");
+  }
+  if (absent("tie_word_embeddings") &&
+      !(multimodal && top_fields.Get("tie_word_embeddings") != nullptr)) {
+    defaulted("tie_word_embeddings", config.tie_word_embeddings ? "true" : "false");
+  }
+  if (absent("use_double_wide_mlp")) defaulted("use_double_wide_mlp", "false");
+  if (absent("hidden_activation")) defaulted("hidden_activation", config.hidden_activation);
+  if (absent("attention_k_eq_v")) defaulted("attention_k_eq_v", "false");
+  if (absent("layer_types")) {
+    defaulted("layer_types", "sliding unless (i + 1) % 6 == 0, the last layer full");
+  }
 
   // Features outside the E-series decoder (attention_k_eq_v is checked by the validation).
   CORTIQ_RETURN_IF_ERROR(RejectIfTrue(fields, "enable_moe_block",
@@ -538,6 +570,12 @@ absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_tex
     CORTIQ_RETURN_IF_ERROR(fields.Double("rope_theta", false, &config.rope_full.rope_theta));
     CORTIQ_RETURN_IF_ERROR(
         fields.Double("rope_local_base_freq", false, &config.rope_sliding.rope_theta));
+    const auto rope_text = [](absl::string_view name, const RopeParameters& rope) {
+      return absl::StrCat(name, " {", rope.rope_type, ", rope_theta ", rope.rope_theta,
+                          ", partial_rotary_factor ", rope.partial_rotary_factor, "}");
+    };
+    defaulted("rope_parameters", absl::StrCat(rope_text(kSlidingName, config.rope_sliding), ", ",
+                                              rope_text(kFullName, config.rope_full)));
   }
 
   CORTIQ_RETURN_IF_ERROR(ValidateGemma4TextConfig(config, file_name_std, fields.Path("")));

@@ -34,6 +34,18 @@ struct RopeParameters {
   double partial_rotary_factor = 1.0;
 };
 
+// A field the checkpoint did not give although it changes the computation, and the value used
+// in its place: the Hugging Face `Gemma4TextConfig` class default (config.json), or the default
+// of llama.cpp's loader / the rule of formats/gguf_gemma4.h (GGUF). Those defaults are the
+// formats' semantics, so they are applied; readers record them so that tools can say so
+// (cortiq-compile warns, and refuses them with --strict-config).
+struct DefaultedField {
+  std::string file;   // the file that lacks it: ".../config.json", "model.gguf"
+  std::string field;  // as the file would spell it: "text_config.sliding_window",
+                      // "gemma4.attention.shared_kv_layers (num_kv_shared_layers)"
+  std::string value;  // the value used, as text: "512", "none", "1e-06"
+};
+
 // Hyper-parameters of the text decoder, named as HF `Gemma4TextConfig` names them. All sizes are
 // element counts. Symbols (spec §1): H = hidden_size, L = num_hidden_layers, nh, nkv, d_S =
 // head_dim, d_F = global_head_dim, W = sliding_window, P = hidden_size_per_layer_input,
@@ -69,6 +81,11 @@ struct Gemma4TextConfig {
   RopeParameters rope_sliding{"default", 10000.0, 1.0};       // rope_parameters.sliding_attention
   RopeParameters rope_full{"proportional", 1000000.0, 0.25};  // rope_parameters.full_attention
 
+  // The fields of the file that were absent and took a default that changes the math, in file
+  // order (ParseGemma4TextConfig, Gemma4ConfigFromGguf); empty when the file gives everything.
+  // Not part of the model: two configs that differ only here describe the same decoder.
+  std::vector<DefaultedField> defaulted;
+
   // F0 = L − N_sh: index of the first KV-shared layer (L when nothing is shared).
   int64_t first_kv_shared_layer() const;
 
@@ -103,7 +120,14 @@ struct Gemma4TextConfig {
 // form. Absent optional fields take the HF class defaults (spec §1); an absent `layer_types`
 // becomes "sliding unless (i+1) % 6 == 0", with the last layer forced to full as HF does.
 // An absent `rope_parameters` takes the defaults above, with the older top-level `rope_theta`
-// (full) and `rope_local_base_freq` (sliding) overriding the two thetas if present.
+// (full) and `rope_local_base_freq` (sliding) overriding the two thetas if present. Every
+// default of a field that changes the computation is listed in `defaulted` (field path and
+// value): head_dim, global_head_dim, sliding_window, num_kv_shared_layers,
+// hidden_size_per_layer_input, vocab_size_per_layer_input, rms_norm_eps,
+// final_logit_softcapping (absent only: null means "none" explicitly), tie_word_embeddings,
+// use_double_wide_mlp, hidden_activation, attention_k_eq_v, layer_types, rope_parameters. (A
+// JSON null elsewhere counts as absent, as it always has here.) max_position_embeddings only
+// bounds the context and is not listed.
 //
 // Errors (InvalidArgument unless noted), each prefixed by `file_name` and naming the field with
 // its path, e.g. "config.json: text_config.num_kv_shared_layers (8) must be < num_hidden_layers

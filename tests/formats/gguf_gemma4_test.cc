@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +120,50 @@ TEST(Gemma4GgufTest, ConfigEqualsConfigJson) {
       EXPECT_EQ(config->kv_source_layer(6), 2);
     }
   }
+}
+
+// Absent optional keys that change the math keep their defaults (llama.cpp's loader, the rules
+// of gguf_gemma4.h) but are recorded for cortiq-compile's warning / --strict-config.
+TEST(Gemma4GgufTest, AbsentKeysThatChangeTheMathAreRecorded) {
+  absl::StatusOr<GgufFile> gguf = GgufFile::Open(ModelPath("tiny-a-f32.gguf"));
+  ASSERT_TRUE(gguf.ok()) << Msg(gguf.status());
+  absl::StatusOr<Gemma4TextConfig> full = Gemma4ConfigFromGguf(*gguf);
+  ASSERT_TRUE(full.ok()) << Msg(full.status());
+  EXPECT_TRUE(full->defaulted.empty()) << full->defaulted.front().field;
+
+  const TensorRewrite no_rope_freqs = [](const GgufTensorInfo& info, const GgufFile& source) {
+    if (info.name == "rope_freqs.weight") return std::optional<TensorOut>();
+    return std::optional<TensorOut>(TensorOut{info.type, StoredBytes(source, info)});
+  };
+  absl::StatusOr<Gemma4TextConfig> config = EditedConfig(
+      {"gemma4.attention.shared_kv_layers", "gemma4.final_logit_softcapping",
+       "gemma4.rope.freq_base_swa", "gemma4.attention.head_count_kv",
+       "gemma4.attention.key_length", "gemma4.attention.value_length",
+       "gemma4.rope.dimension_count", "gemma4.rope.freq_base"},
+      nullptr, no_rope_freqs);
+  ASSERT_TRUE(config.ok()) << Msg(config.status());
+  EXPECT_EQ(config->num_kv_shared_layers, 0);
+  EXPECT_FALSE(config->final_logit_softcapping.has_value());
+  std::map<std::string, std::string> defaulted;
+  for (const DefaultedField& d : config->defaulted) {
+    EXPECT_THAT(d.file, ::testing::EndsWith(".gguf"));
+    defaulted.emplace(d.field, d.value);
+  }
+  EXPECT_EQ(defaulted,
+            (std::map<std::string, std::string>{
+                {"gemma4.attention.head_count_kv (num_key_value_heads)",
+                 "4 (= attention.head_count)"},
+                {"gemma4.attention.key_length (global_head_dim)",
+                 "16 (= embedding_length / head_count)"},
+                {"gemma4.attention.shared_kv_layers (num_kv_shared_layers)", "0"},
+                {"gemma4.final_logit_softcapping (final_logit_softcapping)",
+                 "none (llama.cpp would apply 30)"},
+                {"gemma4.rope.freq_base (rope_parameters.full_attention.rope_theta)",
+                 "10000 (llama.cpp's default)"},
+                {"gemma4.rope.freq_base_swa (rope_parameters.sliding_attention.rope_theta)",
+                 "10000 (= rope.freq_base)"},
+                {"tensor rope_freqs.weight (rope_parameters.full_attention.partial_rotary_factor)",
+                 "1 (every pair of the full layers rotated)"}}));
 }
 
 TEST(Gemma4GgufTest, HfTensorNames) {

@@ -241,6 +241,78 @@ TEST(ModelConfigTest, NullSoftcapMeansNone) {
   EXPECT_FALSE(config->final_logit_softcapping.has_value());
 }
 
+// field → value of config.defaulted, checking that each names `file`.
+std::map<std::string, std::string> Defaulted(const Gemma4TextConfig& config,
+                                             const std::string& file = "config.json") {
+  std::map<std::string, std::string> out;
+  for (const DefaultedField& d : config.defaulted) {
+    EXPECT_EQ(d.file, file) << d.field;
+    EXPECT_TRUE(out.emplace(d.field, d.value).second) << "twice: " << d.field;
+  }
+  return out;
+}
+
+// Absent fields that change the math keep HF's defaults (they are the semantics) but are
+// recorded, so that cortiq-compile can warn (and refuse with --strict-config): before, a config
+// without sliding_window or num_kv_shared_layers silently compiled another model.
+TEST(ModelConfigTest, AbsentFieldsThatChangeTheMathAreRecorded) {
+  for (const char* model : {"tiny-a-f32", "tiny-a-bf16"}) {
+    absl::StatusOr<Gemma4TextConfig> config =
+        LoadGemma4TextConfig(absl::StrCat(CORTIQ_TEST_DATA_DIR, "/models/", model));
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_TRUE(config->defaulted.empty()) << config->defaulted.front().field;
+  }
+  // Multimodal form: paths under text_config., tie_word_embeddings given at the top level.
+  absl::StatusOr<Gemma4TextConfig> config = ParseGemma4TextConfig(
+      Multimodal(WithFields({{"rms_norm_eps", "1e-6"},
+                             {"use_double_wide_mlp", "false"},
+                             {"hidden_activation", "\"gelu_pytorch_tanh\""},
+                             {"attention_k_eq_v", "false"}},
+                            {"sliding_window", "num_kv_shared_layers", "final_logit_softcapping",
+                             "head_dim"})),
+      "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sliding_window, 512);
+  EXPECT_EQ(config->num_kv_shared_layers, 0);
+  EXPECT_FALSE(config->final_logit_softcapping.has_value());
+  EXPECT_EQ(Defaulted(*config),
+            (std::map<std::string, std::string>{
+                {"text_config.head_dim", "256"},
+                {"text_config.sliding_window", "512"},
+                {"text_config.num_kv_shared_layers", "0"},
+                {"text_config.final_logit_softcapping", "none (null)"}}));
+  // An explicit null softcap is a choice, not a default; a null size field is absent.
+  config = ParseGemma4TextConfig(
+      WithFields({{"final_logit_softcapping", "null"}, {"sliding_window", "null"}}),
+      "dir/config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::map<std::string, std::string> text_only = Defaulted(*config, "dir/config.json");
+  EXPECT_EQ(text_only.count("final_logit_softcapping"), 0u);
+  EXPECT_EQ(text_only.at("sliding_window"), "512");
+  EXPECT_EQ(text_only.at("tie_word_embeddings"), "true");
+  EXPECT_EQ(text_only.at("rms_norm_eps"), "1e-06");
+  // Only the required fields: every math-relevant default is listed.
+  config = ParseGemma4TextConfig(
+      "{\"vocab_size\": 262144, \"hidden_size\": 1536, \"intermediate_size\": 6144, "
+      "\"num_hidden_layers\": 35, \"num_attention_heads\": 8, \"num_key_value_heads\": 1}",
+      "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::map<std::string, std::string> all = Defaulted(*config);
+  for (const char* field :
+       {"head_dim", "global_head_dim", "sliding_window", "num_kv_shared_layers",
+        "hidden_size_per_layer_input", "vocab_size_per_layer_input", "rms_norm_eps",
+        "final_logit_softcapping", "tie_word_embeddings", "use_double_wide_mlp",
+        "hidden_activation", "attention_k_eq_v", "layer_types", "rope_parameters"}) {
+    EXPECT_EQ(all.count(field), 1u) << field;
+  }
+  EXPECT_EQ(all.size(), 14u);
+  EXPECT_EQ(all.count("max_position_embeddings"), 0u);  // bounds the context only
+  EXPECT_EQ(all.at("rope_parameters"),
+            "sliding_attention {default, rope_theta 10000, partial_rotary_factor 1}, "
+            "full_attention {proportional, rope_theta 1e+06, partial_rotary_factor 0.25}");
+  EXPECT_EQ(all.at("global_head_dim"), "512");
+}
+
 TEST(ModelConfigTest, OlderRopeThetaFields) {
   absl::StatusOr<Gemma4TextConfig> config = ParseGemma4TextConfig(
       WithFields({{"rope_theta", "500000.0"}, {"rope_local_base_freq", "20000.0"}},

@@ -41,6 +41,11 @@ ABSL_FLAG(std::string, pass_pipeline, "",
           "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
           "accepted too)");
 ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
+ABSL_FLAG(bool, strict_config, false,
+          "refuse a checkpoint whose config leaves out a field that changes the computation "
+          "(sliding_window, num_kv_shared_layers, final_logit_softcapping, head_dim, GGUF "
+          "shared_kv_layers, ...) instead of warning and using the Hugging Face (GGUF: llama.cpp) "
+          "default");
 
 namespace {
 
@@ -70,7 +75,7 @@ int main(int argc, char** argv) {
   cortiq::registerCortiqPipelines();
   absl::SetProgramUsageMessage(
       "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights f32|bf16|q8_0|q4_0] "
-      "[--tables F] [--max-batch N] [--no-opt]\n"
+      "[--tables F] [--max-batch N] [--no-opt] [--strict-config]\n"
       "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors, or a GGUF file of arch "
       "gemma4) into a cortiq artifact.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
@@ -114,6 +119,26 @@ int main(int argc, char** argv) {
   }
   if (absl::Status status = cortiq::CheckDistinctOutputs({output, dump_ir}); !status.ok()) {
     return Fail(std::string(status.message()));
+  }
+
+  // Defaults of absent fields that change the math are the formats' semantics: applied, but
+  // said (and refused under --strict-config). Only the headers are read here.
+  {
+    auto header = cortiq::OpenCheckpoint(checkpoint_dir, /*map_data=*/false);
+    if (!header.ok()) return Fail(std::string(header.status().message()));
+    const std::vector<cortiq::DefaultedField>& defaulted = (*header)->config().defaulted;
+    if (absl::GetFlag(FLAGS_strict_config) && !defaulted.empty()) {
+      std::string fields;
+      for (const cortiq::DefaultedField& d : defaulted) {
+        absl::StrAppend(&fields, fields.empty() ? "" : ", ", d.field, " (default ", d.value, ")");
+      }
+      return Fail(absl::StrCat("--strict-config: ", defaulted.front().file,
+                               " leaves out fields that change the computation: ", fields));
+    }
+    for (const cortiq::DefaultedField& d : defaulted) {
+      std::fprintf(stderr, "cortiq-compile: warning: %s: %s is absent; using %s\n",
+                   d.file.c_str(), d.field.c_str(), d.value.c_str());
+    }
   }
 
   mlir::MLIRContext context;
