@@ -34,9 +34,10 @@ set_target_properties(cortiq PROPERTIES
   LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/c_api.map)
 # -fvisibility=hidden covers c_api.cc; the version script also hides everything the static
 # cortiq_runtime / cortiq_ops archives bring in. --no-undefined: the library resolves all of
-# its symbols itself (not with the sanitizers, whose runtime the executable provides).
+# its symbols itself (not with the sanitizers or the fuzz build, whose runtime the executable
+# provides).
 target_link_options(cortiq PRIVATE "LINKER:--version-script=${CMAKE_CURRENT_SOURCE_DIR}/c_api.map")
-if(NOT CORTIQ_SANITIZE)
+if(NOT CORTIQ_SANITIZE AND NOT CORTIQ_FUZZ)
   target_link_options(cortiq PRIVATE "LINKER:--no-undefined")
 endif()
 
