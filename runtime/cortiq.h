@@ -108,7 +108,8 @@ typedef struct cortiq_session_options {
                          are bit-identical for every count */
   int64_t batch_size; /* API 1.1: tokens per batched evaluation (prefill) in cortiq_session_eval,
                          0 = the artifact's compiled maximum, 1 = token by token; clamped to
-                         that maximum. Batched logits equal token-by-token ones within 1e-4. */
+                         that maximum. Batched logits equal token-by-token ones up to the
+                         rounding of the matrix products (README: 1e-4 on the golden models). */
 } cortiq_session_options;
 
 /* The default options (ctx_size 4096 clamped to the model, 1 thread, the compiled batch size),
@@ -181,8 +182,8 @@ CORTIQ_API void cortiq_session_free(cortiq_session* session);
  * the logits after tokens[i]; all_logits_count is its capacity in floats and must be >=
  * n_tokens * vocab_size (ignored when all_logits is NULL). Without all_logits only the last
  * token runs the LM head. The tokens go through the batched plan in chunks of the session's
- * batch_size (one chunk: every weight read once; logits within 1e-4 of token-by-token
- * evaluation); a chunk of one token is evaluated token by token. n_tokens = 0 does nothing. The
+ * batch_size (one chunk: every weight read once; logits equal to token-by-token evaluation up
+ * to the rounding of the matrix products); a chunk of one token is evaluated token by token. n_tokens = 0 does nothing. The
  * observer, if set, is called after each token. Errors (nothing evaluated): INVALID_ARGUMENT
  * (NULL session, NULL tokens with n_tokens > 0, short all_logits, a token id outside
  * [0, vocab_size): the message names its index and value), CONTEXT_FULL (length + n_tokens >
