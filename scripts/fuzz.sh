@@ -31,9 +31,10 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$do_build" = 1 ]; then
+  mkdir -p "$build"
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCORTIQ_FUZZ=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 1; }
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; exit 1; }
   cmake --build "$build"
 fi
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < "$build/fuzz_targets.txt"
