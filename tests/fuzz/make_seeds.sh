@@ -28,18 +28,32 @@ cp tests/data/configs/e4b.json "$corpus/config_fuzz/seed-e4b.json"
 
 cp "$tmp/micro/model.safetensors" "$corpus/safetensors_fuzz/seed-micro-f32.safetensors"
 cp "$tmp/micro-bf16/model.safetensors" "$corpus/safetensors_fuzz/seed-micro-bf16-f16.safetensors"
+# The index of a one-shard checkpoint whose shard is seed-micro-f32.safetensors (safetensors_fuzz
+# opens inputs starting with '{' as that directory's model.safetensors.index.json).
+python3 - "$tmp/micro/model.safetensors" > "$corpus/safetensors_fuzz/seed-index.json" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+names = [k for k in json.loads(data[8:8 + n]) if k != "__metadata__"]
+print(json.dumps({"metadata": {"total_size": len(data) - 8 - n},
+                  "weight_map": {k: "model-00001-of-00001.safetensors" for k in names}}, indent=1))
+PY
 
 for type in f32 f16 q8_0 q4_0; do
   cp "$tmp/micro-$type.gguf" "$corpus/gguf_fuzz/seed-micro-$type.gguf"
 done
 
-compile() { "$build/bin/cortiq-compile" "$@" > /dev/null; }
+# Compiled from inside $tmp with relative paths: the artifact records its source path, which
+# must not be the random temporary directory (the bytes, and the states' plan checksum, would
+# change with every run).
+root=$PWD
+compile() { (cd "$tmp" && "$root/$build/bin/cortiq-compile" "$@" > /dev/null); }
 # micro-q8_0.cortiq is also the model of state_fuzz (tests/fuzz/CMakeLists.txt).
-compile "$tmp/micro-bf16" -o "$corpus/artifact_fuzz/micro-q8_0.cortiq" --weights q8_0 --max-batch 4
-compile "$tmp/micro-bf16" -o "$corpus/artifact_fuzz/seed-micro-q4_0.cortiq" --weights q4_0 \
+compile micro-bf16 -o "$root/$corpus/artifact_fuzz/micro-q8_0.cortiq" --weights q8_0 --max-batch 4
+compile micro-bf16 -o "$root/$corpus/artifact_fuzz/seed-micro-q4_0.cortiq" --weights q4_0 \
   --tables q4_0 --max-batch 4
-compile "$tmp/micro" -o "$corpus/artifact_fuzz/seed-micro-f32-no-opt.cortiq" --no-opt --max-batch 3
-compile "$tmp/micro-q4_0.gguf" -o "$corpus/artifact_fuzz/seed-micro-gguf-bf16.cortiq" \
+compile micro -o "$root/$corpus/artifact_fuzz/seed-micro-f32-no-opt.cortiq" --no-opt --max-batch 3
+compile micro-q4_0.gguf -o "$root/$corpus/artifact_fuzz/seed-micro-gguf-bf16.cortiq" \
   --weights bf16 --max-batch 2
 
 CORTIQ_FUZZ_WRITE_SEEDS="$tmp" "$fuzz_build/bin/state_fuzz" > /dev/null 2>&1
