@@ -27,6 +27,9 @@
  *   argument is looked at, so a busy call given a NULL pointer fails with BUSY), then its other
  *   arguments.
  * - cortiq_last_error() is per thread.
+ * - fork(): models and sessions created before a fork() can be used in the child (each process
+ *   then has its own copy of a session); a session's worker threads are started anew in the
+ *   child on its first evaluation. Do not fork while a call on a session is running.
  */
 #ifndef CORTIQ_H_
 #define CORTIQ_H_
