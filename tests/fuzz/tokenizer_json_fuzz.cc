@@ -1,6 +1,6 @@
 // libFuzzer entry point for the tokenizer.json reader (formats/tokenizer_json.h): any input is
 // either rejected with a status or gives a spec that serializes, loads and encodes without
-// crashing. Seeds: corpus/tokenizer_json/.
+// crashing. Seeds: corpus/tokenizer_json_fuzz/.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -2,7 +2,7 @@
 // tiny Gemma 4 tokenizer (CORTIQ_FUZZ_TOKENIZER: a tokenizer.json, a checkpoint directory or a
 // GGUF; default tests/data/models/tiny-a-f32). Invalid UTF-8 must be rejected with a status;
 // valid text must give ids in range whose decoding, whole or streamed token by token, is the
-// same text. Seeds: corpus/tokenizer_encode/.
+// same text. Seeds: corpus/tokenizer_encode_fuzz/.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,13 +12,18 @@
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/unicode.h"
 
+// The tiny tokenizer by absolute path (set by CMake), so the target runs from any directory.
+#ifndef CORTIQ_FUZZ_DEFAULT_TOKENIZER
+#define CORTIQ_FUZZ_DEFAULT_TOKENIZER "tests/data/models/tiny-a-f32"
+#endif
+
 namespace {
 
 const cortiq::text::Tokenizer& FuzzTokenizer() {
   static const cortiq::text::Tokenizer* tokenizer = [] {
     const char* path = std::getenv("CORTIQ_FUZZ_TOKENIZER");
     absl::StatusOr<cortiq::text::TokenizerSpec> spec =
-        cortiq::ReadTokenizerSpec(path != nullptr ? path : "tests/data/models/tiny-a-f32");
+        cortiq::ReadTokenizerSpec(path != nullptr ? path : CORTIQ_FUZZ_DEFAULT_TOKENIZER);
     if (!spec.ok()) std::abort();
     return new cortiq::text::Tokenizer(*cortiq::text::Tokenizer::FromSpec(*spec));
   }();

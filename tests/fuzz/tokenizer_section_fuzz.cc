@@ -1,6 +1,6 @@
 // libFuzzer entry point for the tokenizer section loader (runtime/text/tokenizer_section.h): any
 // bytes are rejected with a status or load into a tokenizer that encodes and decodes within
-// bounds (every id it returns is below the vocabulary size). Seeds: corpus/tokenizer_section/
+// bounds (every id it returns is below the vocabulary size). Seeds: corpus/tokenizer_section_fuzz/
 // (sections written by SerializeTokenizerSection; most mutations fail the checksum, so a fuzzer
 // dictionary or a checksum-fixing custom mutator gets deeper).
 #include <cstddef>
