@@ -82,21 +82,26 @@ void ThreadPool::StartWorkers() {
   }
 }
 
-void ThreadPool::RestartAfterFork() {
+void ThreadPool::AbandonAfterFork() {
   Abandon(&workers_);
-  // Only this thread exists: nothing else can touch the pool while it is rebuilt. A worker may
-  // have held the mutex (or been inside a wait) at the fork, so the copies are re-initialized,
-  // not reused; their old state belongs to threads that are gone.
+  // Only this thread exists: nothing else can touch the pool. A worker may have held the mutex
+  // or been waiting on a condition variable at the fork, and that state belongs to threads that
+  // are gone: reused, the mutex would stay locked, and destroying the condition variable would
+  // wait forever for its departed waiter (pthread_cond_destroy). So they are re-initialized.
   new (&mutex_) std::mutex();
   new (&start_) std::condition_variable();
   new (&done_) std::condition_variable();
   pending_.store(0, std::memory_order_relaxed);
+}
+
+void ThreadPool::RestartAfterFork() {
+  AbandonAfterFork();
   StartWorkers();
 }
 
 ThreadPool::~ThreadPool() {
   if (forks_seen_ != g_forks.load(std::memory_order_relaxed)) {
-    Abandon(&workers_);
+    AbandonAfterFork();
     return;
   }
   {

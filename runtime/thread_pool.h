@@ -48,8 +48,10 @@ class ThreadPool {
  private:
   // Starts workers 1 .. num_threads - 1, each waiting for a generation after the current one.
   void StartWorkers();
-  // In a child of fork(): abandons the parent's workers, re-initializes the mutex and condition
-  // variables (a worker may have held the mutex at the fork) and starts new workers.
+  // In a child of fork(): abandons the parent's workers and re-initializes the mutex and
+  // condition variables (a worker may have held the mutex or waited on one at the fork).
+  void AbandonAfterFork();
+  // AbandonAfterFork, then starts new workers.
   void RestartAfterFork();
   void WorkerLoop(int thread_index, uint64_t seen);
 

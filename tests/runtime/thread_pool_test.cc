@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -119,6 +120,29 @@ TEST(ThreadPoolTest, DestroyedInAChildOfFork) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(ThreadPoolTest, DestroyedInAChildOfForkWhileItsWorkersSlept) {
+  // A worker asleep on the pool's condition variable at the fork is a waiter the child's copy
+  // still counts: destroying that copy waited forever for it (pthread_cond_destroy). Sleeping
+  // 50 ms, far past the workers' 200 us spin, makes the workers be asleep at the fork.
+  for (int round = 0; round < 3; ++round) {
+    auto pool = std::make_unique<ThreadPool>(3);
+    Counts counts(3);
+    pool->Run(&Count, &counts);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(20);
+      pool.reset();
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "round " << round << ": " << status;
+  }
 }
 
 }  // namespace
