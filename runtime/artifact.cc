@@ -20,6 +20,7 @@
 #include "base/atomic_file.h"
 #include "base/file_checks.h"
 #include "base/status_macros.h"
+#include "runtime/weight_hash.h"
 
 namespace cortiq {
 namespace {
@@ -151,12 +152,18 @@ absl::Status WriteArtifact(
     }
   }
   const uint64_t weights_size = AlignUp(cursor, kWeightAlignment);
+  // The hashes are computed as the weights are filled below; their count, hence the metadata's
+  // size and the weights' offset in the file, is known now (placeholders until then).
+  plan.weight_hash_chunk_bytes = kWeightHashChunkBytes;
+  for (WeightEntry& w : plan.weights) {
+    w.xxh3_64.assign(WeightHashChunks(w.size_bytes, kWeightHashChunkBytes), 0);
+  }
   if (absl::Status s = ValidatePlan(plan, weights_size); !s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat(path, ": invalid plan: ", s.message()));
   }
 
-  const std::string metadata = SerializePlan(plan);
+  std::string metadata = SerializePlan(plan);
   ArtifactHeader header;
   std::memcpy(header.magic, kArtifactMagic, 8);
   header.version_major = kArtifactVersionMajor;
@@ -167,9 +174,6 @@ absl::Status WriteArtifact(
                                   kArtifactWeightsAlignment);
   header.weights_size = weights_size;
   header.file_size = header.weights_offset + header.weights_size;
-  header.checksum = ArtifactChecksum(
-      header, reinterpret_cast<const uint8_t*>(metadata.data()),
-      metadata.size());
   if (header.file_size >
           static_cast<uint64_t>(std::numeric_limits<off_t>::max()) ||
       header.file_size > std::numeric_limits<size_t>::max()) {
@@ -188,21 +192,28 @@ absl::Status WriteArtifact(
   file.map = mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd(), 0);
   if (file.map == MAP_FAILED) return ErrnoStatus(absl::StrCat(path, ": cannot mmap"));
   uint8_t* base = static_cast<uint8_t*>(file.map);
-  EncodeArtifactHeader(header, base);
-  std::memcpy(base + header.metadata_offset, metadata.data(), metadata.size());
   for (size_t i = 0; i < plan.weights.size(); ++i) {
-    absl::Status s =
-        fill(i, base + header.weights_offset + plan.weights[i].offset);
+    WeightEntry& w = plan.weights[i];
+    uint8_t* dst = base + header.weights_offset + w.offset;
+    absl::Status s = fill(i, dst);
     if (!s.ok()) {
       return absl::Status(
-          s.code(), absl::StrCat(path, ": weight ", i, " '",
-                                 plan.weights[i].name, "': ", s.message()));
+          s.code(), absl::StrCat(path, ": weight ", i, " '", w.name, "': ", s.message()));
     }
+    // Hashed while its bytes are still in the cache.
+    w.xxh3_64 = HashWeightChunks(dst, w.size_bytes, plan.weight_hash_chunk_bytes);
     // The written pages stay in the page cache (MAP_SHARED) and reach the file; dropping them
     // from this process keeps the writer's RSS near one weight instead of the whole model.
-    ReleaseMappedPages(base + header.weights_offset + plan.weights[i].offset,
-                 plan.weights[i].size_bytes);
+    ReleaseMappedPages(dst, w.size_bytes);
   }
+  metadata = SerializePlan(plan);
+  if (metadata.size() != header.metadata_size) {  // the hashes have a fixed size
+    return absl::InternalError(absl::StrCat(path, ": the metadata changed size when hashed"));
+  }
+  header.checksum = ArtifactChecksum(
+      header, reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size());
+  EncodeArtifactHeader(header, base);
+  std::memcpy(base + header.metadata_offset, metadata.data(), metadata.size());
   if (msync(file.map, file.map_size, MS_SYNC) != 0) {
     return ErrnoStatus(absl::StrCat(path, ": cannot write"));
   }
@@ -331,6 +342,12 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   // The Artifact owns the mapping now; the guard still closes the descriptor.
   file.map = MAP_FAILED;
   return artifact;
+}
+
+absl::Status Artifact::VerifyWeights(int threads) const {
+  absl::Status s = VerifyWeightHashes(plan_, weights_, threads);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(path_, ": ", s.message()));
 }
 
 }  // namespace cortiq

@@ -9,7 +9,9 @@
 //   weight section      weight i at weights_offset + weights[i].offset
 // The checksum (64-bit FNV-1a) covers the header, with its checksum field
 // zeroed, followed by the metadata; not the weights, so opening a multi-GB
-// model stays O(metadata).
+// model stays O(metadata). The weights are covered by the XXH3-64 hashes of
+// their 1 MiB chunks, stored in the metadata (format 3.1, runtime/weight_hash.h)
+// and checked on request (Artifact::VerifyWeights).
 #ifndef CORTIQ_RUNTIME_ARTIFACT_H_
 #define CORTIQ_RUNTIME_ARTIFACT_H_
 
@@ -31,7 +33,8 @@ inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
                                            'I', 'Q', '\0', '\1'};
 // Format version written by this build: the version of the plan's encoding (plan_encoding.h;
 // the header and weight section are the same in every version). 2.0: buffer views and
-// max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name. A
+// max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name; 3.1:
+// the weights' chunk hashes (runtime/weight_hash.h). A
 // reader accepts its own major with any minor (a minor only appends fields an older reader
 // skips, plan_encoding.h) and reads 2.0; it rejects newer majors and older ones.
 inline constexpr uint32_t kArtifactVersionMajor = kPlanFormatMajor;
@@ -80,7 +83,8 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 // kWeightAlignment-aligned, in index order), the plan is checked with ValidatePlan, and then each
 // weight's bytes are produced by calling fill(i, dst), dst pointing at
 // size_bytes writable bytes of the mmapped output file (so multi-GB models need
-// no RAM copy). An existing `path` must be a regular file (CheckOutputPath: a
+// no RAM copy), and hashed once filled (weights[i].xxh3_64 over chunks of
+// kWeightHashChunkBytes, runtime/weight_hash.h; any hashes the plan held are replaced). An existing `path` must be a regular file (CheckOutputPath: a
 // device node, directory or FIFO is refused, never replaced); a symlink `path`
 // is written through (its target is replaced, the link kept). The file is
 // written as a fresh temporary beside TARGET (TARGET = `path` with symlinks
@@ -141,6 +145,12 @@ class Artifact {
   const std::string& path() const { return path_; }
   // The decoded header.
   const ArtifactHeader& header() const { return header_; }
+
+  // Reads every weight and checks it against the hashes written with it (VerifyWeightHashes,
+  // runtime/weight_hash.h) on `threads` threads (>= 1): O(weights), about 0.1 s per GB on one
+  // core from the page cache. Errors, prefixed with path(): DataLoss naming each damaged weight
+  // (index, name, byte range), FailedPrecondition for a file without hashes (format < 3.1).
+  absl::Status VerifyWeights(int threads = 1) const;
 
  private:
   Artifact() = default;

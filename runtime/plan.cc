@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "runtime/plan_fields.h"
+#include "runtime/weight_hash.h"
 
 namespace cortiq {
 
@@ -351,6 +352,30 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
   return absl::OkStatus();
 }
 
+// The chunk hashes (runtime/weight_hash.h): none without a chunk size, else exactly one per
+// chunk of every weight (the weights' sizes are validated already).
+absl::Status ValidateWeightHashes(const Plan& plan) {
+  const uint64_t chunk = plan.weight_hash_chunk_bytes;
+  if (chunk != 0 && (chunk < kMinWeightHashChunkBytes || chunk > kMaxWeightHashChunkBytes ||
+                     (chunk & (chunk - 1)) != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "weight_hash_chunk_bytes = ", chunk, " is not a power of two in [",
+        kMinWeightHashChunkBytes, ", ", kMaxWeightHashChunkBytes, "] (or 0: no hashes)"));
+  }
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    const WeightEntry& w = plan.weights[i];
+    const uint64_t expected = chunk == 0 ? 0 : WeightHashChunks(w.size_bytes, chunk);
+    if (w.xxh3_64.size() != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "weight ", i, " '", w.name, "': ", w.xxh3_64.size(), " chunk hashes, expected ",
+          expected, chunk == 0 ? " (weight_hash_chunk_bytes is 0)"
+                               : absl::StrCat(" for ", w.size_bytes, " bytes in chunks of ",
+                                              chunk)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBuffer(size_t i, const BufferEntry& b,
                             uint64_t arena_bytes) {
   if (b.offset % 4 != 0) {
@@ -404,6 +429,7 @@ absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes) {
     CORTIQ_RETURN_IF_ERROR(
         ValidateWeight(i, plan.weights[i], weight_section_bytes));
   }
+  CORTIQ_RETURN_IF_ERROR(ValidateWeightHashes(plan));
   // The session allocates the arena in one piece: bound it before any buffer is checked against
   // it (a huge arena_bytes would make every buffer "fit" and the allocation size wrap).
   const uint64_t arena_limit = std::min<uint64_t>(

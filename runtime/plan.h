@@ -54,6 +54,9 @@ struct WeightEntry {
                                // kWeightAlignment
   uint64_t size_bytes = 0;     // WeightFormatBytes(format, shape): product(shape) * element
                                // size, or the 32-weight blocks * block size (Q8_0, Q4_0)
+  // Format 3.1: the XXH3-64 of each Plan::weight_hash_chunk_bytes chunk of the weight's bytes,
+  // in order (runtime/weight_hash.h); empty when the plan has no hashes (chunk bytes 0).
+  std::vector<uint64_t> xxh3_64;
 
   int64_t num_elements() const;
 };
@@ -165,6 +168,10 @@ struct Plan {
   // Largest batch of the batched form (above), in [1, kMaxBatch], with
   // max_batch * arena_bytes <= kMaxArenaBytes; 1 = token by token only (artifacts v1.0).
   int64_t max_batch = 1;
+  // Format 3.1: bytes per hashed chunk of each weight (WeightEntry::xxh3_64), a power of two in
+  // [kMinWeightHashChunkBytes, kMaxWeightHashChunkBytes] (runtime/weight_hash.h); 0 = the weights
+  // carry no hashes (files written before 3.1).
+  uint64_t weight_hash_chunk_bytes = 0;
 };
 
 // Checks every index, size and shape of `plan` so the executor can run it without further
@@ -177,7 +184,9 @@ struct Plan {
 // kind's own shape and parameter rules (e.g. a linear's weight is [out, in]). Also: every cache
 // is written by a kv_append step (never logits_only) before the first attention step reading
 // it; tap names are unique, 1-255 of [A-Za-z0-9._-] not starting with '.' (they become file
-// names); logits_buffer has vocab_size elements; vocab_size <= INT32_MAX.
+// names); logits_buffer has vocab_size elements; vocab_size <= INT32_MAX; weight hashes: none
+// with weight_hash_chunk_bytes 0, else that a power of two in the allowed range and every weight
+// holding WeightHashChunks(size_bytes, chunk bytes) of them (runtime/weight_hash.h).
 // Errors: InvalidArgument naming the step (index and kind) or entry at fault.
 absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes);
 

@@ -103,6 +103,19 @@ class Reader {
     pos_ += n;
     return absl::OkStatus();
   }
+  // A u32 count and that many u64 (the count bounded by the remaining bytes).
+  absl::Status U64List(absl::string_view what, std::vector<uint64_t>* values) {
+    uint32_t n = 0;
+    const size_t at = pos_;
+    CORTIQ_RETURN_IF_ERROR(U32(what, &n));
+    if (n > remaining() / 8) {
+      return Error(what, at,
+                   absl::StrCat(n, " values of 8 bytes, only ", remaining(), " bytes left"));
+    }
+    values->resize(n);
+    for (uint64_t& v : *values) CORTIQ_RETURN_IF_ERROR(U64(what, &v));
+    return absl::OkStatus();
+  }
   absl::Status Shape(absl::string_view what, std::vector<int64_t>* shape) {
     uint32_t rank = 0;
     const size_t at = pos_;
@@ -163,6 +176,10 @@ struct FieldWriter {
     w.U32(static_cast<uint32_t>(shape.size()));
     for (int64_t d : shape) w.I64(d);
   }
+  void operator()(const char*, const std::vector<uint64_t>& values) {
+    w.U32(static_cast<uint32_t>(values.size()));
+    for (uint64_t v : values) w.U64(v);
+  }
   template <class T>
   void operator()(StepField, const char* name, const T& v) {
     (*this)(name, v);
@@ -179,18 +196,20 @@ void WriteRecord(Writer& w, Visit&& visit) {
   w.Patch32(at, static_cast<uint32_t>(w.size() - at - 4));
 }
 
-// Reads the fields a description visits, for one record that ends at byte `end`: a field at or
-// past the end is absent (an older minor's shorter record) and keeps its default; one that
-// crosses the end is an error. The first error stops the reads (status()).
+// Reads the fields a description visits, for one record that ends at byte `end` and holds at
+// most `max_fields` fields: a field at or past the end, or past max_fields, is absent (an older
+// format's shorter record) and keeps its default; one that crosses the end is an error. The
+// first error stops the reads (status()).
 class FieldReader {
  public:
-  FieldReader(Reader& r, absl::string_view record, size_t end)
-      : r_(r), record_(record), end_(end) {}
+  FieldReader(Reader& r, absl::string_view record, size_t end, size_t max_fields)
+      : r_(r), record_(record), end_(end), fields_left_(max_fields) {}
   absl::Status status() const { return status_; }
 
   template <class T>
   void operator()(const char* name, T& v) {
-    if (!status_.ok() || r_.position() >= end_) return;
+    if (!status_.ok() || r_.position() >= end_ || fields_left_ == 0) return;
+    --fields_left_;
     const std::string what = absl::StrCat(record_, ".", name);
     const size_t at = r_.position();
     status_ = Read(what, &v);
@@ -211,6 +230,9 @@ class FieldReader {
   absl::Status Read(absl::string_view what, uint64_t* v) { return r_.U64(what, v); }
   absl::Status Read(absl::string_view what, double* v) { return r_.F64(what, v); }
   absl::Status Read(absl::string_view what, std::vector<int64_t>* v) { return r_.Shape(what, v); }
+  absl::Status Read(absl::string_view what, std::vector<uint64_t>* v) {
+    return r_.U64List(what, v);
+  }
   // Enums as u32; values are checked by ValidatePlan.
   absl::Status Read(absl::string_view what, WeightFormat* v) { return Enum(what, v); }
   absl::Status Read(absl::string_view what, StepKind* v) { return Enum(what, v); }
@@ -225,13 +247,16 @@ class FieldReader {
   Reader& r_;
   absl::string_view record_;
   size_t end_;
+  size_t fields_left_;
   absl::Status status_;
 };
 
 // One record named `record`: sized (format 3: u32 size, then fields; bytes past the known fields
-// skipped) or not (format 2: the fields). `visit(FieldReader&)` reads its fields.
+// skipped) or not (format 2: its first `v2_fields` fields, those 2.0 had; the fields appended
+// since keep their defaults). `visit(FieldReader&)` reads its fields.
 template <class Visit>
-absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, Visit&& visit) {
+absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, size_t v2_fields,
+                        Visit&& visit) {
   size_t end = std::numeric_limits<size_t>::max();
   if (sized) {
     uint32_t size = 0;
@@ -244,7 +269,7 @@ absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, Visit&&
     }
     end = r.position() + size;
   }
-  FieldReader fields(r, record, end);
+  FieldReader fields(r, record, end, sized ? std::numeric_limits<size_t>::max() : v2_fields);
   visit(fields);
   CORTIQ_RETURN_IF_ERROR(fields.status());
   if (sized) r.SkipTo(end);  // fields a newer minor appended
@@ -255,13 +280,13 @@ absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, Visit&&
 // `read(FieldReader&, element)`.
 template <class T, class Read>
 absl::Status ReadList(Reader& r, absl::string_view record, bool sized, size_t min_record_bytes,
-                      std::vector<T>* list, Read&& read) {
+                      size_t v2_fields, std::vector<T>* list, Read&& read) {
   size_t n = 0;
   CORTIQ_RETURN_IF_ERROR(r.Count(absl::StrCat(record, " count"), min_record_bytes, &n));
   list->resize(n);
   for (T& element : *list) {
     CORTIQ_RETURN_IF_ERROR(
-        ReadRecord(r, record, sized, [&](FieldReader& f) { read(f, element); }));
+        ReadRecord(r, record, sized, v2_fields, [&](FieldReader& f) { read(f, element); }));
   }
   return absl::OkStatus();
 }
@@ -276,6 +301,13 @@ void WriteList(Writer& w, const std::vector<T>& list, Write&& write) {
 
 // --- Format 2.0 ---------------------------------------------------------------------------
 
+// The fields of its records, the first of each record's description (plan_fields.h).
+constexpr size_t kV2ModelFields = 5;
+constexpr size_t kV2WeightFields = 5;  // name .. size_bytes (no xxh3_64)
+constexpr size_t kV2BufferFields = 3;
+constexpr size_t kV2CacheFields = 5;
+constexpr size_t kV2TapFields = 2;
+constexpr size_t kV2PlanFields = 3;  // logits_buffer, arena_bytes, max_batch
 // Minimum encoded sizes of its records (for Reader::Count).
 constexpr size_t kV2WeightMinBytes = 4 + 4 + 4 + 8 + 8;  // name length, format, rank, offset, size
 constexpr size_t kV2BufferBytes = 8 + 8 + 4;
@@ -360,17 +392,20 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
   Reader r(data, size);
   Plan plan;
   CORTIQ_RETURN_IF_ERROR(
-      ReadRecord(r, "model", sized, [&](FieldReader& f) { VisitModelInfo(plan.model, f); }));
+      ReadRecord(r, "model", sized, kV2ModelFields,
+                 [&](FieldReader& f) { VisitModelInfo(plan.model, f); }));
   // Format 3 records are at least their u32 size.
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "weight", sized, sized ? 4 : kV2WeightMinBytes,
-                                  &plan.weights,
+                                  kV2WeightFields, &plan.weights,
                                   [](FieldReader& f, WeightEntry& e) { VisitWeightEntry(e, f); }));
-  CORTIQ_RETURN_IF_ERROR(ReadList(r, "buffer", sized, sized ? 4 : kV2BufferBytes, &plan.buffers,
+  CORTIQ_RETURN_IF_ERROR(ReadList(r, "buffer", sized, sized ? 4 : kV2BufferBytes, kV2BufferFields,
+                                  &plan.buffers,
                                   [](FieldReader& f, BufferEntry& e) { VisitBufferEntry(e, f); }));
-  CORTIQ_RETURN_IF_ERROR(ReadList(r, "cache", sized, sized ? 4 : kV2CacheBytes, &plan.caches,
+  CORTIQ_RETURN_IF_ERROR(ReadList(r, "cache", sized, sized ? 4 : kV2CacheBytes, kV2CacheFields,
+                                  &plan.caches,
                                   [](FieldReader& f, CacheEntry& e) { VisitCacheEntry(e, f); }));
   if (sized) {
-    CORTIQ_RETURN_IF_ERROR(ReadList(r, "step", sized, 4, &plan.steps,
+    CORTIQ_RETURN_IF_ERROR(ReadList(r, "step", sized, 4, 0, &plan.steps,
                                     [](FieldReader& f, Step& e) { VisitStep(e, f); }));
   } else {
     size_t n = 0;
@@ -378,10 +413,12 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
     plan.steps.resize(n);
     for (Step& s : plan.steps) CORTIQ_RETURN_IF_ERROR(ReadV2Step(r, &s));
   }
-  CORTIQ_RETURN_IF_ERROR(ReadList(r, "tap", sized, sized ? 4 : kV2TapMinBytes, &plan.taps,
+  CORTIQ_RETURN_IF_ERROR(ReadList(r, "tap", sized, sized ? 4 : kV2TapMinBytes, kV2TapFields,
+                                  &plan.taps,
                                   [](FieldReader& f, Tap& e) { VisitTap(e, f); }));
   CORTIQ_RETURN_IF_ERROR(
-      ReadRecord(r, "plan", sized, [&](FieldReader& f) { VisitPlanScalars(plan, f); }));
+      ReadRecord(r, "plan", sized, kV2PlanFields,
+                 [&](FieldReader& f) { VisitPlanScalars(plan, f); }));
   // A newer minor may append sections; anything else after the plan record is an error.
   const bool newer_minor = major == kPlanFormatMajor && minor > kPlanFormatMinor;
   if (r.remaining() != 0 && !newer_minor) {

@@ -10,7 +10,11 @@
 //   record   = u32 size (bytes of the fields after it), then the record's fields in the order of
 //              plan_fields.h: i32/i64/u64 two's complement, f64 IEEE binary64, bool one byte 0/1,
 //              WeightFormat and StepKind as u32, a string as u32 length + bytes, a weight shape
-//              as u32 rank + rank i64. A step record holds every Step field (109 bytes).
+//              as u32 rank + rank i64, a list of hashes as u32 count + count u64. A step record
+//              holds every Step field (109 bytes).
+// Minor versions: 3.1 appends WeightEntry::xxh3_64 to the weight record and
+// Plan::weight_hash_chunk_bytes to the plan record (the weights' chunk hashes,
+// runtime/weight_hash.h; absent in 3.0: no hashes).
 // Growing it within major 3: a minor version appends fields at the end of a record (and sections
 // after the plan record); a reader skips the fields it does not know at the end of a record
 // (and, for a newer minor, bytes after the plan record) and gives fields a shorter record lacks
@@ -33,9 +37,9 @@
 
 namespace cortiq {
 
-// The metadata format versions: 3.0 is written; 2.0 and 3.x are read.
+// The metadata format versions: 3.1 is written; 2.0 and 3.x are read.
 inline constexpr uint32_t kPlanFormatMajor = 3;
-inline constexpr uint32_t kPlanFormatMinor = 0;
+inline constexpr uint32_t kPlanFormatMinor = 1;
 // The oldest format major ParsePlan reads.
 inline constexpr uint32_t kOldestPlanFormatMajor = 2;
 

@@ -7,7 +7,7 @@
 // A visitor is called as v(name, field) for the records but Step, and as v(id, name, field) for
 // Step (id: the StepField), where `field` is a reference (const for a const record) to one of:
 // std::string, bool, int32_t, int64_t, uint64_t, double, WeightFormat, StepKind,
-// std::vector<int64_t> (a weight's shape).
+// std::vector<int64_t> (a weight's shape), std::vector<uint64_t> (a weight's chunk hashes).
 //
 // Appending a field at the end of a record is how a minor artifact version grows (runtime/
 // artifact.h): its default value must mean what files without it meant.
@@ -35,6 +35,7 @@ void VisitWeightEntry(W& w, V&& v) {
   v("shape", w.shape);
   v("offset", w.offset);
   v("size_bytes", w.size_bytes);
+  v("xxh3_64", w.xxh3_64);  // 3.1
 }
 
 template <class B, class V>
@@ -88,6 +89,7 @@ void VisitPlanScalars(P& p, V&& v) {
   v("logits_buffer", p.logits_buffer);
   v("arena_bytes", p.arena_bytes);
   v("max_batch", p.max_batch);
+  v("weight_hash_chunk_bytes", p.weight_hash_chunk_bytes);  // 3.1
 }
 
 // True if a step of kind `info` uses field `id`: its kind and logits_only always, an operand if

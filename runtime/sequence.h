@@ -22,8 +22,9 @@
 namespace cortiq {
 
 // What a saved state records of its model, so that restoring it into another model fails:
-// the artifact's plan checksum (ArtifactHeader::checksum: header and plan, not the weights) and
-// a digest of sampled weight pages.
+// the artifact's plan checksum (ArtifactHeader::checksum: header and plan, not the weights; from
+// format 3.1 the plan holds the weights' hashes, so it identifies them too) and a digest of
+// sampled weight pages.
 struct ModelIdentity {
   uint64_t plan_checksum = 0;
   uint64_t weight_digest = 0;

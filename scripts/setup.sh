@@ -11,7 +11,7 @@ packages=(
   cmake ninja-build g++ ccache python3
   libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools
   libhwy-dev libabsl-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libutf8proc-dev pkg-config xz-utils
+  libpcre2-dev libutf8proc-dev libxxhash-dev pkg-config xz-utils
 )
 for arg in "$@"; do
   case "$arg" in

@@ -26,9 +26,12 @@
 #include <string>
 #include <vector>
 
+#include <xxhash.h>
+
 #include "gmock/gmock.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "runtime/weight_hash.h"
 #include "tests/runtime/plan_test_util.h"
 #include "tests/runtime/toy_model.h"
 
@@ -69,6 +72,21 @@ ToyModel Toy(WeightFormat format = WeightFormat::kF32) {
   config.layers = {ToyLayer{true, 4, -1}, ToyLayer{false, 0, -1},
                    ToyLayer{true, 4, 0}};
   return BuildToyModel(config);
+}
+
+// The toy's plan as the writer stores it: every weight's chunk hashes, computed here by Debian's
+// shared libxxhash (the reference XXH3, not the library's copy).
+Plan AsWritten(const ToyModel& toy) {
+  Plan plan = toy.plan;
+  plan.weight_hash_chunk_bytes = kWeightHashChunkBytes;
+  for (WeightEntry& w : plan.weights) {
+    w.xxh3_64.clear();
+    for (uint64_t at = 0; at < w.size_bytes; at += kWeightHashChunkBytes) {
+      w.xxh3_64.push_back(XXH3_64bits(toy.weights() + w.offset + at,
+                                      std::min(kWeightHashChunkBytes, w.size_bytes - at)));
+    }
+  }
+  return plan;
 }
 
 // Writes the toy to a fresh path and returns the path.
@@ -143,7 +161,7 @@ TEST(ArtifactTest, FusedPlanRoundTripsThroughAFile) {
   const std::string path = WriteToy(toy, "roundtrip_fused");
   absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  ExpectPlansEqual(toy.plan, (*artifact)->plan());
+  ExpectPlansEqual(AsWritten(toy), (*artifact)->plan());
   std::remove(path.c_str());
 }
 
@@ -157,7 +175,7 @@ TEST(ArtifactTest, WriteOpenRoundTrip) {
     const Artifact& a = **artifact;
     // The toy builder lays out its weights exactly as the writer does (index
     // order, 64-byte aligned), so the whole plan must come back unchanged.
-    ExpectPlansEqual(toy.plan, a.plan());
+    ExpectPlansEqual(AsWritten(toy), a.plan());
     EXPECT_EQ(a.path(), path);
     EXPECT_EQ(a.file_size(), ReadBytes(path).size());
     EXPECT_EQ(a.header().version_major, kArtifactVersionMajor);
@@ -192,7 +210,7 @@ TEST(ArtifactTest, WriterAssignsOffsetsAndSizes) {
               }).ok());
   absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  ExpectPlansEqual(toy.plan, (*artifact)->plan());
+  ExpectPlansEqual(AsWritten(toy), (*artifact)->plan());
   std::remove(path.c_str());
 }
 
@@ -298,7 +316,7 @@ TEST(ArtifactTest, WriterWritesThroughSymlinks) {
     EXPECT_EQ(FileType(target), S_IFREG) << "round " << round;
     absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(target);
     ASSERT_TRUE(artifact.ok()) << artifact.status();
-    ExpectPlansEqual(toy.plan, (*artifact)->plan());
+    ExpectPlansEqual(AsWritten(toy), (*artifact)->plan());
     EXPECT_FALSE(FileExists(link + ".tmp"));
     EXPECT_FALSE(FileExists(target + ".tmp"));
   }
@@ -482,7 +500,12 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
 TEST_F(CorruptArtifactTest, OlderMajorVersion) {
   for (uint32_t major : {0u, 1u}) {
     EditHeader(
-        &bytes_, [&](ArtifactHeader& h) { h.version_major = major; }, true);
+        &bytes_,
+        [&](ArtifactHeader& h) {
+          h.version_major = major;
+          h.version_minor = 0;
+        },
+        true);
     EXPECT_THAT(std::string(Reopen().message()),
                 HasSubstr(absl::StrCat("unsupported format v", major,
                                        ".0; this build reads v2.0 and v3.x")));
@@ -585,6 +608,15 @@ TEST_F(CorruptArtifactTest, ShrunkWeightSectionFailsValidation) {
                         std::to_string(toy_.plan.weights.size() - 1)));
 }
 
+// The plan in the metadata of `bytes` (as written: offsets and hashes assigned).
+Plan WrittenPlan(const std::vector<uint8_t>& bytes) {
+  const ArtifactHeader h = DecodeArtifactHeader(bytes.data());
+  absl::StatusOr<Plan> plan = ParsePlan(bytes.data() + h.metadata_offset, h.metadata_size,
+                                        h.version_major, h.version_minor);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : Plan();
+}
+
 // Replaces the metadata with `plan`'s encoding (same length) and fixes the
 // checksum: the file is intact, but its plan is hostile.
 void ReplaceMetadata(std::vector<uint8_t>* bytes, const Plan& plan) {
@@ -598,7 +630,7 @@ void ReplaceMetadata(std::vector<uint8_t>* bytes, const Plan& plan) {
 }
 
 TEST_F(CorruptArtifactTest, HostilePlanWithValidChecksum) {
-  Plan plan = toy_.plan;
+  Plan plan = WrittenPlan(bytes_);
   plan.buffers[5].offset = plan.arena_bytes;  // past the arena
   ReplaceMetadata(&bytes_, plan);
   const absl::Status status = Reopen();
@@ -626,7 +658,7 @@ TEST_F(CorruptArtifactTest, HostileCountWithValidChecksum) {
 
 TEST_F(CorruptArtifactTest, HostileArenaBytesWithValidChecksum) {
   // The session allocated (arena_bytes + 3) / 4 floats: 0 for 2^64 - 1, then overran it.
-  Plan plan = toy_.plan;
+  Plan plan = WrittenPlan(bytes_);
   plan.arena_bytes = ~uint64_t{0};
   ReplaceMetadata(&bytes_, plan);
   const absl::Status status = Reopen();
@@ -634,6 +666,66 @@ TEST_F(CorruptArtifactTest, HostileArenaBytesWithValidChecksum) {
   EXPECT_THAT(std::string(status.message()),
               HasSubstr(": invalid plan: arena_bytes = 18446744073709551615 exceeds the "
                         "limit of 1099511627776 bytes"));
+}
+
+TEST_F(CorruptArtifactTest, IntactWeightsVerify) {
+  WriteBytes(path_, bytes_);
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path_);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  for (int threads : {1, 2, 5}) {
+    EXPECT_TRUE((*artifact)->VerifyWeights(threads).ok()) << (*artifact)->VerifyWeights(threads);
+  }
+}
+
+TEST_F(CorruptArtifactTest, FlippedWeightBitsAreNamedByVerify) {
+  // Not covered by the checksum: the file opens, and only VerifyWeights sees the damage.
+  const Plan plan = WrittenPlan(bytes_);
+  const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  const size_t last = plan.weights.size() - 1;
+  for (size_t i : {size_t{0}, size_t{3}, last}) {
+    bytes_[h.weights_offset + plan.weights[i].offset + plan.weights[i].size_bytes - 1] ^= 0x10;
+  }
+  WriteBytes(path_, bytes_);
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path_);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  const absl::Status status = (*artifact)->VerifyWeights(2);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith(absl::StrCat(path_, ": 3 of ", plan.weights.size(),
+                                      " weights are corrupted (their bytes do not match the "
+                                      "XXH3-64 hashes written with them): weight 0 'embed' (bytes [0, ")));
+  for (size_t i : {size_t{3}, last}) {
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr(absl::StrCat("weight ", i, " '", plan.weights[i].name, "' (bytes [0, ",
+                                       plan.weights[i].size_bytes, ") of its ",
+                                       plan.weights[i].size_bytes, ")")));
+  }
+}
+
+TEST_F(CorruptArtifactTest, VerifyWithoutHashesSaysToRecompile) {
+  // A 3.0 file: the plan records no hashes.
+  Plan plan = WrittenPlan(bytes_);
+  plan.weight_hash_chunk_bytes = 0;
+  for (WeightEntry& w : plan.weights) w.xxh3_64.clear();
+  const std::string metadata = SerializePlan(plan);
+  const ArtifactHeader h = DecodeArtifactHeader(bytes_.data());
+  ASSERT_LE(metadata.size(), h.metadata_size);
+  std::memcpy(bytes_.data() + h.metadata_offset, metadata.data(), metadata.size());
+  EditHeader(
+      &bytes_,
+      [&](ArtifactHeader& e) {
+        e.version_minor = 0;
+        e.metadata_size = metadata.size();
+      },
+      true);
+  WriteBytes(path_, bytes_);
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path_);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  const absl::Status status = (*artifact)->VerifyWeights();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(std::string(status.message()),
+            path_ + ": has no weight hashes (written before artifact format 3.1): recompile the "
+                    "model with this cortiq to verify its weights");
 }
 
 TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
@@ -649,8 +741,9 @@ TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), StartsWith(path_ + ": metadata: "));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr(" (the metadata does not match this build's format v3.0 layout: "
-                        "recompile the model with this cortiq)"));
+              HasSubstr(absl::StrCat(" (the metadata does not match this build's format v",
+                                     kArtifactVersionMajor, ".", kArtifactVersionMinor,
+                                     " layout: recompile the model with this cortiq)")));
 }
 
 // Artifacts of format 2.0 (the encoding before records carried their sizes) still open, with

@@ -320,9 +320,12 @@ TEST_F(CortiqRunTest, HugeArenaFailsCleanly) {
   // arena_bytes = 2^64 - 1 with a valid checksum: a heap overflow (glibc abort) before.
   std::string bytes = ReadText(*model_);
   ArtifactHeader h = DecodeArtifactHeader(reinterpret_cast<const uint8_t*>(bytes.data()));
-  Plan plan = toy_->plan;
-  plan.arena_bytes = ~uint64_t{0};
-  const std::string metadata = SerializePlan(plan);
+  absl::StatusOr<Plan> plan = ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()) +
+                                            h.metadata_offset,
+                                        h.metadata_size, h.version_major, h.version_minor);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  plan->arena_bytes = ~uint64_t{0};
+  const std::string metadata = SerializePlan(*plan);
   ASSERT_EQ(metadata.size(), h.metadata_size);
   bytes.replace(h.metadata_offset, metadata.size(), metadata);
   h.checksum = ArtifactChecksum(h, reinterpret_cast<const uint8_t*>(metadata.data()),

@@ -83,8 +83,20 @@ std::string EditRecords(const std::string& bytes,
   return out + bytes.substr(pos);
 }
 
+// Gives every weight of `plan` chunk hashes (format 3.1) as the writer would for chunks of 4 KiB,
+// with arbitrary values.
+void AddHashes(Plan* plan) {
+  plan->weight_hash_chunk_bytes = 4096;
+  uint64_t value = 0x0123456789abcdefull;
+  for (WeightEntry& w : plan->weights) {
+    w.xxh3_64.resize((w.size_bytes + 4095) / 4096);
+    for (uint64_t& h : w.xxh3_64) h = value = value * 6364136223846793005ull + 1442695040888963407ull;
+  }
+}
+
 TEST(PlanEncodingTest, RoundTripsEveryRecordAndKind) {
   for (ToyModel toy : {Toy(), FusedToy()}) {
+    AddHashes(&toy.plan);
     toy.plan.max_batch = 77;
     BufferEntry view = toy.plan.buffers[0];
     view.view_of = 0;
@@ -115,17 +127,17 @@ TEST(PlanEncodingTest, LongerRecordsOfANewerMinorAreSkipped) {
   const std::string longer = EditRecords(
       bytes, [](const std::string&, std::string fields) { return fields + "newfield"; });
   ASSERT_GT(longer.size(), bytes.size());
-  for (uint32_t minor : {0u, 1u}) {
+  for (uint32_t minor : {kPlanFormatMinor, kPlanFormatMinor + 1}) {
     absl::StatusOr<Plan> back = Parse(longer, 3, minor);
     ASSERT_TRUE(back.ok()) << back.status();
     ExpectPlansEqual(toy.plan, *back);
   }
   // A section after the plan record: skipped for a newer minor only.
   const std::string appended = bytes + std::string("\x05\0\0\0later", 9);
-  absl::StatusOr<Plan> newer = Parse(appended, 3, 1);
+  absl::StatusOr<Plan> newer = Parse(appended, 3, kPlanFormatMinor + 1);
   ASSERT_TRUE(newer.ok()) << newer.status();
   ExpectPlansEqual(toy.plan, *newer);
-  EXPECT_THAT(std::string(Parse(appended, 3, 0).status().message()),
+  EXPECT_THAT(std::string(Parse(appended, 3, kPlanFormatMinor).status().message()),
               HasSubstr("9 unexpected trailing bytes"));
 }
 
@@ -154,6 +166,47 @@ TEST(PlanEncodingTest, ShorterRecordsOfAnOlderMinorKeepTheDefaults) {
               HasSubstr("step.cap at byte "));
   EXPECT_THAT(std::string(Parse(cut).status().message()),
               HasSubstr("crosses the end of its record"));
+}
+
+TEST(PlanEncodingTest, Format3_0RecordsHaveNoWeightHashes) {
+  // 3.1 appended the chunk hashes to the weight record (u32 count + u64 each) and their chunk
+  // size to the plan record (u64): without them (a 3.0 file) the plan is the same, hashless.
+  ToyModel toy = Toy();
+  AddHashes(&toy.plan);
+  ASSERT_GT(toy.plan.weights[0].xxh3_64.size(), 0u);
+  size_t weight = 0;
+  const std::string v3_0 = EditRecords(
+      SerializePlan(toy.plan), [&](const std::string& section, std::string fields) {
+        if (section == "weight") {
+          return fields.substr(0, fields.size() - 4 - 8 * toy.plan.weights[weight++].xxh3_64.size());
+        }
+        return section == "plan" ? fields.substr(0, fields.size() - 8) : fields;
+      });
+  absl::StatusOr<Plan> back = Parse(v3_0, 3, 0);
+  ASSERT_TRUE(back.ok()) << back.status();
+  Plan hashless = toy.plan;
+  hashless.weight_hash_chunk_bytes = 0;
+  for (WeightEntry& w : hashless.weights) w.xxh3_64.clear();
+  ExpectPlansEqual(hashless, *back);
+  EXPECT_TRUE(ValidatePlan(*back, toy.section_bytes).ok());
+}
+
+TEST(PlanEncodingTest, RejectsAHashCountPastTheRecord) {
+  ToyModel toy = Toy();
+  AddHashes(&toy.plan);
+  // The first weight's hash count (the last field's first 4 bytes) made huge.
+  bool first = true;
+  const std::string hostile = EditRecords(
+      SerializePlan(toy.plan), [&](const std::string& section, std::string fields) {
+        if (section == "weight" && first) {
+          first = false;
+          const size_t at = fields.size() - 4 - 8 * toy.plan.weights[0].xxh3_64.size();
+          fields[at + 3] = 0x40;
+        }
+        return fields;
+      });
+  EXPECT_THAT(std::string(Parse(hostile).status().message()),
+              HasSubstr("metadata: weight.xxh3_64 at byte "));
 }
 
 TEST(PlanEncodingTest, ReadsFormat2) {
@@ -217,7 +270,8 @@ TEST(PlanEncodingTest, RandomCorruptionNeverCrashes) {
   // Flipped bytes anywhere: parse + validate either fail cleanly or yield a
   // plan that passes ValidatePlan (e.g. a changed eps), never crash or allocate
   // without bound; in both formats.
-  const ToyModel toy = Toy();
+  ToyModel toy = Toy();
+  AddHashes(&toy.plan);
   for (uint32_t major : {3u, 2u}) {
     const std::string good =
         major == 3 ? SerializePlan(toy.plan) : SerializePlanV2ForTest(toy.plan);
@@ -229,7 +283,8 @@ TEST(PlanEncodingTest, RandomCorruptionNeverCrashes) {
         bytes[rng() % bytes.size()] ^= static_cast<char>(1u << (rng() % 8));
       }
       absl::StatusOr<Plan> plan = ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                            bytes.size(), major, 0);
+                                            bytes.size(), major,
+                                            major == 3 ? kPlanFormatMinor : 0);
       if (plan.ok()) (void)ValidatePlan(*plan, toy.section_bytes);
     }
   }

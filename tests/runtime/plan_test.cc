@@ -80,6 +80,18 @@ TEST(PlanTest, AcceptsToyPlans) {
 // The fused steps accept every exact aliasing of the result with an operand:
 // out == in0 (in place on the residual / gate), out == in1, and in0 == in1 ==
 // out.
+TEST(PlanTest, AcceptsWeightHashesOfEveryChunkSize) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}};
+  ToyModel toy = BuildToyModel(config);
+  for (uint64_t chunk : {uint64_t{4096}, uint64_t{1} << 20, uint64_t{1} << 30}) {
+    toy.plan.weight_hash_chunk_bytes = chunk;
+    for (WeightEntry& w : toy.plan.weights) w.xxh3_64.assign((w.size_bytes + chunk - 1) / chunk, 7);
+    EXPECT_TRUE(ValidatePlan(toy.plan, toy.section_bytes).ok())
+        << ValidatePlan(toy.plan, toy.section_bytes);
+  }
+}
+
 TEST(PlanTest, AcceptsFusedStepsInPlace) {
   ToyConfig config;
   config.post_norms = true;
@@ -185,6 +197,26 @@ const BadPlanCase kBadPlans[] = {
        }
      },
      "q4_0"},
+    // Weight hashes (format 3.1, runtime/weight_hash.h).
+    {"HashesWithoutChunkSize",
+     [](Plan& p, uint64_t&) { p.weights[0].xxh3_64 = {1}; },
+     "weight 0 'embed': 1 chunk hashes, expected 0 (weight_hash_chunk_bytes is 0)"},
+    {"ChunkSizeNotAPowerOfTwo",
+     [](Plan& p, uint64_t&) { p.weight_hash_chunk_bytes = 6000; },
+     "weight_hash_chunk_bytes = 6000 is not a power of two in [4096, 1073741824]"},
+    {"ChunkSizeTooSmall",
+     [](Plan& p, uint64_t&) { p.weight_hash_chunk_bytes = 2048; },
+     "weight_hash_chunk_bytes = 2048"},
+    {"ChunkSizeWithoutHashes",
+     [](Plan& p, uint64_t&) { p.weight_hash_chunk_bytes = 4096; },
+     "weight 0 'embed': 0 chunk hashes, expected "},
+    {"OneHashTooMany",
+     [](Plan& p, uint64_t&) {
+       p.weight_hash_chunk_bytes = 4096;
+       for (WeightEntry& w : p.weights) w.xxh3_64.resize((w.size_bytes + 4095) / 4096);
+       p.weights.back().xxh3_64.push_back(0);
+     },
+     " chunk hashes, expected "},
     {"VocabZero", [](Plan& p, uint64_t&) { p.model.vocab_size = 0; },
      "vocab_size = 0"},
     {"MaxPositionsNegative",

@@ -27,6 +27,7 @@ inline void ExpectPlansEqual(const Plan& a, const Plan& b) {
     EXPECT_EQ(a.weights[i].shape, b.weights[i].shape);
     EXPECT_EQ(a.weights[i].offset, b.weights[i].offset);
     EXPECT_EQ(a.weights[i].size_bytes, b.weights[i].size_bytes);
+    EXPECT_EQ(a.weights[i].xxh3_64, b.weights[i].xxh3_64);
   }
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {
@@ -73,6 +74,7 @@ inline void ExpectPlansEqual(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.logits_buffer, b.logits_buffer);
   EXPECT_EQ(a.arena_bytes, b.arena_bytes);
   EXPECT_EQ(a.max_batch, b.max_batch);
+  EXPECT_EQ(a.weight_hash_chunk_bytes, b.weight_hash_chunk_bytes);
 }
 
 // `plan` in the format 2.0 layout: model (source string, vocab_size, hidden_size,

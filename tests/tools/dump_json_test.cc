@@ -26,6 +26,9 @@ class DumpRenderTest : public ::testing::Test {
     input_.file_size = 12345;
     input_.plan = &plan_;
     input_.analysis = &analysis_;
+    // Format 3.1's chunk hashes (hex, as the header's checksum) on the first weight.
+    plan_.weight_hash_chunk_bytes = 4096;
+    plan_.weights[0].xxh3_64 = {0x0123456789abcdefull};
   }
   Plan plan_;
   Analysis analysis_;
@@ -44,10 +47,14 @@ TEST_F(DumpRenderTest, Json) {
   EXPECT_THAT(json, HasSubstr("\"layer\": \"head\""));
   // The plan's records under their artifact field names (runtime/plan_fields.h).
   EXPECT_THAT(json, HasSubstr("\"plan\": {\"logits_buffer\": 10, \"arena_bytes\": 704, "
-                              "\"max_batch\": 1}"));
+                              "\"max_batch\": 1, \"weight_hash_chunk_bytes\": 4096}"));
   EXPECT_THAT(json, HasSubstr("{\"index\": 0, \"name\": \"model.embed_tokens.weight\", "
                               "\"format\": \"f32\", \"shape\": [10, 4], \"offset\": 0, "
-                              "\"size_bytes\": 160, \"steps\": [0, 10]}"));
+                              "\"size_bytes\": 160, \"xxh3_64\": [\"0123456789abcdef\"], "
+                              "\"steps\": [0, 10]}"));
+  // A step's weight operand: the record without offset and hashes.
+  EXPECT_THAT(json, HasSubstr("\"weight\": {\"index\": 0, \"name\": \"model.embed_tokens.weight\", "
+                              "\"format\": \"f32\", \"shape\": [10, 4], \"size_bytes\": 160}"));
   EXPECT_THAT(json, HasSubstr("{\"index\": 0, \"layer\": 0, \"sliding\": true, \"window\": 2, "
                               "\"num_kv_heads\": 1, \"head_dim\": 4, \"rows\": "));
   EXPECT_THAT(json, HasSubstr("\"params\": {\"num_heads\": 1, \"window\": 2, \"scale\": 0}"));

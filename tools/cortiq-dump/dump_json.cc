@@ -25,6 +25,13 @@ struct JsonFields {
   }
   void operator()(const char* name, WeightFormat value) { j.Field(name, WeightFormatName(value)); }
   void operator()(const char* name, StepKind value) { j.Field(name, KindName(value)); }
+  // Hashes as 16 hex digits, like the header's checksum (JSON numbers lose 64-bit precision).
+  void operator()(const char* name, const std::vector<uint64_t>& hashes) {
+    j.Key(name);
+    j.BeginArray(true);
+    for (uint64_t h : hashes) j.String(absl::StrFormat("%016x", h));
+    j.EndArray();
+  }
   template <class T>
   void operator()(StepField, const char* name, const T& value) {
     (*this)(name, value);
@@ -40,12 +47,13 @@ void JsonBufferRef(const Plan& plan, int32_t b, JsonWriter* j) {
   j->EndObject();
 }
 
-// A weight operand: its index and the weight's record but its offset.
+// A weight operand: its index and the weight's record but its offset and hashes.
 void JsonWeightRef(const Plan& plan, int32_t w, JsonWriter* j) {
   j->BeginObject(true);
   j->Field("index", w);
   VisitWeightEntry(plan.weights[w], [&](const char* name, const auto& value) {
-    if (absl::string_view(name) != "offset") JsonFields{*j}(name, value);
+    const absl::string_view field = name;
+    if (field != "offset" && field != "xxh3_64") JsonFields{*j}(name, value);
   });
   j->EndObject();
 }

@@ -101,11 +101,16 @@ def main():
     logits = b["buffers_list"][plan["logits_buffer"]]
     assert logits["pinned"] and logits["num_elements"] == 512
 
-    # Weights: 64-byte aligned, in order, inside the weight section.
+    # Weights: 64-byte aligned, in order, inside the weight section; each with one XXH3-64 (16
+    # hex digits) per chunk of weight_hash_chunk_bytes (format 3.1).
+    chunk = plan["weight_hash_chunk_bytes"]
+    assert chunk == 1 << 20, plan
     end = 0
     for w in weights:
         assert w["offset"] % 64 == 0 and w["offset"] >= end, w
         end = w["offset"] + w["size_bytes"]
+        assert len(w["xxh3_64"]) == (w["size_bytes"] + chunk - 1) // chunk, w
+        assert all(len(h) == 16 and int(h, 16) >= 0 for h in w["xxh3_64"]), w
     assert end <= dump["header"]["weights_size"]
     assert len(dump["taps"]) == 8
     print("json ok: %d steps, %d weights, %d caches" % (len(steps), len(weights), len(caches)))
