@@ -5,7 +5,9 @@
 //   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]
 //
 // Output (stdout): text tables, or with --json one JSON object; --dot also writes a Graphviz
-// digraph of the step graph to FILE (refused if FILE is the model or not a regular file). Errors:
+// digraph of the step graph to FILE (refused if FILE is the model or not a regular file;
+// written to a fresh temporary and renamed into place, base/atomic_file.h, so a failed write
+// leaves no partial file and an existing FILE keeps its content). Errors:
 // "cortiq-dump: <message>" on stderr, exit status 1.
 #include <cerrno>
 #include <cstdint>
@@ -22,7 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/artifact.h"
-#include "base/file_checks.h"
+#include "base/atomic_file.h"
 #include "base/status_macros.h"
 #include "tools/common/command_line.h"
 #include "tools/cortiq-dump/dump_output.h"
@@ -38,21 +40,6 @@ ABSL_FLAG(std::string, ctx_size, "4096",
 
 namespace cortiq {
 namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
-    return absl::InternalError(
-        absl::StrCat(path, ": write failed: ", std::strerror(written ? errno : write_errno)));
-  }
-  return absl::OkStatus();
-}
 
 absl::Status Run(const std::string& model_path) {
   int64_t ctx_size = 0;
@@ -76,9 +63,12 @@ absl::Status Run(const std::string& model_path) {
 
   const std::string dot_path = absl::GetFlag(FLAGS_dot);
   if (!dot_path.empty()) {
-    // The model is mapped: overwriting it would destroy it (and could crash this run).
-    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(dot_path, {model_path}));
-    CORTIQ_RETURN_IF_ERROR(WriteFile(dot_path, dump::RenderDot(input)));
+    // The model is mapped: overwriting it would destroy it (and could crash this run); AtomicFile
+    // refuses it (CheckOutputPath) and special files.
+    CORTIQ_ASSIGN_OR_RETURN(AtomicFile dot, AtomicFile::Create(dot_path, {model_path}));
+    const std::string text = dump::RenderDot(input);
+    CORTIQ_RETURN_IF_ERROR(dot.Write(text.data(), text.size()));
+    CORTIQ_RETURN_IF_ERROR(dot.Commit());
   }
   const std::string text =
       absl::GetFlag(FLAGS_json) ? dump::RenderJson(input) : dump::RenderText(input);
