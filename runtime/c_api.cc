@@ -242,6 +242,19 @@ CORTIQ_API cortiq_status cortiq_model_get_info(const cortiq_model* model,
   });
 }
 
+CORTIQ_API cortiq_status cortiq_model_verify(const cortiq_model* model, int32_t threads) {
+  return Guarded("cortiq_model_verify", [&](const Call& call) -> cortiq_status {
+    if (model == nullptr) return call.Null("model");
+    if (threads < 0 || threads > 256) {
+      return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                        absl::StrCat("threads must be in [0, 256] (0 = 1), got ", threads));
+    }
+    return call.From(model->data->artifact->VerifyWeights(threads == 0 ? 1 : threads),
+                     {{absl::StatusCode::kDataLoss, CORTIQ_STATUS_CORRUPT_DATA},
+                      {absl::StatusCode::kFailedPrecondition, CORTIQ_STATUS_FAILED_PRECONDITION}});
+  });
+}
+
 // ---- Sessions -------------------------------------------------------------------------------
 
 CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,

@@ -51,8 +51,8 @@ extern "C" {
  * compiled against major M works with a library whose cortiq_api_version() has major M and an
  * equal or newer minor. */
 #define CORTIQ_API_VERSION_MAJOR 1
-/* 1.1: cortiq_session_options.batch_size. */
-#define CORTIQ_API_VERSION_MINOR 1
+/* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. */
+#define CORTIQ_API_VERSION_MINOR 2
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
@@ -161,6 +161,17 @@ CORTIQ_API void cortiq_model_close(cortiq_model* model);
  * info->struct_size smaller than the API 1.0 struct). */
 CORTIQ_API cortiq_status cortiq_model_get_info(const cortiq_model* model,
                                                cortiq_model_info* info);
+
+/* API 1.2. Reads every weight of the model and checks it against the hashes the compiler wrote
+ * with it (artifact format 3.1: the XXH3-64 of each 1 MiB chunk of each weight), on `threads`
+ * threads (0 = 1). cortiq_model_open does not do this (it reads the header and plan only, whose
+ * checksum does not cover the weights): call it once after opening where a damaged file must not
+ * give silently wrong logits. Cost: every weight byte read once (about 0.1 s per GB on one core
+ * from the page cache); safe to call while sessions run on the model. Errors: INVALID_ARGUMENT
+ * (NULL model, threads outside 0..256), CORRUPT_DATA (the message names every damaged weight and
+ * its byte range), FAILED_PRECONDITION (the artifact has no weight hashes: written before format
+ * 3.1; recompile it to verify it). */
+CORTIQ_API cortiq_status cortiq_model_verify(const cortiq_model* model, int32_t threads);
 
 /* ---- Sessions --------------------------------------------------------------------------- */
 

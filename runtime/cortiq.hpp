@@ -62,6 +62,10 @@ class Model {
     return info;
   }
 
+  // Checks every weight against its hashes (cortiq_model_verify); throws Error (CORRUPT_DATA
+  // naming the damaged weights, FAILED_PRECONDITION without hashes).
+  void Verify(int32_t threads = 1) const { Check(cortiq_model_verify(model_.get(), threads)); }
+
   cortiq_model* get() const noexcept { return model_.get(); }
 
  private:

@@ -22,6 +22,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "runtime/artifact.h"
 #include "runtime/cortiq.h"
 #include "runtime/cortiq.hpp"
@@ -213,6 +214,44 @@ TEST_F(CApiTest, ModelInfoStructSize) {
   info.struct_size = size_t{1} << 40;  // uninitialized garbage
   EXPECT_EQ(cortiq_model_get_info(model_.get(), &info), CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(cortiq_model_get_info(model_.get(), nullptr), CORTIQ_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiTest, VerifyNamesDamagedWeights) {
+  EXPECT_EQ(cortiq_model_verify(model_.get(), 0), CORTIQ_STATUS_OK) << cortiq_last_error();
+  EXPECT_EQ(cortiq_model_verify(model_.get(), 2), CORTIQ_STATUS_OK) << cortiq_last_error();
+  EXPECT_STREQ(cortiq_last_error(), "");
+  EXPECT_EQ(cortiq_model_verify(nullptr, 1), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), StartsWith("cortiq_model_verify: model is NULL"));
+  EXPECT_EQ(cortiq_model_verify(model_.get(), -1), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cortiq_model_verify(model_.get(), 257), CORTIQ_STATUS_INVALID_ARGUMENT);
+
+  // A bit flipped in the first and in the last weight: the model opens and runs, and only
+  // cortiq_model_verify tells.
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path_);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  const Plan& plan = (*artifact)->plan();
+  std::string bytes = ReadFile(path_);
+  const uint64_t weights = (*artifact)->header().weights_offset;
+  bytes[weights + plan.weights.front().offset + 5] ^= 0x20;
+  bytes[weights + plan.weights.back().offset] ^= 0x01;
+  const std::string damaged = TempPath("damaged.cortiq");
+  WriteFile(damaged, bytes);
+  ModelPtr model = OpenModel(damaged);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(cortiq_model_verify(model.get(), 1), CORTIQ_STATUS_CORRUPT_DATA);
+  const std::string message = cortiq_last_error();
+  EXPECT_THAT(message, StartsWith("cortiq_model_verify: " + damaged + ": 2 of "));
+  EXPECT_THAT(message, HasSubstr("weight 0 '" + plan.weights.front().name + "'"));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("weight ", plan.weights.size() - 1, " '",
+                                              plan.weights.back().name, "'")));
+  api::Model wrapped(damaged);
+  try {
+    wrapped.Verify(2);
+    ADD_FAILURE() << "Verify did not throw";
+  } catch (const api::Error& e) {
+    EXPECT_EQ(e.status(), CORTIQ_STATUS_CORRUPT_DATA);
+  }
+  std::remove(damaged.c_str());
 }
 
 TEST_F(CApiTest, OpenErrors) {

@@ -316,6 +316,27 @@ TEST_F(CortiqRunTest, NonFiniteLogitsFailCleanly) {
               "non-finite logits at position 0");
 }
 
+TEST_F(CortiqRunTest, VerifyNamesADamagedWeight) {
+  const RunResult ok = Run(*model_ + " --tokens 2,3 --n-predict 2 --verify");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr(" (weights verified: "));
+  // One flipped bit in the last weight: the run itself does not notice, --verify does.
+  std::string bytes = ReadText(*model_);
+  const ArtifactHeader h = DecodeArtifactHeader(reinterpret_cast<const uint8_t*>(bytes.data()));
+  const WeightEntry& last = toy_->plan.weights.back();
+  bytes[h.weights_offset + last.offset] ^= 0x01;
+  const std::string damaged = *dir_ + "/damaged.cortiq";
+  WriteText(damaged, bytes);
+  EXPECT_EQ(Run(damaged + " --tokens 2,3 --n-predict 2").exit_code, 0);
+  ExpectError(damaged + " --tokens 2,3 --n-predict 2 --verify",
+              absl::StrCat(damaged, ": 1 of ", toy_->plan.weights.size(),
+                           " weights is corrupted (their bytes do not match the XXH3-64 hashes "
+                           "written with them): weight ",
+                           toy_->plan.weights.size() - 1, " '", last.name, "'"));
+  ExpectError(damaged + " --tokens 2,3 --verify --threads 2", "weights is corrupted");
+  EXPECT_EQ(Run(damaged + " --tokens 2,3 --noverify").exit_code, 0);
+}
+
 TEST_F(CortiqRunTest, HugeArenaFailsCleanly) {
   // arena_bytes = 2^64 - 1 with a valid checksum: a heap overflow (glibc abort) before.
   std::string bytes = ReadText(*model_);

@@ -2,14 +2,16 @@
 // with their cost, buffer plan and liveness, weights, KV caches and KV sharing, per-token totals.
 // Runtime only (no MLIR/LLVM).
 //
-//   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]
+//   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N] [--verify [--threads N]]
 //
 // Output (stdout): text tables, or with --json one JSON object; --dot also writes a Graphviz
 // digraph of the step graph to FILE (refused if FILE is the model or not a regular file;
 // written to a fresh temporary and renamed into place, base/atomic_file.h, so a failed write
-// leaves no partial file and an existing FILE keeps its content). Errors:
-// "cortiq-dump: <message>" on stderr, exit status 1.
+// leaves no partial file and an existing FILE keeps its content); --verify first checks every
+// weight against its hashes (Artifact::VerifyWeights; a damaged weight is an error naming it).
+// Errors: "cortiq-dump: <message>" on stderr, exit status 1.
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +35,10 @@
 ABSL_FLAG(bool, json, false, "print one JSON object instead of text tables");
 ABSL_FLAG(std::string, dot, "", "also write a Graphviz digraph of the step graph to this file");
 // Read as a string so that bad values get this tool's error format.
+ABSL_FLAG(bool, verify, false,
+          "check every weight against the XXH3-64 hashes written with it (artifact format 3.1) "
+          "before dumping; a mismatch is an error naming the weight");
+ABSL_FLAG(std::string, threads, "1", "threads for --verify");
 ABSL_FLAG(std::string, ctx_size, "4096",
           "context size: rows of the full KV caches; attention costs are those of position "
           "ctx-size - 1 (clamped to the model's max_position_embeddings, like cortiq-run) "
@@ -48,8 +54,21 @@ absl::Status Run(const std::string& model_path) {
     return absl::InvalidArgumentError(
         absl::StrCat("--ctx-size: '", ctx_text, "' is not a positive integer"));
   }
+  int64_t threads = 0;
+  const std::string threads_text = absl::GetFlag(FLAGS_threads);
+  if (!absl::SimpleAtoi(threads_text, &threads) || threads < 1 || threads > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads: '", threads_text, "' is not an integer in [1, 256]"));
+  }
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
   const Plan& plan = artifact->plan();
+  double verify_seconds = -1;
+  if (absl::GetFlag(FLAGS_verify)) {
+    const auto begin = std::chrono::steady_clock::now();
+    CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(static_cast<int>(threads)));
+    verify_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
   if (plan.model.max_position_embeddings > 0 && ctx_size > plan.model.max_position_embeddings) {
     ctx_size = plan.model.max_position_embeddings;
   }
@@ -60,6 +79,7 @@ absl::Status Run(const std::string& model_path) {
   input.file_size = artifact->file_size();
   input.plan = &plan;
   input.analysis = &analysis;
+  input.verify_seconds = verify_seconds;
 
   const std::string dot_path = absl::GetFlag(FLAGS_dot);
   if (!dot_path.empty()) {
@@ -80,8 +100,9 @@ absl::Status Run(const std::string& model_path) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N]: prints the artifact's "
-      "header, plan steps, buffer plan, weights, KV caches and per-token totals");
+      "cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N] [--verify [--threads N]]: "
+      "prints the artifact's header, plan steps, buffer plan, weights, KV caches and per-token "
+      "totals");
   const std::vector<std::string> positional = ParseToolCommandLine(argc, argv);
   if (positional.size() != 2) {
     std::fprintf(stderr, "cortiq-dump: expected exactly one MODEL.cortiq argument, got %zu\n",

@@ -87,6 +87,7 @@ std::string RenderJson(const DumpInput& in) {
   j.Field("weights_size", h.weights_size);
   j.Field("checksum", absl::StrFormat("%016x", h.checksum));
   j.EndObject();
+  j.Field("weights_verified", in.verify_seconds >= 0);
   j.Key("model");
   j.BeginObject(true);
   VisitModelInfo(plan.model, fields);

@@ -21,6 +21,9 @@ struct DumpInput {
   uint64_t file_size = 0;
   const Plan* plan = nullptr;
   const Analysis* analysis = nullptr;
+  // Seconds Artifact::VerifyWeights took if the weights were verified (--verify) and match
+  // their hashes; negative if they were not verified.
+  double verify_seconds = -1;
 };
 
 // Sections: header, layers, steps, buffers, weights, KV caches and sharing, totals per token.

@@ -95,6 +95,18 @@ void TextHeader(const DumpInput& in, std::string* out) {
                         kArtifactVersionMinor, h.metadata_size, h.metadata_offset, h.weights_size,
                         h.weights_offset, h.checksum);
   absl::StrAppendFormat(out, "file size       %s\n", Bytes(in.file_size));
+  if (plan.weight_hash_chunk_bytes == 0) {
+    absl::StrAppendFormat(out, "weight hashes   none (written before format 3.1)\n");
+  } else {
+    size_t chunks = 0;
+    for (const WeightEntry& w : plan.weights) chunks += w.xxh3_64.size();
+    absl::StrAppendFormat(out, "weight hashes   XXH3-64 of %d chunks of %s; %s\n", chunks,
+                          Bytes(plan.weight_hash_chunk_bytes),
+                          in.verify_seconds < 0
+                              ? std::string("not verified (--verify)")
+                              : absl::StrFormat("verified: every weight matches (%.1f ms)",
+                                                in.verify_seconds * 1e3));
+  }
   absl::StrAppendFormat(out, "source          %s\n", plan.model.source);
   absl::StrAppendFormat(out, "model           vocab %d, hidden %d, layers %d, max positions %d\n",
                         plan.model.vocab_size, plan.model.hidden_size, plan.model.num_hidden_layers,

@@ -4,10 +4,12 @@
 //
 //   cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N]
 //              [--dump-logits FILE] [--dump-layers DIR] [--ctx-size N]
-//              [--threads N] [--batch-size N]
+//              [--threads N] [--batch-size N] [--verify]
 //
 // Output (stdout): the generated ids on one line (comma-separated; empty for
-// N = 0), then one line of timings. Errors: "cortiq-run: <message>" on stderr,
+// N = 0), then one line of timings. --verify checks every weight against the
+// hashes written with it before anything runs (Artifact::VerifyWeights, on
+// --threads threads): a damaged weight is an error naming it. Errors: "cortiq-run: <message>" on stderr,
 // exit status 1; among them non-finite (NaN/Inf) logits at any position whose
 // logits are computed, and dump paths that are not regular files, are the
 // model itself or are one another (base/file_checks.h). Dumps are written to
@@ -33,6 +35,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -71,6 +74,9 @@ ABSL_FLAG(std::string, ctx_size, "4096",
           "context size (clamped to the model's max_position_embeddings) "
           "(--ctx-size)");
 ABSL_FLAG(std::string, threads, "1", "threads for the matrix products and attention");
+ABSL_FLAG(bool, verify, false,
+          "before running, check every weight against the XXH3-64 hashes written with it "
+          "(artifact format 3.1); a mismatch is an error naming the weight");
 ABSL_FLAG(std::string, batch_size, "0",
           "prompt tokens per batched evaluation (prefill); 0 = the artifact's compiled "
           "maximum (cortiq-compile --max-batch; larger values are clamped to it), 1 = token by "
@@ -93,6 +99,7 @@ absl::Status NormalizeArgs(std::vector<std::string>* args) {
                                             "dump_logits", "dump_layers",
                                             "ctx_size",    "threads",
                                             "batch_size"};
+  static const char* const kBoolFlags[] = {"verify"};
   // Abseil's own flags (usage, flag files), passed through unchanged.
   static const char* const kAbseilFlags[] = {
       "help",       "helpfull",        "helpshort", "helppackage",
@@ -110,6 +117,7 @@ absl::Status NormalizeArgs(std::vector<std::string>* args) {
     bool value_flag = false, known = false;
     for (const char* f : kValueFlags) value_flag |= name == f;
     for (const char* f : kAbseilFlags) known |= name == f;
+    for (const char* f : kBoolFlags) known |= name == f || name == absl::StrCat("no", f);
     if (!value_flag && !known) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag ", arg, " (see --help)"));
@@ -208,6 +216,10 @@ absl::Status Run(const std::string& model_path) {
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
                           Artifact::Open(model_path));
+  const bool verify = absl::GetFlag(FLAGS_verify);
+  const Clock::time_point verify_begin = Clock::now();
+  if (verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(static_cast<int>(threads)));
+  const double verify_seconds = Seconds(verify_begin, Clock::now());
   SessionOptions options;
   options.ctx_size = ctx_size;
   options.threads = static_cast<int>(threads);
@@ -303,14 +315,17 @@ absl::Status Run(const std::string& model_path) {
   if (!generated.empty()) std::printf("%s\n", absl::StrJoin(generated, ",").c_str());
   // The first generated token comes from the prompt's last logits; the rate counts the
   // n_predict - 1 evaluations that produced the others.
+  // The load time includes the verification; it is also shown on its own.
   std::printf(
       "prompt: %zu tokens, %s tok/s; generation: %lld tokens, %s tok/s; load: "
-      "%.1f ms\n",
+      "%.1f ms%s\n",
       tokens.size(),
       rate(static_cast<double>(tokens.size()), prompt_seconds).c_str(),
       static_cast<long long>(n_predict),
       rate(static_cast<double>(n_predict > 1 ? n_predict - 1 : 0), gen_seconds).c_str(),
-      load_seconds * 1e3);
+      load_seconds * 1e3,
+      verify ? absl::StrFormat(" (weights verified: %.1f ms)", verify_seconds * 1e3).c_str()
+             : "");
   return absl::OkStatus();
 }
 
@@ -318,7 +333,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N] "
       "[--dump-logits FILE] "
-      "[--dump-layers DIR] [--ctx-size N] [--threads N] [--batch-size N]");
+      "[--dump-layers DIR] [--ctx-size N] [--threads N] [--batch-size N] [--verify]");
   std::vector<std::string> args(argv, argv + argc);
   if (absl::Status s = NormalizeArgs(&args); !s.ok()) {
     std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
