@@ -4,18 +4,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "passes/Passes.h"
 #include "passes/buffer_allocator.h"
+#include "runtime/plan.h"
 
 namespace cortiq {
 namespace {
 
 #define GEN_PASS_CLASSES
 #include "passes/Passes.h.inc"
-
-// 64 bytes: a cache line and a full AVX-512 vector, so every buffer starts aligned for SIMD.
-constexpr uint64_t kArenaAlignment = 64;
-// Larger than any E-series activation set by orders of magnitude (E4B: ~1.5 MB); a bigger
-// request means absurd shapes, which would overflow the offsets below.
-constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
 
 class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
  public:
@@ -74,7 +69,9 @@ class PlanBuffersPass : public PlanBuffersBase<PlanBuffersPass> {
       }
       ++step;
     }
-    BufferPlan plan = PlanArena(requests, kArenaAlignment);
+    // The runtime's contract (runtime/plan.h): buffers at kBufferAlignment, the arena at most
+    // kMaxArenaBytes (ValidatePlan rejects anything larger).
+    BufferPlan plan = PlanArena(requests, kBufferAlignment);
     if (plan.arena_bytes > kMaxArenaBytes) {
       module.emitError() << "plan-buffers: the activation arena would need " << plan.arena_bytes
                          << " bytes (at most " << kMaxArenaBytes << ")";

@@ -13,8 +13,6 @@
 namespace cortiq {
 namespace {
 
-constexpr uint64_t kBufferAlignment = 64;
-
 std::string OpName(mlir::Operation* op) {
   std::string text;
   llvm::raw_string_ostream os(text);
