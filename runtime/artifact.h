@@ -34,7 +34,7 @@ inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
 // Format version written by this build: the version of the plan's encoding (plan_encoding.h;
 // the header and weight section are the same in every version). 2.0: buffer views and
 // max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name; 3.1:
-// the weights' chunk hashes (runtime/weight_hash.h). A
+// the weights' chunk hashes (runtime/weight_hash.h) and the rows each step runs on (Step::rows). A
 // reader accepts its own major with any minor (a minor only appends fields an older reader
 // skips, plan_encoding.h) and reads 2.0; it rejects newer majors and older ones.
 inline constexpr uint32_t kArtifactVersionMajor = kPlanFormatMajor;

@@ -347,6 +347,8 @@ CORTIQ_API cortiq_status cortiq_session_eval(cortiq_session* session, const int3
         {absl::StatusCode::kInvalidArgument, CORTIQ_STATUS_INVALID_ARGUMENT},
         {absl::StatusCode::kResourceExhausted, CORTIQ_STATUS_CONTEXT_FULL},
         {absl::StatusCode::kDataLoss, CORTIQ_STATUS_NUMERIC_ERROR}};
+    // An observer sees every tap of every token, the layers that feed only the logits included.
+    sequence.set_every_tap(s.observer != nullptr);
     if (all_logits == nullptr && s.observer == nullptr) {
       return call.From(sequence.Eval(input, cortiq::BatchLogits::kLast), codes);
     }

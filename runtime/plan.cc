@@ -38,6 +38,16 @@ size_t WeightFormatElementSize(WeightFormat format) {
   return 0;
 }
 
+const char* StepRowsName(StepRows rows) {
+  switch (rows) {
+    case StepRows::kAll:
+      return "all";
+    case StepRows::kLogits:
+      return "logits";
+  }
+  return "unknown";
+}
+
 const char* WeightFormatName(WeightFormat format) {
   switch (format) {
     case WeightFormat::kF32:
@@ -102,6 +112,27 @@ constexpr size_t kMaxRank = 8;
 // True if [offset, offset + size) lies inside [0, limit); overflow-safe.
 bool InRange(uint64_t offset, uint64_t size, uint64_t limit) {
   return size <= limit && offset <= limit - size;
+}
+
+// The root of buffer `x`: itself, or the buffer it is a view of.
+int32_t RootBuffer(const Plan& plan, int32_t x) {
+  return plan.buffers[x].view_of >= 0 ? plan.buffers[x].view_of : x;
+}
+
+bool BytesOverlap(const Plan& plan, int32_t x, int32_t y) {
+  const BufferEntry& a = plan.buffers[x];
+  const BufferEntry& b = plan.buffers[y];
+  if (a.num_elements == 0 || b.num_elements == 0) return false;
+  const uint64_t a_end = a.offset + 4 * a.num_elements;
+  const uint64_t b_end = b.offset + 4 * b.num_elements;
+  return a.offset < b_end && b.offset < a_end;
+}
+
+// Overlap in the batched layout (plan.h): in the per-token arena or, for buffers of different
+// roots, of their roots (a view's rows are spread over its root's whole range).
+bool BatchOverlap(const Plan& plan, int32_t x, int32_t y) {
+  const int32_t rx = RootBuffer(plan, x), ry = RootBuffer(plan, y);
+  return BytesOverlap(plan, x, y) || (rx != ry && BytesOverlap(plan, rx, ry));
 }
 
 // Validates one step of a plan whose weights, buffers and caches are already valid, by its
@@ -188,24 +219,8 @@ class StepValidator {
     return absl::OkStatus();
   }
 
-  int32_t Root(int32_t x) const {
-    return plan_.buffers[x].view_of >= 0 ? plan_.buffers[x].view_of : x;
-  }
-
-  // Overlap in the per-token arena or, for buffers of different roots, of their roots (in the
-  // batched layout a view's rows are spread over its root's whole range).
-  bool Overlap(int32_t x, int32_t y) const {
-    return BytesOverlap(x, y) || (Root(x) != Root(y) && BytesOverlap(Root(x), Root(y)));
-  }
-
-  bool BytesOverlap(int32_t x, int32_t y) const {
-    const BufferEntry& a = plan_.buffers[x];
-    const BufferEntry& b = plan_.buffers[y];
-    if (a.num_elements == 0 || b.num_elements == 0) return false;
-    const uint64_t a_end = a.offset + 4 * a.num_elements;
-    const uint64_t b_end = b.offset + 4 * b.num_elements;
-    return a.offset < b_end && b.offset < a_end;
-  }
+  int32_t Root(int32_t x) const { return RootBuffer(plan_, x); }
+  bool Overlap(int32_t x, int32_t y) const { return BatchOverlap(plan_, x, y); }
 
   const Plan& plan_;
   size_t index_;
@@ -267,9 +282,16 @@ absl::Status StepValidator::Validate() {
                                  : InPlaceOrDisjoint(step_.out, in, field));
     }
   }
-  if (step_.logits_only && !k.may_be_logits_only) {
-    return Error(absl::StrCat("a ", k.name, " step cannot be logits_only (the caches must not "
-                              "depend on whether logits are wanted)"));
+  if (step_.rows != StepRows::kAll && step_.rows != StepRows::kLogits) {
+    return Error(absl::StrCat("unknown rows ", static_cast<uint32_t>(step_.rows)));
+  }
+  if ((step_.logits_only || step_.rows == StepRows::kLogits) && !k.may_be_logits_only) {
+    return Error(absl::StrCat("a ", k.name, " step cannot be logits_only or run on the logits "
+                              "rows only (the caches must not depend on whether logits are "
+                              "wanted)"));
+  }
+  if (step_.logits_only && step_.rows != StepRows::kLogits) {
+    return Error("a logits_only step must have rows = logits");
   }
   if (k.check == nullptr) return absl::OkStatus();
   return k.check(StepCheck{plan_, step_, index_, n_out, n_in0, n_in1, weight, scalar, cache});
@@ -475,6 +497,26 @@ absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("step ", i, " (attention): reads cache ", step.cache,
                        " before any kv_append step writes it"));
+    }
+  }
+  // No all-rows step reads rows computed for the logits rows only: the last step writing bytes
+  // of each buffer it reads must run on all rows too.
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
+    if (step.rows != StepRows::kAll) continue;
+    for (const auto& [in, field] : {std::make_pair(step.in0, "in0"), std::make_pair(step.in1, "in1")}) {
+      if (in < 0) continue;
+      for (size_t j = i; j-- > 0;) {
+        const Step& writer = plan.steps[j];
+        if (writer.out < 0 || !BatchOverlap(plan, writer.out, in)) continue;
+        if (writer.rows != StepRows::kAll) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "step ", i, " (", StepKindName(step.kind), "): runs on all rows but its ", field,
+              " buffer ", in, " was last written by step ", j, " (", StepKindName(writer.kind),
+              "), which runs on the logits rows only"));
+        }
+        break;
+      }
     }
   }
   absl::flat_hash_set<std::string> tap_names;

@@ -81,6 +81,17 @@ struct CacheEntry {
   int64_t head_dim = 0;
 };
 
+// The rows of an evaluation a step runs on (the `cortiq.rows` the mark-rows pass sets on its op,
+// passes/Passes.td). Values are part of the file format (artifact format 3.1).
+enum class StepRows : uint32_t {
+  kAll = 0,     // every row: its result reaches a KV-cache append
+  kLogits = 1,  // the logits rows only: the rows whose logits are wanted (the last row of a
+                // prompt, every row when all logits are wanted), none when no logits are
+                // wanted; its results feed only logits and taps
+};
+// "all" / "logits"; "unknown" for another value.
+const char* StepRowsName(StepRows rows);
+
 // One kernel call of the plan. Which operands and parameters a kind uses, and what they mean,
 // is its entry in the step-kind table (runtime/step_kind.h); every field a kind does not use is
 // -1 (operands) or 0 (parameters), which ValidatePlan checks. The parameter names are the
@@ -104,7 +115,10 @@ struct Step {
   double scale = 0.0;          // embedding: row multiplier; attention: multiplier of q·k
   double factor = 0.0;         // scale: the multiplier
   double cap = 0.0;            // softcap: cap * tanh(x / cap)
-  bool logits_only = false;    // part of the head: skipped when the position's logits are unused
+  bool logits_only = false;    // part of the head: reaches neither a KV append nor a tap
+                               // (always rows = kLogits)
+  StepRows rows = StepRows::kAll;  // the rows it runs on (format 3.1; files before it: kLogits
+                                   // for the logits_only steps, kAll for the others)
 };
 
 // A named buffer to observe after a token is evaluated, e.g. "layer.3" = the hidden state
@@ -152,8 +166,9 @@ inline constexpr int64_t kMaxBatch = 4096;
 // Each step applies its per-token formula to every row t with position p0 + t (embedding:
 // token t; rope: position p0 + t; kv_append: cache[p0 + t] = row t; attention: row t attends to
 // the positions visible from p0 + t, all of the batch's rows having been appended first). The
-// logits_only steps run on the last row only, or on every row when every position's logits
-// are wanted.
+// steps of rows = kLogits run on the last row only, on every row when every position's logits
+// are wanted, and not at all when none are (then their buffers, taps included, keep whatever
+// they held); the executor may also run them on every row (Session::set_every_tap).
 
 // A complete per-token plan.
 struct Plan {
@@ -181,11 +196,16 @@ struct Plan {
 // range and the others -1, the parameters it does not carry 0, operand sizes, aliasing (results
 // of kDisjoint kinds disjoint from their operands; the others exactly an operand's bytes, in
 // place, or disjoint from it), block-format weights only where the kind reads them, and the
-// kind's own shape and parameter rules (e.g. a linear's weight is [out, in]). Also: every cache
-// is written by a kv_append step (never logits_only) before the first attention step reading
-// it; tap names are unique, 1-255 of [A-Za-z0-9._-] not starting with '.' (they become file
-// names); logits_buffer has vocab_size elements; vocab_size <= INT32_MAX; weight hashes: none
-// with weight_hash_chunk_bytes 0, else that a power of two in the allowed range and every weight
+// kind's own shape and parameter rules (e.g. a linear's weight is [out, in]). Rows: a known
+// StepRows value, kLogits for every logits_only step, never kLogits for a kind that may not be
+// logits-only (kv_append); and for every step of rows = kAll and each buffer it reads, the last
+// earlier step whose result overlaps that buffer's bytes (in the batched layout: columns of the
+// same root, or overlapping roots) has rows = kAll too, so no all-rows step reads rows that
+// were computed for the logits rows only (taps and logits_buffer may). Also: every cache
+// is written by a kv_append step before the first attention step reading it; tap names are
+// unique, 1-255 of [A-Za-z0-9._-] not starting with '.' (they become file names); logits_buffer
+// has vocab_size elements; vocab_size <= INT32_MAX; weight hashes: none with
+// weight_hash_chunk_bytes 0, else that a power of two in the allowed range and every weight
 // holding WeightHashChunks(size_bytes, chunk bytes) of them (runtime/weight_hash.h).
 // Errors: InvalidArgument naming the step (index and kind) or entry at fault.
 absl::Status ValidatePlan(const Plan& plan, uint64_t weight_section_bytes);

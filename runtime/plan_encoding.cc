@@ -172,6 +172,7 @@ struct FieldWriter {
   void operator()(const char*, double v) { w.F64(v); }
   void operator()(const char*, WeightFormat v) { w.U32(static_cast<uint32_t>(v)); }
   void operator()(const char*, StepKind v) { w.U32(static_cast<uint32_t>(v)); }
+  void operator()(const char*, StepRows v) { w.U32(static_cast<uint32_t>(v)); }
   void operator()(const char*, const std::vector<int64_t>& shape) {
     w.U32(static_cast<uint32_t>(shape.size()));
     for (int64_t d : shape) w.I64(d);
@@ -205,10 +206,21 @@ class FieldReader {
   FieldReader(Reader& r, absl::string_view record, size_t end, size_t max_fields)
       : r_(r), record_(record), end_(end), fields_left_(max_fields) {}
   absl::Status status() const { return status_; }
+  // True if the record ended before field `name` (an older minor's record): it kept its default.
+  bool Absent(absl::string_view name) const {
+    for (const char* a : absent_) {
+      if (name == a) return true;
+    }
+    return false;
+  }
 
   template <class T>
   void operator()(const char* name, T& v) {
-    if (!status_.ok() || r_.position() >= end_ || fields_left_ == 0) return;
+    if (!status_.ok()) return;
+    if (r_.position() >= end_ || fields_left_ == 0) {
+      absent_.push_back(name);
+      return;
+    }
     --fields_left_;
     const std::string what = absl::StrCat(record_, ".", name);
     const size_t at = r_.position();
@@ -236,6 +248,7 @@ class FieldReader {
   // Enums as u32; values are checked by ValidatePlan.
   absl::Status Read(absl::string_view what, WeightFormat* v) { return Enum(what, v); }
   absl::Status Read(absl::string_view what, StepKind* v) { return Enum(what, v); }
+  absl::Status Read(absl::string_view what, StepRows* v) { return Enum(what, v); }
   template <class E>
   absl::Status Enum(absl::string_view what, E* v) {
     uint32_t u = 0;
@@ -249,6 +262,7 @@ class FieldReader {
   size_t end_;
   size_t fields_left_;
   absl::Status status_;
+  std::vector<const char*> absent_;  // fields past the record's end
 };
 
 // One record named `record`: sized (format 3: u32 size, then fields; bytes past the known fields
@@ -406,12 +420,23 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
                                   [](FieldReader& f, CacheEntry& e) { VisitCacheEntry(e, f); }));
   if (sized) {
     CORTIQ_RETURN_IF_ERROR(ReadList(r, "step", sized, 4, 0, &plan.steps,
-                                    [](FieldReader& f, Step& e) { VisitStep(e, f); }));
+                                    [](FieldReader& f, Step& e) {
+                                      VisitStep(e, f);
+                                      // Before 3.1 the logits_only steps were the ones that ran
+                                      // on the logits rows only.
+                                      if (f.Absent("rows")) {
+                                        e.rows = e.logits_only ? StepRows::kLogits
+                                                               : StepRows::kAll;
+                                      }
+                                    }));
   } else {
     size_t n = 0;
     CORTIQ_RETURN_IF_ERROR(r.Count("step count", kV2StepBytes, &n));
     plan.steps.resize(n);
-    for (Step& s : plan.steps) CORTIQ_RETURN_IF_ERROR(ReadV2Step(r, &s));
+    for (Step& s : plan.steps) {
+      CORTIQ_RETURN_IF_ERROR(ReadV2Step(r, &s));
+      s.rows = s.logits_only ? StepRows::kLogits : StepRows::kAll;
+    }
   }
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "tap", sized, sized ? 4 : kV2TapMinBytes, kV2TapFields,
                                   &plan.taps,

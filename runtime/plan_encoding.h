@@ -9,12 +9,14 @@
 //              plan record (logits_buffer, arena_bytes, max_batch)
 //   record   = u32 size (bytes of the fields after it), then the record's fields in the order of
 //              plan_fields.h: i32/i64/u64 two's complement, f64 IEEE binary64, bool one byte 0/1,
-//              WeightFormat and StepKind as u32, a string as u32 length + bytes, a weight shape
-//              as u32 rank + rank i64, a list of hashes as u32 count + count u64. A step record
-//              holds every Step field (109 bytes).
+//              WeightFormat, StepKind and StepRows as u32, a string as u32 length + bytes, a
+//              weight shape as u32 rank + rank i64, a list of hashes as u32 count + count u64.
+//              A step record holds every Step field (113 bytes).
 // Minor versions: 3.1 appends WeightEntry::xxh3_64 to the weight record and
 // Plan::weight_hash_chunk_bytes to the plan record (the weights' chunk hashes,
-// runtime/weight_hash.h; absent in 3.0: no hashes).
+// runtime/weight_hash.h; absent in 3.0: no hashes), and Step::rows to the step record (a 3.0
+// record without it reads as rows = logits for its logits_only steps and all for the others,
+// what 3.0 executors ran).
 // Growing it within major 3: a minor version appends fields at the end of a record (and sections
 // after the plan record); a reader skips the fields it does not know at the end of a record
 // (and, for a newer minor, bytes after the plan record) and gives fields a shorter record lacks
@@ -50,7 +52,8 @@ std::string SerializePlan(const Plan& plan);
 // Bounds-checked: every count is at most the number of records the remaining bytes can hold,
 // every record and string fits the remaining bytes, no field crosses the end of its record,
 // bools are 0/1, weight ranks at most 8, and all bytes are consumed (but those after the plan
-// record of a newer minor). Does not run ValidatePlan. Errors: InvalidArgument "metadata: ..."
+// record of a newer minor). Fields a record lacks keep their defaults, but for Step::rows (see
+// above). Does not run ValidatePlan. Errors: InvalidArgument "metadata: ..."
 // naming the record and field and the byte offset, or the version if it is not read.
 absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size,
                                uint32_t major = kPlanFormatMajor,

@@ -7,10 +7,12 @@
 // A visitor is called as v(name, field) for the records but Step, and as v(id, name, field) for
 // Step (id: the StepField), where `field` is a reference (const for a const record) to one of:
 // std::string, bool, int32_t, int64_t, uint64_t, double, WeightFormat, StepKind,
-// std::vector<int64_t> (a weight's shape), std::vector<uint64_t> (a weight's chunk hashes).
+// std::vector<int64_t> (a weight's shape), std::vector<uint64_t> (a weight's chunk hashes),
+// StepRows.
 //
 // Appending a field at the end of a record is how a minor artifact version grows (runtime/
-// artifact.h): its default value must mean what files without it meant.
+// artifact.h): its default value must mean what files without it meant (or ParsePlan derives
+// it from the older fields, as for Step::rows).
 #ifndef CORTIQ_RUNTIME_PLAN_FIELDS_H_
 #define CORTIQ_RUNTIME_PLAN_FIELDS_H_
 
@@ -75,6 +77,7 @@ void VisitStep(S& s, V&& v) {
   v(StepField::kFactor, "factor", s.factor);
   v(StepField::kCap, "cap", s.cap);
   v(StepField::kLogitsOnly, "logits_only", s.logits_only);
+  v(StepField::kRows, "rows", s.rows);  // format 3.1
 }
 
 template <class T, class V>
@@ -92,12 +95,13 @@ void VisitPlanScalars(P& p, V&& v) {
   v("weight_hash_chunk_bytes", p.weight_hash_chunk_bytes);  // 3.1
 }
 
-// True if a step of kind `info` uses field `id`: its kind and logits_only always, an operand if
+// True if a step of kind `info` uses field `id`: its kind, logits_only and rows always, an operand if
 // the kind gives it a role, a parameter if it is in the kind's set.
 inline bool StepUsesField(const StepKindInfo& info, StepField id) {
   switch (id) {
     case StepField::kKind:
     case StepField::kLogitsOnly:
+    case StepField::kRows:
       return true;
     case StepField::kOut:
       return info.out != nullptr;
@@ -116,7 +120,8 @@ inline bool StepUsesField(const StepKindInfo& info, StepField id) {
   }
 }
 
-// True for the parameter fields (group_size .. cap), false for kind, operands and logits_only.
+// True for the parameter fields (group_size .. cap), false for kind, operands, logits_only and
+// rows.
 inline bool IsStepParameter(StepField id) {
   return id >= StepField::kGroupSize && id <= StepField::kCap;
 }

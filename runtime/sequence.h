@@ -176,6 +176,8 @@ class Sequence {
 
   const Session& session() const { return *session_; }
   const Plan& plan() const { return session_->plan(); }
+  // Session::set_every_tap: every tap on every evaluated row (for observers of the taps).
+  void set_every_tap(bool every_tap) { session_->set_every_tap(every_tap); }
 
  private:
   enum class LogitsState { kNone, kLive, kRestored };

@@ -173,6 +173,7 @@ struct Session::Rows {
 struct Session::Prepared {
   StepFn run = nullptr;  // Session::Run<Kind>, bound by Prepare
   bool logits_only = false;
+  bool logits_rows = false;  // rows = kLogits: runs on the logits rows only
   int32_t out = -1, in0 = -1, in1 = -1;
   size_t n = 0;  // elements of out (of in0 for kv_append)
   // The weight of embedding, linear and lm_head steps: [rows, cols], and its kernels.
@@ -341,6 +342,7 @@ absl::Status Session::Prepare(SessionOptions options) {
     const StepKindInfo& info = *FindStepKind(s.kind);  // ValidatePlan checked the kind
     Prepared& p = steps_[i];
     p.logits_only = s.logits_only;
+    p.logits_rows = s.rows == StepRows::kLogits;
     p.out = s.out;
     p.in0 = s.in0;
     p.in1 = s.in1;
@@ -453,8 +455,8 @@ absl::Status Session::EvalToken(int32_t token, bool want_logits) {
   const int64_t position = length_;
   last_rows_ = 1;
   for (size_t i = 0; i < steps_.size(); ++i) {
-    if (steps_[i].logits_only && !want_logits) continue;
     const Prepared& p = steps_[i];
+    if (p.logits_rows && !want_logits && (p.logits_only || !every_tap_)) continue;
     (this->*p.run)(p, Rows{&token, 1, 0, 1, position});
   }
   // A NaN or Inf logit would make greedy decoding silently pick token 0: report it instead.
@@ -702,7 +704,7 @@ absl::Status Session::Run(absl::Span<const int32_t> tokens, BatchLogits logits) 
   last_rows_ = rows;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Prepared& p = steps_[i];
-    if (p.logits_only) {
+    if (p.logits_rows && (p.logits_only || !every_tap_)) {
       if (logits == BatchLogits::kNone) continue;
       if (logits == BatchLogits::kLast) {
         (this->*p.run)(p, Rows{tokens.data(), rows, rows - 1, 1, position});

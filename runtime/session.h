@@ -78,9 +78,10 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Evaluates `token` at position length() and advances length() by one. If
-  // want_logits, also runs the logits_only steps (final norm, LM head,
-  // softcap), after which logits() holds this position's logits, and checks
-  // that every logit is finite. Errors: those of CheckTokens (nothing is
+  // want_logits, also runs the steps of rows = logits (runtime/plan.h: the head
+  // and, in Gemma-4 E models, the KV-shared layers), after which logits() holds
+  // this position's logits, and checks that every logit is finite. Without it,
+  // the taps those steps write keep older values unless every_tap() is set. Errors: those of CheckTokens (nothing is
   // evaluated); DataLoss "non-finite logits at position P (NaN/Inf in the weights, or an
   // overflow)" if want_logits and a logit is NaN or infinite. For that last
   // error the position is NOT consumed: length() stays P (its KV rows are
@@ -113,6 +114,13 @@ class Session {
   absl::Span<const float> batch_logits(size_t t) const;
   // plan().taps[i] of row t (t < T) of the last EvalBatch (or of the last Eval, t = 0).
   absl::Span<const float> batch_tap(size_t i, size_t t) const;
+  // Whether every tap is computed on every evaluated row: the steps of rows = logits that
+  // are not logits_only (the layers that feed only the logits, e.g. Gemma-4's KV-shared
+  // layers) then run on every row, as if every position's logits were wanted but for the head
+  // (cortiq-run --dump-layers, observers of the taps). Off by default; it costs what the
+  // rows analysis saves (runtime/plan.h). Caches and logits are the same either way.
+  bool every_tap() const { return every_tap_; }
+  void set_every_tap(bool every_tap) { every_tap_ = every_tap; }
   // The largest batch EvalBatch accepts (SessionOptions::batch_size resolved).
   int64_t batch_size() const { return batch_size_; }
 
@@ -196,6 +204,7 @@ class Session {
   FloatArray scratch_;  // attention scores: ctx_size floats per thread
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
+  bool every_tap_ = false;
   std::vector<KvCache> caches_;
   std::vector<RopeTable> rope_tables_;
   std::vector<FloatArray> gains_;  // f32 copies of bf16 norm gains

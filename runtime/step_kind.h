@@ -67,6 +67,7 @@ enum class StepField : uint32_t {
   kFactor,
   kCap,
   kLogitsOnly,
+  kRows,
 };
 
 // Bit of `field` in a StepKindInfo::params set.
@@ -126,6 +127,7 @@ struct StepKindInfo {
   bool same_size;         // every operand buffer has the result's element count
   bool reads_blocks;      // its weight may use a block format (Q8_0, Q4_0)
   bool may_be_logits_only;  // false: the caches must not depend on whether logits are wanted
+                            // (neither logits_only nor rows = kLogits)
   StepCost cost;
   uint32_t flops_per_element;  // kElementwise, kTableRow
   // Rules on its shapes and parameters beyond the generic ones; nullptr if none.

@@ -50,7 +50,7 @@ class Lowering {
   int32_t Buffer(mlir::Value value) { return buffers_.lookup(value); }
   int32_t Weight(mlir::FlatSymbolRefAttr symbol);
   int32_t Cache(mlir::FlatSymbolRefAttr symbol);
-  absl::Status LowerOp(mlir::Operation* op, bool logits_only);
+  absl::Status LowerOp(mlir::Operation* op, bool logits_only, StepRows rows);
 
   mlir::ModuleOp module_;
   const LoweringOptions& options_;
@@ -103,9 +103,10 @@ int32_t Lowering::Cache(mlir::FlatSymbolRefAttr symbol) {
   return index;
 }
 
-absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only) {
+absl::Status Lowering::LowerOp(mlir::Operation* op, bool logits_only, StepRows rows) {
   Step step;
   step.logits_only = logits_only;
+  step.rows = rows;
   auto unary = [&](StepKind kind, mlir::Value in, mlir::Value out) {
     step.kind = kind;
     step.in0 = Buffer(in);
@@ -219,20 +220,34 @@ absl::StatusOr<Plan> Lowering::Run() {
     arena_bytes_ = static_cast<uint64_t>(arena.getInt());
   }
 
-  // Ops whose results reach a KV append or a layer output are needed for every token; the rest
-  // (final norm, LM head, softcap) only when the token's logits are wanted.
-  llvm::DenseSet<mlir::Operation*> needed;
-  llvm::SmallVector<mlir::Operation*> worklist;
-  for (mlir::Operation& op : body) {
-    if (mlir::isa<KvAppendOp, LayerOutputOp>(op)) worklist.push_back(&op);
-  }
-  while (!worklist.empty()) {
-    mlir::Operation* op = worklist.pop_back_val();
-    if (!needed.insert(op).second) continue;
-    for (mlir::Value operand : op->getOperands()) {
-      if (mlir::Operation* def = operand.getDefiningOp()) worklist.push_back(def);
+  // The ops whose results reach a `roots` op (through the dataflow), the roots included.
+  const auto reaching = [&](auto is_root) {
+    llvm::DenseSet<mlir::Operation*> reached;
+    llvm::SmallVector<mlir::Operation*> worklist;
+    for (mlir::Operation& op : body) {
+      if (is_root(op)) worklist.push_back(&op);
     }
-  }
+    while (!worklist.empty()) {
+      mlir::Operation* op = worklist.pop_back_val();
+      if (!reached.insert(op).second) continue;
+      for (mlir::Value operand : op->getOperands()) {
+        if (mlir::Operation* def = operand.getDefiningOp()) worklist.push_back(def);
+      }
+    }
+    return reached;
+  };
+  // The head (logits_only): ops whose results reach neither a KV append nor a layer output.
+  const llvm::DenseSet<mlir::Operation*> needed =
+      reaching([](mlir::Operation& op) { return mlir::isa<KvAppendOp, LayerOutputOp>(op); });
+  // The rows each op runs on: its cortiq.rows (mark-rows); without it, all rows for the ops that
+  // reach a KV append or a layer output (what lowering did before mark-rows).
+  const auto rows_of = [&](mlir::Operation& op) {
+    if (auto mark = op.getAttrOfType<mlir::StringAttr>(CortiqDialect::getRowsAttrName())) {
+      if (mark.getValue() == stringifyRows(Rows::logits)) return StepRows::kLogits;
+      if (mark.getValue() == stringifyRows(Rows::all)) return StepRows::kAll;
+    }
+    return needed.contains(&op) ? StepRows::kAll : StepRows::kLogits;
+  };
 
   for (mlir::Operation& op : body) {
     if (auto ret = mlir::dyn_cast<mlir::func::ReturnOp>(op)) {
@@ -243,7 +258,10 @@ absl::StatusOr<Plan> Lowering::Run() {
       plan_.model.vocab_size = static_cast<int64_t>(plan_.buffers[plan_.logits_buffer].num_elements);
       continue;
     }
-    absl::Status status = LowerOp(&op, !needed.contains(&op));
+    const bool logits_only = !needed.contains(&op);
+    // A head op always runs on the logits rows only (whatever a mark says).
+    absl::Status status =
+        LowerOp(&op, logits_only, logits_only ? StepRows::kLogits : rows_of(op));
     if (!status.ok()) return status;
     if (!status_.ok()) return status_;
   }

@@ -20,7 +20,10 @@ struct LoweringOptions {
 // weight entry per referenced cortiq.weight in its `stored_format` (recorded by
 // assign-storage-formats; offsets are assigned by the artifact writer), one cache per
 // cortiq.kv_cache. Steps that feed neither a KV append nor
-// a layer output (the final norm, LM head and softcap) are marked `logits_only`.
+// a layer output (the final norm, LM head and softcap) are marked `logits_only`. Each step's
+// `rows` is its op's `cortiq.rows` (mark-rows) when it has one, else all rows for the ops that
+// feed a KV append or a layer output and the logits rows for the others; logits_only steps always
+// run on the logits rows.
 // `module` must verify. Errors: InvalidArgument if the module has no decode_step function,
 // holds an op the runtime has no kernel for (the op is named), or a referenced weight has no
 // stored_format (named).

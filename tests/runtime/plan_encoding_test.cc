@@ -114,10 +114,10 @@ TEST(PlanEncodingTest, StepRecordsHoldEveryField) {
   for (const Step& s : toy.plan.steps) with_scalar += s.scalar >= 0;
   ASSERT_EQ(with_scalar, 2);  // one per layer (the MLP residual), carried as any field
   // A step record: u32 size + kind (4) + 6 operands (4) + 5 integer and 5 double parameters (8)
-  // + logits_only (1) = 4 + 109 bytes.
+  // + logits_only (1) + rows (4) = 4 + 113 bytes.
   Plan one_more = toy.plan;
   one_more.steps.push_back(toy.plan.steps.back());
-  EXPECT_EQ(SerializePlan(one_more).size(), SerializePlan(toy.plan).size() + 4 + 109);
+  EXPECT_EQ(SerializePlan(one_more).size(), SerializePlan(toy.plan).size() + 4 + 113);
 }
 
 TEST(PlanEncodingTest, LongerRecordsOfANewerMinorAreSkipped) {
@@ -144,23 +144,32 @@ TEST(PlanEncodingTest, LongerRecordsOfANewerMinorAreSkipped) {
 TEST(PlanEncodingTest, ShorterRecordsOfAnOlderMinorKeepTheDefaults) {
   const ToyModel toy = Toy();
   const std::string bytes = SerializePlan(toy.plan);
-  // Step records without their last field (logits_only), then without cap too.
-  for (size_t drop : {size_t{1}, size_t{9}}) {
+  // Step records without their last field (rows: a 3.0 record), then without logits_only, then
+  // without cap too.
+  int head_steps = 0;
+  for (const Step& s : toy.plan.steps) head_steps += s.logits_only;
+  ASSERT_EQ(head_steps, 3);
+  for (size_t drop : {size_t{4}, size_t{5}, size_t{13}}) {
     const std::string shorter =
         EditRecords(bytes, [&](const std::string& section, std::string fields) {
           return section == "step" ? fields.substr(0, fields.size() - drop) : fields;
         });
-    absl::StatusOr<Plan> back = Parse(shorter);
+    absl::StatusOr<Plan> back = Parse(shorter, 3, 0);
     ASSERT_TRUE(back.ok()) << back.status();
     for (size_t i = 0; i < back->steps.size(); ++i) {
-      EXPECT_FALSE(back->steps[i].logits_only) << i;
-      EXPECT_EQ(back->steps[i].cap, drop == 9 ? 0.0 : toy.plan.steps[i].cap) << i;
-      EXPECT_EQ(back->steps[i].factor, toy.plan.steps[i].factor) << i;
+      const Step& want = toy.plan.steps[i];
+      EXPECT_EQ(back->steps[i].logits_only, drop == 4 && want.logits_only) << i;
+      // Without rows, a step runs on the logits rows iff it is logits_only (as 3.0 ran it).
+      EXPECT_EQ(back->steps[i].rows, back->steps[i].logits_only ? StepRows::kLogits
+                                                                : StepRows::kAll)
+          << i;
+      EXPECT_EQ(back->steps[i].cap, drop == 13 ? 0.0 : want.cap) << i;
+      EXPECT_EQ(back->steps[i].factor, want.factor) << i;
     }
   }
   // A record that ends inside a field is an error.
   const std::string cut = EditRecords(bytes, [](const std::string& section, std::string fields) {
-    return section == "step" ? fields.substr(0, fields.size() - 5) : fields;
+    return section == "step" ? fields.substr(0, fields.size() - 9) : fields;
   });
   EXPECT_THAT(std::string(Parse(cut).status().message()),
               HasSubstr("step.cap at byte "));

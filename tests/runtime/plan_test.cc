@@ -113,6 +113,27 @@ TEST(PlanTest, AcceptsFusedStepsInPlace) {
   }
 }
 
+// Every step after the last kv_append runs on the logits rows only (nothing on all rows reads it):
+// what mark-rows gives for a plan whose last layers share caches.
+TEST(PlanTest, AcceptsLogitsRowsAfterTheLastKvAppend) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 3, 0},
+                   ToyLayer{false, 0, 1}};
+  ToyModel toy = BuildToyModel(config);
+  size_t last_append = 0;
+  for (size_t i = 0; i < toy.plan.steps.size(); ++i) {
+    if (toy.plan.steps[i].kind == StepKind::kKvAppend) last_append = i;
+  }
+  for (size_t i = last_append + 1; i < toy.plan.steps.size(); ++i) {
+    toy.plan.steps[i].rows = StepRows::kLogits;
+  }
+  EXPECT_TRUE(ValidatePlan(toy.plan, toy.section_bytes).ok())
+      << ValidatePlan(toy.plan, toy.section_bytes);
+  // One step earlier is one too many: the last kv_append reads it.
+  toy.plan.steps[last_append - 1].rows = StepRows::kLogits;
+  EXPECT_FALSE(ValidatePlan(toy.plan, toy.section_bytes).ok());
+}
+
 // Index of the first step of `kind` in `plan`.
 size_t FirstStep(const Plan& plan, StepKind kind) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -337,6 +358,39 @@ const BadPlanCase kBadPlans[] = {
        p.steps[FirstStep(p, StepKind::kKvAppend)].logits_only = true;
      },
      "cannot be logits_only"},
+    {"KvAppendLogitsRows",
+     [](Plan& p, uint64_t&) {
+       p.steps[FirstStep(p, StepKind::kKvAppend)].rows = StepRows::kLogits;
+     },
+     "(kv_append): a kv_append step cannot be logits_only or run on the logits rows only"},
+    {"UnknownRows",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kAdd)].rows = StepRows{7}; },
+     "(add): unknown rows 7"},
+    {"LogitsOnlyOnAllRows",
+     [](Plan& p, uint64_t&) { p.steps[FirstStep(p, StepKind::kLmHead)].rows = StepRows::kAll; },
+     "(lm_head): a logits_only step must have rows = logits"},
+    {"AllRowsReadLogitsRows",
+     [](Plan& p, uint64_t&) {
+       // Layer 0's attention on the logits rows: its output projection (all rows, as it feeds
+       // layer 1's KV) would read rows nobody computed.
+       p.steps[FirstStep(p, StepKind::kAttention)].rows = StepRows::kLogits;
+     },
+     "runs on all rows but its in0 buffer"},
+    {"AllRowsReadInPlaceLogitsRows",
+     [](Plan& p, uint64_t&) {
+       // The last kv_append's key written last by a logits-rows step (through the same bytes).
+       const size_t append = LastStep(p, StepKind::kKvAppend);
+       Step copy = p.steps[append - 1];
+       copy.rows = StepRows::kLogits;
+       copy.kind = StepKind::kScale;
+       copy.in0 = copy.out = p.steps[append].in0;
+       copy.in1 = copy.weight = copy.scalar = copy.cache = -1;
+       copy.group_size = copy.head_dim = copy.rotated_pairs = copy.num_heads = copy.window = 0;
+       copy.eps = copy.theta = copy.scale = copy.cap = 0;
+       copy.factor = 2;
+       p.steps.insert(p.steps.begin() + static_cast<std::ptrdiff_t>(append), copy);
+     },
+     "which runs on the logits rows only"},
     {"AttentionWindowMismatchSliding",
      [](Plan& p, uint64_t&) {
        p.steps[FirstStep(p, StepKind::kAttention)].window = 4;

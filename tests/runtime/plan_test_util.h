@@ -65,6 +65,7 @@ inline void ExpectPlansEqual(const Plan& a, const Plan& b) {
     EXPECT_EQ(x.factor, y.factor);
     EXPECT_EQ(x.cap, y.cap);
     EXPECT_EQ(x.logits_only, y.logits_only);
+    EXPECT_EQ(x.rows, y.rows);
   }
   ASSERT_EQ(a.taps.size(), b.taps.size());
   for (size_t i = 0; i < a.taps.size(); ++i) {

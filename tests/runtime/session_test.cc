@@ -608,6 +608,50 @@ TEST(SessionTest, SkippingLogitsDoesNotChangeLaterLogits) {
   EXPECT_EQ(Logits(*all), Logits(*last_only));
 }
 
+// A toy whose last two layers share caches, with every step after the last kv_append on the
+// logits rows (as mark-rows gives): tokens evaluated without logits skip those steps, which
+// changes neither the caches nor later logits (bit for bit: decode runs the same kernels either
+// way); the taps they write are stale then, unless every_tap() is set.
+TEST(SessionTest, LogitsRowsStepsAreSkippedWithoutLogits) {
+  ToyConfig config;
+  config.layers = {ToyLayer{true, 3, -1}, ToyLayer{false, 0, -1}, ToyLayer{true, 3, 0},
+                   ToyLayer{false, 0, 1}};
+  const ToyModel toy = BuildToyModel(config);
+  ToyModel marked = toy;
+  size_t last_append = 0;
+  for (size_t i = 0; i < marked.plan.steps.size(); ++i) {
+    if (marked.plan.steps[i].kind == StepKind::kKvAppend) last_append = i;
+  }
+  for (size_t i = last_append + 1; i < marked.plan.steps.size(); ++i) {
+    marked.plan.steps[i].rows = StepRows::kLogits;
+  }
+  std::unique_ptr<Session> all = MakeSession(toy);
+  std::unique_ptr<Session> rows = MakeSession(marked);
+  std::unique_ptr<Session> taps = MakeSession(marked);
+  taps->set_every_tap(true);
+  const std::vector<int32_t> tokens = Tokens(7, 1101);
+  const size_t last_tap = toy.plan.taps.size() - 1;  // layer.3: logits rows only
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const bool want = i % 3 == 2;
+    ASSERT_TRUE(all->Eval(tokens[i], want).ok());
+    ASSERT_TRUE(rows->Eval(tokens[i], want).ok());
+    ASSERT_TRUE(taps->Eval(tokens[i], want).ok());
+    for (size_t c = 0; c < toy.plan.caches.size(); ++c) {
+      const size_t n = static_cast<size_t>(all->cache(c).rows() * all->cache(c).row_width());
+      EXPECT_TRUE(std::equal(all->cache(c).keys(), all->cache(c).keys() + n,
+                             rows->cache(c).keys()));
+      EXPECT_TRUE(std::equal(all->cache(c).values(), all->cache(c).values() + n,
+                             rows->cache(c).values()));
+    }
+    if (want) EXPECT_EQ(Logits(*all), Logits(*rows)) << i;
+    const absl::Span<const float> expected = all->tap(last_tap);
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), taps->tap(last_tap).begin())) << i;
+    // Without logits the skipped layer's tap still holds the last token with logits.
+    EXPECT_EQ(std::equal(expected.begin(), expected.end(), rows->tap(last_tap).begin()), want)
+        << i;
+  }
+}
+
 TEST(SessionTest, ThreadsGiveBitIdenticalResults) {
   for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16}) {
     ToyConfig config;

@@ -230,6 +230,7 @@ ToyModel Builder::Build() {
   // The head: final norm, LM head, softcap.
   for (size_t i = model_.plan.steps.size() - 3; i < model_.plan.steps.size(); ++i) {
     model_.plan.steps[i].logits_only = true;
+    model_.plan.steps[i].rows = StepRows::kLogits;
   }
   model_.plan.logits_buffer = logits;
   model_.plan.arena_bytes = arena_;

@@ -82,6 +82,7 @@ Plan TwoLayerPlan() {
   plan.steps.push_back(fused);
   Step head = MakeStep(StepKind::kLmHead, logits, b[8], -1, embed);
   head.logits_only = true;
+  head.rows = StepRows::kLogits;
   plan.steps.push_back(head);
   plan.taps = {Tap{"layer.0", b[5]}, Tap{"layer.1", b[8]}};
   plan.logits_buffer = logits;

@@ -63,11 +63,12 @@ absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const st
 
 // Weight bytes one token reads: every matrix of a linear / LM-head step, one row of each
 // embedding table, the gains and scalars of the norms (by each kind's cost class,
-// runtime/step_kind.h). This is what decode streams from memory.
-uint64_t WeightBytesPerToken(const Plan& plan, bool with_head) {
+// runtime/step_kind.h). This is what decode streams from memory. Without `with_logits`, only the
+// steps of rows = all: what a prompt token whose logits nobody reads runs.
+uint64_t WeightBytesPerToken(const Plan& plan, bool with_logits) {
   uint64_t bytes = 0;
   for (const Step& step : plan.steps) {
-    if (step.logits_only && !with_head) continue;
+    if (step.rows == StepRows::kLogits && !with_logits) continue;
     const bool one_row = FindStepKind(step.kind)->cost == StepCost::kTableRow;
     for (int32_t w : {step.weight, step.scalar}) {
       if (w < 0) continue;
@@ -275,8 +276,8 @@ absl::Status Run(const std::string& path) {
   }
   std::printf("model: %s (%s weights, %.2f GB file)\n", path.c_str(), formats.c_str(),
               static_cast<double>(artifact->file_size()) / 1e9);
-  std::printf("weight bytes per token: %.3f GB (generation, with LM head), %.3f GB (prompt "
-              "tokens but the last, without it)\n",
+  std::printf("weight bytes per token: %.3f GB (generation, with the logits), %.3f GB (prompt "
+              "tokens but the last: the steps of rows = all)\n",
               static_cast<double>(bytes_with_head) / 1e9,
               static_cast<double>(bytes_without_head) / 1e9);
   for (size_t i = 0; i < threads.size(); ++i) {

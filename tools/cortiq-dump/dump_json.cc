@@ -32,6 +32,7 @@ struct JsonFields {
     for (uint64_t h : hashes) j.String(absl::StrFormat("%016x", h));
     j.EndArray();
   }
+  void operator()(const char* name, StepRows value) { j.Field(name, StepRowsName(value)); }
   template <class T>
   void operator()(StepField, const char* name, const T& value) {
     (*this)(name, value);
@@ -176,6 +177,7 @@ std::string RenderJson(const DumpInput& in) {
     j.Field("kv_bytes_read", info.kv_bytes_read);
     j.Field("kv_bytes_written", info.kv_bytes_written);
     j.Field("logits_only", s.logits_only);
+    j.Field("rows", StepRowsName(s.rows));
     j.EndObject();
   }
   j.EndArray();
@@ -289,6 +291,9 @@ std::string RenderJson(const DumpInput& in) {
   j.BeginObject();
   j.Field("steps", t.steps);
   j.Field("steps_without_logits", t.steps_without_logits);
+  j.Field("steps_all_rows", t.steps_all_rows);
+  j.Field("weight_bytes_all_rows", t.weight_bytes_all_rows);
+  j.Field("flops_all_rows", t.flops_all_rows);
   j.Field("weight_bytes", t.weight_bytes);
   j.Field("weight_bytes_matvec", t.weight_bytes_matvec);
   j.Field("weight_bytes_embedding", t.weight_bytes_embedding);

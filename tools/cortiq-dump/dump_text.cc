@@ -177,7 +177,11 @@ void TextSteps(const DumpInput& in, std::string* out) {
       const CacheEntry& c = plan.caches[s.cache];
       notes.push_back(absl::StrCat("layer ", c.layer, " ", CacheType(c)));
     }
-    if (s.logits_only) notes.push_back("logits_only");
+    if (s.logits_only) {
+      notes.push_back("logits_only");
+    } else if (s.rows == StepRows::kLogits) {
+      notes.push_back("rows=logits");
+    }
     absl::StrAppendFormat(out, "  %4d %-5s %-17s %-10s %-20s %-27s %10d %12d  %s\n", i,
                           LayerName(info.layer), KindName(s.kind), Shape(info.shape), Operands(s),
                           ArenaOffsets(plan, s), info.weight_bytes, info.flops,
@@ -276,19 +280,23 @@ void TextTotals(const DumpInput& in, std::string* out) {
   const Analysis& a = *in.analysis;
   const Totals& t = a.totals;
   absl::StrAppendFormat(out, "\ntotals per token (attention at position %d)\n", a.position);
-  absl::StrAppendFormat(out, "  steps            %d (%d without the logits_only head)\n", t.steps,
-                        t.steps_without_logits);
+  absl::StrAppendFormat(out,
+                        "  steps            %d (%d without the logits_only head, %d on all rows "
+                        "of a prompt)\n",
+                        t.steps, t.steps_without_logits, t.steps_all_rows);
   absl::StrAppendFormat(out,
                         "  weight bytes     %s: linear/lm_head %d, embedding rows %d, norm "
-                        "gains/scalars %d; %d without the head\n",
+                        "gains/scalars %d; %d without the head, %d on all rows\n",
                         Bytes(t.weight_bytes), t.weight_bytes_matvec, t.weight_bytes_embedding,
-                        t.weight_bytes_other, t.weight_bytes_without_logits);
+                        t.weight_bytes_other, t.weight_bytes_without_logits,
+                        t.weight_bytes_all_rows);
   absl::StrAppendFormat(out,
                         "  flops            %d%s: linear/lm_head %d, attention %d, other %d; "
-                        "%d without the head\n",
+                        "%d without the head, %d on all rows\n",
                         t.flops,
                         t.flops >= 1000 ? absl::StrCat(" (", HumanFlops(t.flops), ")") : "",
-                        t.flops_matvec, t.flops_attention, t.flops_other, t.flops_without_logits);
+                        t.flops_matvec, t.flops_attention, t.flops_other, t.flops_without_logits,
+                        t.flops_all_rows);
   absl::StrAppendFormat(out, "  kv bytes         read %d, appended %d\n", t.kv_bytes_read,
                         t.kv_bytes_written);
 }

@@ -442,6 +442,11 @@ Analysis Analyze(const Plan& plan, int64_t ctx_size) {
     t.flops += info.flops;
     t.kv_bytes_read += info.kv_bytes_read;
     t.kv_bytes_written += info.kv_bytes_written;
+    if (step.rows == StepRows::kAll) {
+      ++t.steps_all_rows;
+      t.weight_bytes_all_rows += info.weight_bytes;
+      t.flops_all_rows += info.flops;
+    }
     if (!step.logits_only) {
       ++t.steps_without_logits;
       t.weight_bytes_without_logits += info.weight_bytes;

@@ -80,6 +80,9 @@ struct LayerInfo {
 
 struct Totals {
   uint64_t steps = 0, steps_without_logits = 0;
+  // The steps of rows = all (runtime/plan.h): what every prompt row runs, the others running on
+  // the logits rows only.
+  uint64_t steps_all_rows = 0, weight_bytes_all_rows = 0, flops_all_rows = 0;
   // Weight bytes read per token: matvec = linear + lm_head weights, embedding = one table row
   // per embedding step, other = norm gains and scalars.
   uint64_t weight_bytes_matvec = 0, weight_bytes_embedding = 0, weight_bytes_other = 0;

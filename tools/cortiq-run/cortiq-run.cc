@@ -274,7 +274,9 @@ absl::Status Run(const std::string& model_path) {
       layer_files.push_back(std::move(f));
     }
   }
-  // Every evaluated position's taps, and the prompt's logits when they are dumped.
+  // Every evaluated position's taps (each row of every layer), and the prompt's logits when they
+  // are dumped.
+  if (!layer_files.empty()) sequence->set_every_tap(true);
   bool prompt = true;
   const auto dump = [&](const EvaluatedToken& t) -> absl::Status {
     if (prompt && logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(t.logits()));

@@ -90,7 +90,10 @@ std::string PlanToText(const Plan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     absl::StrAppend(&text, "step ", i, " ", StepKindName(s.kind), StepFields(s),
-                    s.logits_only ? " logits_only" : "", "\n");
+                    s.logits_only                   ? " logits_only"
+                    : s.rows == StepRows::kLogits ? " rows logits"
+                                                  : "",
+                    "\n");
   }
   for (const Tap& tap : plan.taps) {
     absl::StrAppend(&text, "tap \"", tap.name, "\" ", Buffer(tap.buffer), "\n");

@@ -49,6 +49,10 @@ def main():
         assert rank >= last, (i, s["layer"])
         last = rank
         assert s["logits_only"] == (s["layer"] == "head"), s
+        assert s["rows"] in ("all", "logits"), s
+        assert not s["logits_only"] or s["rows"] == "logits", s
+        if s["kind"] == "kv_append":
+            assert s["rows"] == "all", s
         w = s["weight"]
         if w is not None:
             assert weights[w["index"]]["name"] == w["name"], s
@@ -83,6 +87,14 @@ def main():
     assert t["weight_bytes_without_logits"] == sum(
         s["weight_bytes"] for s in steps if not s["logits_only"])
     assert t["flops"] == sum(s["flops"] for s in steps)
+    on_all = [s for s in steps if s["rows"] == "all"]
+    assert t["steps_all_rows"] == len(on_all)
+    assert t["weight_bytes_all_rows"] == sum(s["weight_bytes"] for s in on_all)
+    assert t["flops_all_rows"] == sum(s["flops"] for s in on_all)
+    # The KV-shared layers 4-7 feed only the logits: on the logits rows in a plan marked by
+    # mark-rows (the default pipeline), on all rows without it (--no-opt).
+    shared = set(s["rows"] for s in steps if isinstance(s["layer"], int) and s["layer"] >= 4)
+    assert len(shared) == 1, shared
     assert t["flops"] == t["flops_matvec"] + t["flops_attention"] + t["flops_other"]
     assert t["flops_matvec"] == sum(s["flops"] for s in steps if s["kind"] in ("linear", "lm_head"))
     assert t["flops_attention"] == 4338432, t
