@@ -1,5 +1,6 @@
-// Per-target single-query attention (Attention) and its softmax building block
-// (SoftmaxInPlace); public API and formula: ops/attention.h.
+// Per-target single-query attention (Attention, AttentionRing, AttentionRingHeads) over blocks of
+// the query heads that share a KV head, and its building blocks; public API and formula:
+// ops/attention.h.
 //
 // Per-target code (Highway "toggle" include guard).
 
@@ -15,6 +16,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "ops/attention.h"
 #include "ops/dot-inl.h"
 #include "ops/vec_util-inl.h"
 
@@ -66,63 +68,188 @@ HWY_INLINE float ExpMinusMaxInPlace(DF df, float* s, size_t n) {
   return ReduceSum(df, sum);
 }
 
-// out[d] += a * v[d] for d < n (n >= 1).
-template <class DF>
-HWY_INLINE void AddScaled(DF df, float a, const float* HWY_RESTRICT v,
-                          float* HWY_RESTRICT out, size_t n) {
+// Scores of M query heads against one key row k: out[m] = Dot(df, k, q[m], n), computed with
+// exactly Dot's operations (four accumulators per head, the same tail), so a head's scores are
+// bit-identical whatever block it is in; the M heads share each load of k.
+template <size_t M, class DF, typename KT>
+HWY_INLINE void DotHeads(DF df, const KT* HWY_RESTRICT k, const float* const* q, size_t n,
+                         float* out) {
+  using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
-  const auto va = hn::Set(df, a);
-  size_t d = 0;
-  for (; d + N <= n; d += N) {
-    hn::StoreU(hn::MulAdd(va, hn::LoadU(df, v + d), hn::LoadU(df, out + d)), df,
-               out + d);
+  V s[M][4];
+  for (size_t m = 0; m < M; ++m) {
+    for (size_t c = 0; c < 4; ++c) s[m][c] = hn::Zero(df);
   }
-  if (d != n) {
-    const size_t r = n - d;
-    StorePartial(
-        df,
-        hn::MulAdd(va, LoadPadded(df, v + d, r), LoadPadded(df, out + d, r)),
-        out + d, r);
+  size_t i = 0;
+  if (n >= 4 * N) {
+    for (; i <= n - 4 * N; i += 4 * N) {
+      const V k0 = LoadAsF32(df, k + i), k1 = LoadAsF32(df, k + i + N);
+      const V k2 = LoadAsF32(df, k + i + 2 * N), k3 = LoadAsF32(df, k + i + 3 * N);
+      for (size_t m = 0; m < M; ++m) {
+        s[m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[m][0]);
+        s[m][1] = hn::MulAdd(k1, hn::LoadU(df, q[m] + i + N), s[m][1]);
+        s[m][2] = hn::MulAdd(k2, hn::LoadU(df, q[m] + i + 2 * N), s[m][2]);
+        s[m][3] = hn::MulAdd(k3, hn::LoadU(df, q[m] + i + 3 * N), s[m][3]);
+      }
+    }
+  }
+  for (size_t v = (n - i) / N; v != 0; --v, i += N) {
+    const V k0 = LoadAsF32(df, k + i);
+    for (size_t m = 0; m < M; ++m) s[m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[m][0]);
+  }
+  if (i != n) {
+    if (n >= N) {
+      const auto counted = hn::FirstN(df, N - (n - i));
+      const V kt = hn::IfThenZeroElse(counted, LoadAsF32(df, k + n - N));
+      for (size_t m = 0; m < M; ++m) {
+        s[m][1] = hn::MulAdd(kt, hn::IfThenZeroElse(counted, hn::LoadU(df, q[m] + n - N)),
+                             s[m][1]);
+      }
+    } else {
+      const V kt = LoadAsF32Padded(df, k, n);
+      for (size_t m = 0; m < M; ++m) {
+        s[m][1] = hn::MulAdd(kt, LoadPadded(df, q[m], n), s[m][1]);
+      }
+    }
+  }
+  for (size_t m = 0; m < M; ++m) {
+    out[m] = ReduceSum(df, hn::Add(hn::Add(s[m][0], s[m][1]), hn::Add(s[m][2], s[m][3])));
   }
 }
 
-// See ops/attention.h (AttentionRing; Attention is the ring that starts at row 0).
-inline void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
-                          size_t ring_rows, size_t first_row, size_t num_rows,
-                          size_t num_heads, size_t num_kv_heads, size_t head_dim,
-                          float scale, float* scratch, float* out) {
+// out[m][d] = sum_i a[m][i] * v_i[d] for M heads and d < n, summed over i in order, each term
+// one MulAdd (out = a * v + out from a zeroed row): columns are accumulated in registers, kColumns
+// vectors at a time, and the M heads share each load of v.
+template <size_t M, class DF, typename VT, class RowFn>
+HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const RowFn& row,
+                                 size_t row_stride, size_t num_rows, const float* const* a,
+                                 float* const* out, size_t n) {
+  using V = hn::VFromD<DF>;
+  const size_t N = hn::Lanes(df);
+  // M * kColumns accumulators: 16 of AVX-512's 32 registers for M = 4.
+  constexpr size_t kColumns = 4;
+  size_t d = 0;
+  for (; d + kColumns * N <= n; d += kColumns * N) {
+    V acc[M][kColumns];
+    for (size_t m = 0; m < M; ++m) {
+      for (size_t c = 0; c < kColumns; ++c) acc[m][c] = hn::Zero(df);
+    }
+    for (size_t i = 0; i < num_rows; ++i) {
+      const VT* vr = v_rows + row(i) * row_stride + d;
+      V vv[kColumns];
+      for (size_t c = 0; c < kColumns; ++c) vv[c] = LoadAsF32(df, vr + c * N);
+      for (size_t m = 0; m < M; ++m) {
+        const V am = hn::Set(df, a[m][i]);
+        for (size_t c = 0; c < kColumns; ++c) acc[m][c] = hn::MulAdd(am, vv[c], acc[m][c]);
+      }
+    }
+    for (size_t m = 0; m < M; ++m) {
+      for (size_t c = 0; c < kColumns; ++c) hn::StoreU(acc[m][c], df, out[m] + d + c * N);
+    }
+  }
+  // The remaining columns one vector (or a partial one) at a time.
+  for (; d < n; d += N) {
+    const size_t r = n - d < N ? n - d : N;
+    V acc[M];
+    for (size_t m = 0; m < M; ++m) acc[m] = hn::Zero(df);
+    for (size_t i = 0; i < num_rows; ++i) {
+      const VT* vr = v_rows + row(i) * row_stride + d;
+      const V vv = r == N ? LoadAsF32(df, vr) : LoadAsF32Padded(df, vr, r);
+      for (size_t m = 0; m < M; ++m) acc[m] = hn::MulAdd(hn::Set(df, a[m][i]), vv, acc[m]);
+    }
+    for (size_t m = 0; m < M; ++m) StorePartial(df, acc[m], out[m] + d, r);
+  }
+}
+
+// Heads [h0, h0 + M) of one KV head (kv_offset), over the rows given by `row`; scratch holds
+// M * num_rows floats.
+template <size_t M, class DF, typename KT, class RowFn>
+HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT* v_rows,
+                               const RowFn& row, size_t num_rows, size_t row_stride,
+                               size_t kv_offset, size_t h0, size_t head_dim, float scale,
+                               float* scratch, float* out) {
+  const float* qh[M];
+  float* oh[M];
+  const float* a[M];
+  for (size_t m = 0; m < M; ++m) {
+    qh[m] = q + (h0 + m) * head_dim;
+    oh[m] = out + (h0 + m) * head_dim;
+    a[m] = scratch + m * num_rows;
+  }
+  if (num_rows == 0) {
+    for (size_t m = 0; m < M; ++m) memset(oh[m], 0, head_dim * sizeof(float));
+    return;
+  }
+  for (size_t i = 0; i < num_rows; ++i) {
+    float dots[M];
+    DotHeads<M>(df, k_rows + row(i) * row_stride + kv_offset, qh, head_dim, dots);
+    for (size_t m = 0; m < M; ++m) scratch[m * num_rows + i] = scale * dots[m];
+  }
+  float inv_sum[M];
+  for (size_t m = 0; m < M; ++m) {
+    inv_sum[m] = 1.0f / ExpMinusMaxInPlace(df, scratch + m * num_rows, num_rows);
+  }
+  WeightedSumHeads<M>(df, v_rows + kv_offset, row, row_stride, num_rows, a, oh, head_dim);
+  for (size_t m = 0; m < M; ++m) {
+    const auto vinv = hn::Set(df, inv_sum[m]);
+    TransformUnary(df, oh[m], oh[m], head_dim, [vinv](auto d, auto v) HWY_ATTR {
+      (void)d;
+      return hn::Mul(v, vinv);
+    });
+  }
+}
+
+// See ops/attention.h (AttentionRingHeads; AttentionRing is all heads, Attention the ring that
+// starts at row 0).
+inline void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows,
+                               size_t ring_rows, size_t first_row, size_t num_rows,
+                               size_t num_heads, size_t num_kv_heads, size_t head_dim,
+                               float scale, size_t head_begin, size_t head_end, float* scratch,
+                               float* out) {
   HWY_DASSERT(num_kv_heads >= 1 && num_heads % num_kv_heads == 0);
   HWY_DASSERT(num_rows <= ring_rows && (num_rows == 0 || first_row < ring_rows));
+  HWY_DASSERT(head_begin <= head_end && head_end <= num_heads);
   const hn::ScalableTag<float> df;
   const size_t group = num_heads / num_kv_heads;
   const size_t row_stride = num_kv_heads * head_dim;
   // Rows i < wrap are storage rows first_row + i; the rest wrapped to 0, 1, ...
   const size_t wrap = num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row;
-  const auto row = [&](size_t i) {
-    return i < wrap ? first_row + i : i - wrap;
-  };
-  for (size_t h = 0; h < num_heads; ++h) {
+  const auto row = [wrap, first_row](size_t i) { return i < wrap ? first_row + i : i - wrap; };
+  // Blocks of up to kAttentionHeadBlock heads of one KV head.
+  for (size_t h = head_begin; h < head_end;) {
+    const size_t kv_end = (h / group + 1) * group;
+    const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
     const size_t kv_offset = (h / group) * head_dim;
-    const float* qh = q + h * head_dim;
-    float* oh = out + h * head_dim;
-    memset(oh, 0, head_dim * sizeof(float));
-    if (num_rows == 0) continue;
-
-    for (size_t i = 0; i < num_rows; ++i) {
-      scratch[i] =
-          scale * Dot(df, k_rows + row(i) * row_stride + kv_offset, qh, head_dim);
+#if HWY_HAVE_SCALABLE
+    const size_t m = 1;  // no arrays of sizeless vectors
+    (void)left;
+    AttentionHeads<1>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h, head_dim,
+                      scale, scratch, out);
+#else
+    const size_t m = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    static_assert(kAttentionHeadBlock == 4, "blocks of 4, 2 and 1 heads");
+    if (m == 4) {
+      AttentionHeads<4>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
+                        head_dim, scale, scratch, out);
+    } else if (m == 2) {
+      AttentionHeads<2>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
+                        head_dim, scale, scratch, out);
+    } else {
+      AttentionHeads<1>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
+                        head_dim, scale, scratch, out);
     }
-    const float sum = ExpMinusMaxInPlace(df, scratch, num_rows);
-    for (size_t i = 0; i < num_rows; ++i) {
-      AddScaled(df, scratch[i], v_rows + row(i) * row_stride + kv_offset, oh,
-                head_dim);
-    }
-    const auto inv_sum = hn::Set(df, 1.0f / sum);
-    TransformUnary(df, oh, oh, head_dim, [inv_sum](auto d, auto v) HWY_ATTR {
-      (void)d;
-      return hn::Mul(v, inv_sum);
-    });
+#endif
+    h += m;
   }
+}
+
+// See ops/attention.h.
+inline void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
+                          size_t ring_rows, size_t first_row, size_t num_rows,
+                          size_t num_heads, size_t num_kv_heads, size_t head_dim,
+                          float scale, float* scratch, float* out) {
+  AttentionRingHeads(q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads,
+                     head_dim, scale, 0, num_heads, scratch, out);
 }
 
 // See ops/attention.h.

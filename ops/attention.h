@@ -10,6 +10,17 @@
 namespace cortiq {
 namespace ops {
 
+// Query heads of one KV head scored and summed together: they share every load of a key and a
+// value row (4 heads x 4 accumulators = 16 of AVX-512's 32 vector registers). Each head is
+// computed with the same operations in the same order whatever block it is in, so the results
+// do not depend on the blocking or on a head range.
+inline constexpr size_t kAttentionHeadBlock = 4;
+
+// Floats of scratch the attention functions need for `num_rows` rows.
+inline constexpr size_t AttentionScratchFloats(size_t num_rows) {
+  return kAttentionHeadBlock * (num_rows > 0 ? num_rows : 1);
+}
+
 // For each query head h in [0, num_heads), with g = num_heads / num_kv_heads
 // and kv head j = h / g (HF `repeat_kv`: kv head j serves q heads j*g .. j*g +
 // g - 1):
@@ -25,8 +36,7 @@ namespace ops {
 // - k_rows: [num_rows, num_kv_heads * head_dim]; k_ij is at row i, offset
 //   j * head_dim.
 // - v_rows: same layout as k_rows.
-// - scratch: at least num_rows floats; overwritten (ends up holding
-//   exp(s - max s) of the last head).
+// - scratch: at least AttentionScratchFloats(num_rows) floats; overwritten.
 // - out: [num_heads, head_dim].
 //
 // Requires num_kv_heads >= 1 and num_heads % num_kv_heads == 0. The caller
@@ -53,6 +63,14 @@ void AttentionRing(const float* q, const float* k_rows, const float* v_rows,
                    size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
                    size_t num_kv_heads, size_t head_dim, float scale, float* scratch,
                    float* out);
+
+// As AttentionRing for the query heads [head_begin, head_end) only (head_begin <= head_end <=
+// num_heads): writes only their rows of `out`, bit-identical to AttentionRing's, so threads can
+// split the heads of one query (each with its own scratch).
+void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows,
+                        size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                        size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
+                        size_t head_end, float* scratch, float* out);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -268,10 +268,11 @@ absl::Status Session::Prepare(SessionOptions options) {
   const uint64_t batch_arena_bytes = plan.arena_bytes * static_cast<uint64_t>(batch_size_);
   const uint64_t arena_floats = batch_arena_bytes / 4 + (batch_arena_bytes % 4 != 0 ? 1 : 0);
   CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats(arena_floats, "the activation arena"));
-  CORTIQ_ASSIGN_OR_RETURN(scratch_,
-                          AllocateFloats(static_cast<uint64_t>(ctx_size_) *
-                                             static_cast<uint64_t>(options.threads),
-                                         "the attention scratch"));
+  CORTIQ_ASSIGN_OR_RETURN(
+      scratch_, AllocateFloats(static_cast<uint64_t>(ops::AttentionScratchFloats(
+                                   static_cast<size_t>(ctx_size_))) *
+                                   static_cast<uint64_t>(options.threads),
+                               "the attention scratch"));
   caches_.reserve(plan.caches.size());
   for (const CacheEntry& entry : plan.caches) {
     CORTIQ_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(entry, ctx_size_, batch_size_));
@@ -625,17 +626,40 @@ void Session::RunKvAppend(const Prepared& p, const Rows& r) {
 }
 
 void Session::RunAttention(const Prepared& p, const Rows& r) {
-  ParallelFor(r.count, [&](size_t b0, size_t b1, int thread) {
-    float* scratch = scratch_.get() + static_cast<size_t>(thread) * ctx_size_;
-    for (size_t t = r.first + b0; t < r.first + b1; ++t) {
-      const int64_t at = r.position + static_cast<int64_t>(t);
-      ops::AttentionRing(BatchRow(p.in0, r.rows, t), p.cache->keys(), p.cache->values(),
-                         static_cast<size_t>(p.cache->rows()),
-                         static_cast<size_t>(p.cache->FirstVisibleRow(at)),
-                         static_cast<size_t>(p.cache->VisibleRows(at)), p.num_heads,
-                         p.num_kv_heads, p.head_dim, p.scale, scratch,
-                         BatchRow(p.out, r.rows, t));
+  const size_t scratch_floats = ops::AttentionScratchFloats(static_cast<size_t>(ctx_size_));
+  const auto heads = [&](size_t t, size_t h0, size_t h1, int thread) {
+    const int64_t at = r.position + static_cast<int64_t>(t);
+    ops::AttentionRingHeads(BatchRow(p.in0, r.rows, t), p.cache->keys(), p.cache->values(),
+                            static_cast<size_t>(p.cache->rows()),
+                            static_cast<size_t>(p.cache->FirstVisibleRow(at)),
+                            static_cast<size_t>(p.cache->VisibleRows(at)), p.num_heads,
+                            p.num_kv_heads, p.head_dim, p.scale, h0, h1,
+                            scratch_.get() + static_cast<size_t>(thread) * scratch_floats,
+                            BatchRow(p.out, r.rows, t));
+  };
+  if (r.count == 1) {
+    // One query (decode, or the logits row of a prompt): its heads split over the pool when the
+    // window is long enough to pay for waking it (each head is computed the same way whatever
+    // range it is in: ops/attention.h).
+    const size_t t = r.first;
+    const size_t visible =
+        static_cast<size_t>(p.cache->VisibleRows(r.position + static_cast<int64_t>(t)));
+    if (pool_ == nullptr || p.num_heads < 2 ||
+        visible * p.num_heads * p.head_dim < (size_t{1} << 16)) {
+      heads(t, 0, p.num_heads, 0);
+      return;
     }
+    // Whole blocks of heads per thread where the heads allow it.
+    const size_t block = p.num_heads % ops::kAttentionHeadBlock == 0
+                             ? ops::kAttentionHeadBlock
+                             : 1;
+    ParallelFor(p.num_heads / block, [&](size_t b0, size_t b1, int thread) {
+      heads(t, b0 * block, b1 * block, thread);
+    });
+    return;
+  }
+  ParallelFor(r.count, [&](size_t b0, size_t b1, int thread) {
+    for (size_t t = r.first + b0; t < r.first + b1; ++t) heads(t, 0, p.num_heads, thread);
   });
 }
 

@@ -201,7 +201,7 @@ class Session {
   int64_t ctx_size_ = 0;
   int64_t length_ = 0;
   FloatArray arena_;
-  FloatArray scratch_;  // attention scores: ctx_size floats per thread
+  FloatArray scratch_;  // attention scores: ops::AttentionScratchFloats(ctx_size) per thread
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
   bool every_tap_ = false;

@@ -78,7 +78,7 @@ void CheckAttention(const std::vector<float>& q, const std::vector<float>& k,
                      s.head_dim, scale, expected.data());
   for (int variant = 0; variant < 2; ++variant) {
     std::vector<float> out(out_size, test::Sentinel());
-    std::vector<float> scratch(s.rows + 1, test::Sentinel());
+    std::vector<float> scratch(AttentionScratchFloats(s.rows) + 1, test::Sentinel());
     if (variant == 0) {
       Attention(q.data(), k.data(), v.data(), s.rows, s.heads, s.kv_heads,
                 s.head_dim, scale, scratch.data(), out.data());
@@ -87,7 +87,8 @@ void CheckAttention(const std::vector<float>& q, const std::vector<float>& k,
                                s.kv_heads, s.head_dim, scale, scratch.data(),
                                out.data());
     }
-    EXPECT_TRUE(isnan(scratch[s.rows])) << "scratch written past num_rows";
+    EXPECT_TRUE(isnan(scratch[AttentionScratchFloats(s.rows)]))
+        << "scratch written past AttentionScratchFloats(num_rows)";
     for (size_t h = 0; h < s.heads; ++h) {
       const double tol =
           AttentionTol(q.data(), k.data(), v.data(), s, scale, h);
@@ -152,7 +153,7 @@ void TestLargeScores() {
   const Shape s{100, 2, 1, 64};
   const Inputs in = RandomInputs(s, 12.0f, 321);
   CheckAttention(in.q, in.k, in.v, s, 1.0f);
-  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
   Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
             s.head_dim, 1.0f, scratch.data(), out.data());
   for (float o : out) EXPECT_TRUE(isfinite(o));
@@ -166,7 +167,7 @@ void TestOneRowSelectsKvHead() {
   for (const auto& hk : kHeads) {
     const Shape s{1, hk[0], hk[1], 24};
     const Inputs in = RandomInputs(s, 1.0f, 55);
-    std::vector<float> out(s.heads * s.head_dim), scratch(1);
+    std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(1));
     for (int variant = 0; variant < 2; ++variant) {
       if (variant == 0) {
         Attention(in.q.data(), in.k.data(), in.v.data(), 1, s.heads, s.kv_heads,
@@ -194,7 +195,7 @@ void TestEqualScoresAverage() {
   for (size_t i = 1; i < s.rows; ++i) {
     std::copy(in.k.begin(), in.k.begin() + 16, in.k.begin() + i * 16);
   }
-  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
   Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
             s.head_dim, 1.0f, scratch.data(), out.data());
   for (size_t h = 0; h < s.heads; ++h) {
@@ -217,7 +218,7 @@ void TestRowOrderInvariance() {
     perm[i] = (i + 123) % s.rows;  // ring rotation
   std::vector<size_t> shuffled = perm;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
-  std::vector<float> out(s.heads * s.head_dim), scratch(s.rows);
+  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
   Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
             s.head_dim, 1.0f, scratch.data(), out.data());
   for (const auto& p : {perm, shuffled}) {
@@ -243,7 +244,7 @@ void TestRowOrderInvariance() {
 void TestNoRows() {
   const std::vector<float> q(2 * 8, 1.0f);
   std::vector<float> out(2 * 8, test::Sentinel());
-  float scratch[1];
+  float scratch[AttentionScratchFloats(0)];
   Attention(q.data(), nullptr, nullptr, 0, 2, 1, 8, 1.0f, scratch, out.data());
   for (float o : out) EXPECT_EQ(0.0f, o);
 }
@@ -273,7 +274,7 @@ void TestRing() {
     std::vector<float> expected(s.heads * s.head_dim);
     AttentionReference(in.q.data(), in.k.data(), in.v.data(), count, s.heads, s.kv_heads,
                        s.head_dim, 1.0f, expected.data());
-    std::vector<float> out(expected.size(), test::Sentinel()), scratch(kRing);
+    std::vector<float> out(expected.size(), test::Sentinel()), scratch(AttentionScratchFloats(kRing));
     for (int variant = 0; variant < 2; ++variant) {
       if (variant == 0) {
         AttentionRing(in.q.data(), k_ring.data(), v_ring.data(), kRing, first, count, s.heads,
@@ -291,6 +292,59 @@ void TestRing() {
               << "first " << first << " count " << count << " variant " << variant;
         }
       }
+    }
+  }
+}
+
+// Heads are computed the same way whatever block of kAttentionHeadBlock they fall in and
+// whatever head range is asked for: AttentionRingHeads over any split of the heads (one head at
+// a time, ranges crossing KV heads and blocks) is bit-identical to AttentionRing, and writes
+// nothing outside its heads. Head dims that are and are not multiples of the vector length, 4
+// and 16 vectors, and groups of 1, 3, 4 and 8 heads.
+void TestHeadRangesAreBitIdentical() {
+  const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 512}, {12, 4, 20}, {6, 6, 64}, {7, 1, 37}};
+  uint32_t seed = 900;
+  for (const auto& hs : kShapes) {
+    const size_t rows = 13, ring = 17, first = 9;
+    const Shape s{ring, hs[0], hs[1], hs[2]};
+    const Inputs in = RandomInputs(s, 0.5f, seed++);
+    std::vector<float> all(s.heads * s.head_dim, test::Sentinel());
+    std::vector<float> scratch(AttentionScratchFloats(rows));
+    AttentionRing(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads, s.kv_heads,
+                  s.head_dim, 1.0f, scratch.data(), all.data());
+    for (size_t step : {size_t{1}, size_t{3}, size_t{5}}) {
+      std::vector<float> split(all.size(), test::Sentinel());
+      for (size_t h = 0; h < s.heads; h += step) {
+        const size_t end = std::min(s.heads, h + step);
+        std::vector<float> part(all.size(), test::Sentinel());
+        AttentionRingHeads(in.q.data(), in.k.data(), in.v.data(), ring, first,
+                                          rows, s.heads, s.kv_heads, s.head_dim, 1.0f, h, end,
+                                          scratch.data(), part.data());
+        for (size_t j = 0; j < all.size(); ++j) {
+          const bool mine = j >= h * s.head_dim && j < end * s.head_dim;
+          if (mine) {
+            split[j] = part[j];
+          } else {
+            ASSERT_TRUE(isnan(part[j])) << "heads [" << h << ", " << end << ") wrote " << j;
+          }
+        }
+      }
+      ASSERT_EQ(0, memcmp(split.data(), all.data(), all.size() * sizeof(float)))
+          << s.heads << "/" << s.kv_heads << " heads of " << s.head_dim << ", step " << step;
+    }
+    // A single head alone (its own kv head, num_heads = 1): the same bits as inside a block.
+    const size_t group = s.heads / s.kv_heads;
+    for (size_t h = 0; h < s.heads; ++h) {
+      std::vector<float> k1(ring * s.head_dim), v1(ring * s.head_dim), one(s.head_dim);
+      for (size_t r = 0; r < ring; ++r) {
+        const size_t src = r * s.kv_heads * s.head_dim + (h / group) * s.head_dim;
+        std::copy(in.k.begin() + src, in.k.begin() + src + s.head_dim, k1.begin() + r * s.head_dim);
+        std::copy(in.v.begin() + src, in.v.begin() + src + s.head_dim, v1.begin() + r * s.head_dim);
+      }
+      AttentionRing(in.q.data() + h * s.head_dim, k1.data(), v1.data(), ring, first, rows, 1, 1,
+                    s.head_dim, 1.0f, scratch.data(), one.data());
+      ASSERT_EQ(0, memcmp(one.data(), all.data() + h * s.head_dim, s.head_dim * sizeof(float)))
+          << "head " << h;
     }
   }
 }
@@ -313,6 +367,7 @@ HWY_EXPORT_AND_TEST_P(AttentionTest, TestEqualScoresAverage);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestRowOrderInvariance);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestNoRows);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestRing);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestHeadRangesAreBitIdentical);
 }  // namespace ops
 }  // namespace cortiq
 #endif  // HWY_ONCE
