@@ -178,6 +178,8 @@ class Sequence {
   const Plan& plan() const { return session_->plan(); }
   // Session::set_every_tap: every tap on every evaluated row (for observers of the taps).
   void set_every_tap(bool every_tap) { session_->set_every_tap(every_tap); }
+  // Session::set_step_profile: per-step wall time.
+  void set_step_profile(std::vector<double>* seconds) { session_->set_step_profile(seconds); }
 
  private:
   enum class LogitsState { kNone, kLive, kRestored };

@@ -4,6 +4,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -458,7 +459,7 @@ absl::Status Session::EvalToken(int32_t token, bool want_logits) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Prepared& p = steps_[i];
     if (p.logits_rows && !want_logits && (p.logits_only || !every_tap_)) continue;
-    (this->*p.run)(p, Rows{&token, 1, 0, 1, position});
+    RunStep(i, Rows{&token, 1, 0, 1, position});
   }
   // A NaN or Inf logit would make greedy decoding silently pick token 0: report it instead.
   if (want_logits && !AllFinite(logits())) {
@@ -470,6 +471,23 @@ absl::Status Session::EvalToken(int32_t token, bool want_logits) {
   }
   ++length_;
   return absl::OkStatus();
+}
+
+void Session::set_step_profile(std::vector<double>* seconds) {
+  profile_ = seconds;
+  if (profile_ != nullptr) profile_->resize(steps_.size(), 0.0);
+}
+
+void Session::RunStep(size_t i, const Rows& rows) {
+  const Prepared& p = steps_[i];
+  if (profile_ == nullptr) {
+    (this->*p.run)(p, rows);
+    return;
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  (this->*p.run)(p, rows);
+  (*profile_)[i] +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
 float* Session::BatchRow(int32_t index, size_t rows, size_t row) const {
@@ -731,11 +749,11 @@ absl::Status Session::Run(absl::Span<const int32_t> tokens, BatchLogits logits) 
     if (p.logits_rows && (p.logits_only || !every_tap_)) {
       if (logits == BatchLogits::kNone) continue;
       if (logits == BatchLogits::kLast) {
-        (this->*p.run)(p, Rows{tokens.data(), rows, rows - 1, 1, position});
+        RunStep(i, Rows{tokens.data(), rows, rows - 1, 1, position});
         continue;
       }
     }
-    (this->*p.run)(p, Rows{tokens.data(), rows, 0, rows, position});
+    RunStep(i, Rows{tokens.data(), rows, 0, rows, position});
   }
   if (logits != BatchLogits::kNone) {
     for (size_t t = logits == BatchLogits::kAll ? 0 : rows - 1; t < rows; ++t) {

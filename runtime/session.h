@@ -121,6 +121,11 @@ class Session {
   // rows analysis saves (runtime/plan.h). Caches and logits are the same either way.
   bool every_tap() const { return every_tap_; }
   void set_every_tap(bool every_tap) { every_tap_ = every_tap; }
+  // Per-step wall time (cortiq-bench --profile): while `seconds` is non-null, Eval and
+  // EvalBatch add each step's elapsed seconds to (*seconds)[i], i the step's index in
+  // plan().steps (the vector is resized to the step count, its entries kept); steps that do not
+  // run add nothing. Timing costs two clock reads per step. Null (the default) stops it.
+  void set_step_profile(std::vector<double>* seconds);
   // The largest batch EvalBatch accepts (SessionOptions::batch_size resolved).
   int64_t batch_size() const { return batch_size_; }
 
@@ -160,6 +165,8 @@ class Session {
 
   Session() = default;
   absl::Status Prepare(SessionOptions options);
+  // Runs step i over `rows` (its kernel binding), timed into profile_ when set.
+  void RunStep(size_t i, const Rows& rows);
   // EvalBatch after its checks: 1 <= tokens.size() <= batch_size() tokens that CheckTokens
   // accepted. One token runs EvalToken.
   absl::Status Run(absl::Span<const int32_t> tokens, BatchLogits logits);
@@ -205,6 +212,7 @@ class Session {
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
   bool every_tap_ = false;
+  std::vector<double>* profile_ = nullptr;  // set_step_profile
   std::vector<KvCache> caches_;
   std::vector<RopeTable> rope_tables_;
   std::vector<FloatArray> gains_;  // f32 copies of bf16 norm gains

@@ -27,6 +27,13 @@
 ABSL_FLAG(std::string, p, "512", "prompt lengths to test, comma-separated (0 = none)");
 ABSL_FLAG(std::string, n, "128", "generation lengths to test, comma-separated (0 = none)");
 ABSL_FLAG(std::string, t, "1,2", "thread counts, comma-separated");
+ABSL_FLAG(std::string, d, "0",
+          "context depths, comma-separated: each test runs after this many positions are "
+          "already in the KV caches (filled with a batched prompt, not timed), like llama-bench "
+          "-d");
+ABSL_FLAG(bool, profile, false,
+          "time every step of the plan during the tests and print, per test, each step kind's "
+          "time per token and share");
 ABSL_FLAG(std::string, b, "0",
           "prompt batch sizes, comma-separated: tokens per batched evaluation (0 = the "
           "artifact's compiled maximum, 1 = token by token)");
@@ -83,13 +90,37 @@ uint64_t WeightBytesPerToken(const Plan& plan, bool with_logits) {
   return bytes;
 }
 
+// Time per token by step kind over one test: the plan's steps grouped by kind, in table order.
+struct KindTime {
+  const char* kind;
+  int steps = 0;
+  double seconds_per_token = 0;
+};
+
+std::vector<KindTime> ProfileByKind(const Plan& plan, const std::vector<double>& step_seconds,
+                                    double tokens) {
+  std::vector<KindTime> kinds;
+  for (const StepKindInfo& info : StepKinds()) {
+    KindTime k{info.name};
+    for (size_t i = 0; i < plan.steps.size() && i < step_seconds.size(); ++i) {
+      if (plan.steps[i].kind != info.kind) continue;
+      ++k.steps;
+      k.seconds_per_token += step_seconds[i] / tokens;
+    }
+    if (k.steps > 0) kinds.push_back(k);
+  }
+  return kinds;
+}
+
 struct Result {
-  std::string test;  // "pp512" / "tg128"
+  std::string test;  // "pp512" / "tg128", with " @ d4096" at a depth
+  int64_t depth = 0;
   int threads = 1;
   int64_t batch = 1;  // tokens per evaluation (prompt tests)
   double median = 0, min = 0, max = 0;  // tokens/s
   double gbs = 0;                       // weight GB/s at the median
   double bandwidth_percent = 0;         // of the measured read bandwidth
+  std::vector<KindTime> profile;        // --profile
 };
 
 double Median(std::vector<double> v) {
@@ -105,6 +136,8 @@ absl::Status Run(const std::string& path) {
                           ParseList("t", absl::GetFlag(FLAGS_t), 1));
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> batches,
                           ParseList("b", absl::GetFlag(FLAGS_b), 0));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> depths, ParseList("d", absl::GetFlag(FLAGS_d), 0));
+  const bool profile = absl::GetFlag(FLAGS_profile);
   const int reps = absl::GetFlag(FLAGS_r);
   if (reps < 1 || reps > 1000) return absl::InvalidArgumentError("-r must be in [1, 1000]");
   for (int64_t t : threads) {
@@ -118,13 +151,15 @@ absl::Status Run(const std::string& path) {
   int64_t longest = 1;
   for (int64_t p : prompts) longest = std::max(longest, p);
   for (int64_t n : gens) longest = std::max(longest, n);
-  if (longest + 1 > plan.model.max_position_embeddings) {
+  int64_t deepest = 0;
+  for (int64_t d : depths) deepest = std::max(deepest, d);
+  if (deepest + longest + 1 > plan.model.max_position_embeddings) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "-p/-n: ", longest, " tokens do not fit the model's max_position_embeddings (",
-        plan.model.max_position_embeddings, ")"));
+        "-d/-p/-n: ", deepest, " + ", longest, " tokens do not fit the model's "
+        "max_position_embeddings (", plan.model.max_position_embeddings, ")"));
   }
   SessionOptions options;
-  options.ctx_size = longest + 1;
+  options.ctx_size = deepest + longest + 1;
   options.threads = static_cast<int>(threads[0]);
   double load_ms = 0;
   int64_t max_batch = 1;  // the session's resolved batch size for batch_size 0
@@ -136,7 +171,7 @@ absl::Status Run(const std::string& path) {
   }
 
   // Deterministic pseudo-random token ids (LCG), away from the special ids 0..3.
-  std::vector<int32_t> tokens(static_cast<size_t>(longest));
+  std::vector<int32_t> tokens(static_cast<size_t>(deepest + longest));
   uint64_t state = 12345;
   for (int32_t& token : tokens) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -160,7 +195,7 @@ absl::Status Run(const std::string& path) {
     // keep; a prompt test of another batch size gets its own (Sequence::Eval chunks by it).
     CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> shared,
                             Sequence::Create(*artifact, options));
-    auto measure = [&](const std::string& test, int64_t count, bool is_prompt,
+    auto measure = [&](const std::string& name, int64_t depth, int64_t count, bool is_prompt,
                        int64_t batch) -> absl::Status {
       if (count == 0) return absl::OkStatus();
       const int64_t shared_batch = shared->batch_size();
@@ -173,26 +208,44 @@ absl::Status Run(const std::string& path) {
         CORTIQ_ASSIGN_OR_RETURN(own, Sequence::Create(*artifact, own_options));
       }
       Sequence* sequence = same_chunks ? shared.get() : own.get();
+      // The depth's positions: tokens[0, depth) evaluated once (batched, no logits, not timed);
+      // each repetition truncates back to them (only the sliding rings' overwritten rows are
+      // recomputed).
+      const auto at_depth = [&]() -> absl::Status {
+        const absl::Span<const int32_t> history = sequence->history();
+        const size_t d = static_cast<size_t>(depth);
+        const bool prefix = history.size() >= d && std::equal(tokens.begin(),
+                                                              tokens.begin() + d, history.begin());
+        if (!prefix) {
+          sequence->Reset();
+          return sequence->Eval(absl::MakeConstSpan(tokens.data(), d), BatchLogits::kNone);
+        }
+        return sequence->Truncate(depth);
+      };
+      const int32_t* input = tokens.data() + depth;
       std::vector<double> rates;
+      std::vector<double> step_seconds;
       for (int rep = 0; rep < reps; ++rep) {
-        sequence->Reset();
+        CORTIQ_RETURN_IF_ERROR(at_depth());
+        if (profile) sequence->set_step_profile(&step_seconds);
         const Clock::time_point begin = Clock::now();
         if (is_prompt) {
           // A prompt wants only its last logits.
           CORTIQ_RETURN_IF_ERROR(sequence->Eval(
-              absl::MakeConstSpan(tokens.data(), static_cast<size_t>(count)), BatchLogits::kLast));
+              absl::MakeConstSpan(input, static_cast<size_t>(count)), BatchLogits::kLast));
         } else {
           // Generation wants every token's, one token at a time.
           for (int64_t i = 0; i < count; ++i) {
             CORTIQ_RETURN_IF_ERROR(
-                sequence->Eval(absl::MakeConstSpan(&tokens[static_cast<size_t>(i)], 1),
-                               BatchLogits::kLast));
+                sequence->Eval(absl::MakeConstSpan(input + i, 1), BatchLogits::kLast));
           }
         }
         rates.push_back(static_cast<double>(count) / Seconds(begin, Clock::now()));
+        sequence->set_step_profile(nullptr);
       }
       Result r;
-      r.test = test;
+      r.test = depth > 0 ? absl::StrCat(name, " @ d", depth) : name;
+      r.depth = depth;
       r.threads = options.threads;
       r.batch = batch;
       r.median = Median(rates);
@@ -206,16 +259,24 @@ absl::Status Run(const std::string& path) {
         r.bandwidth_percent =
             bandwidth[ti] > 0 ? 100.0 * r.median * bytes / bandwidth[ti] : 0.0;
       }
+      if (profile) {
+        r.profile = ProfileByKind(plan, step_seconds, static_cast<double>(count) * reps);
+      }
       results.push_back(r);
       return absl::OkStatus();
     };
-    for (int64_t p : prompts) {
-      for (int64_t b : batches) {
-        const int64_t batch = b == 0 ? max_batch : std::min(b, max_batch);
-        CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("pp", p), p, true, std::min(batch, p)));
+    for (int64_t depth : depths) {
+      for (int64_t p : prompts) {
+        for (int64_t b : batches) {
+          const int64_t batch = b == 0 ? max_batch : std::min(b, max_batch);
+          CORTIQ_RETURN_IF_ERROR(
+              measure(absl::StrCat("pp", p), depth, p, true, std::min(batch, p)));
+        }
+      }
+      for (int64_t n : gens) {
+        CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("tg", n), depth, n, false, 1));
       }
     }
-    for (int64_t n : gens) CORTIQ_RETURN_IF_ERROR(measure(absl::StrCat("tg", n), n, false, 1));
   }
 
   struct rusage usage {};
@@ -254,6 +315,7 @@ absl::Status Run(const std::string& path) {
       j.Field("test", r.test);
       j.Field("threads", static_cast<int64_t>(r.threads));
       j.Field("batch", r.batch);
+      j.Field("depth", r.depth);
       j.Key("tokens_per_s");
       j.BeginObject();
       j.Key("median");
@@ -267,6 +329,16 @@ absl::Status Run(const std::string& path) {
       j.Fixed(r.gbs, 3);
       j.Key("bandwidth_percent");
       j.Fixed(r.bandwidth_percent, 2);
+      if (profile) {
+        // Seconds per token by step kind.
+        j.Key("profile");
+        j.BeginObject(/*one_line=*/true);
+        for (const KindTime& k : r.profile) {
+          j.Key(k.kind);
+          j.Fixed(k.seconds_per_token, 9);
+        }
+        j.EndObject();
+      }
       j.EndObject();
     }
     j.EndArray();
@@ -297,6 +369,19 @@ absl::Status Run(const std::string& path) {
                 r.bandwidth_percent > 0 ? absl::StrFormat("%.1f%%", r.bandwidth_percent).c_str()
                                         : "-");
   }
+  if (profile) {
+    for (const Result& r : results) {
+      double total = 0;
+      for (const KindTime& k : r.profile) total += k.seconds_per_token;
+      std::printf("\nprofile: %s, %d thread(s), batch %lld: %.3f ms per token in the steps\n",
+                  r.test.c_str(), r.threads, static_cast<long long>(r.batch), 1e3 * total);
+      std::printf("| step kind | steps | ms per token | share |\n|--|--:|--:|--:|\n");
+      for (const KindTime& k : r.profile) {
+        std::printf("| %s | %d | %.4f | %.1f%% |\n", k.kind, k.steps, 1e3 * k.seconds_per_token,
+                    total > 0 ? 100.0 * k.seconds_per_token / total : 0.0);
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -305,7 +390,8 @@ absl::Status Run(const std::string& path) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-b 0,1] [-r 5] [--json]\n"
+      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-b 0,1] [-d 0,4096] [-r 5] "
+      "[--profile] [--json]\n"
       "Prompt (batched, -b tokens per evaluation) and generation tokens/s; for token-by-token "
       "tests also weight GB/s and % of the measured read bandwidth.");
   std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
