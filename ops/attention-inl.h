@@ -201,7 +201,8 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
 
 // See ops/attention.h (AttentionRingHeads; AttentionRing is all heads, Attention the ring that
 // starts at row 0).
-inline void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows,
+template <typename KT>
+HWY_INLINE void AttentionRingHeadsT(const float* q, const KT* k_rows, const KT* v_rows,
                                size_t ring_rows, size_t first_row, size_t num_rows,
                                size_t num_heads, size_t num_kv_heads, size_t head_dim,
                                float scale, size_t head_begin, size_t head_end, float* scratch,
@@ -241,6 +242,27 @@ inline void AttentionRingHeads(const float* q, const float* k_rows, const float*
 #endif
     h += m;
   }
+}
+
+inline void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows,
+                               size_t ring_rows, size_t first_row, size_t num_rows,
+                               size_t num_heads, size_t num_kv_heads, size_t head_dim,
+                               float scale, size_t head_begin, size_t head_end, float* scratch,
+                               float* out) {
+  AttentionRingHeadsT(q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads,
+                      head_dim, scale, head_begin, head_end, scratch, out);
+}
+
+// See ops/attention.h (keys and values in binary16).
+inline void AttentionRingHeadsF16(const float* q, const uint16_t* k_rows, const uint16_t* v_rows,
+                                  size_t ring_rows, size_t first_row, size_t num_rows,
+                                  size_t num_heads, size_t num_kv_heads, size_t head_dim,
+                                  float scale, size_t head_begin, size_t head_end,
+                                  float* scratch, float* out) {
+  AttentionRingHeadsT(q, reinterpret_cast<const hwy::float16_t*>(k_rows),
+                      reinterpret_cast<const hwy::float16_t*>(v_rows), ring_rows, first_row,
+                      num_rows, num_heads, num_kv_heads, head_dim, scale, head_begin, head_end,
+                      scratch, out);
 }
 
 // See ops/attention.h.

@@ -18,6 +18,7 @@ namespace ops {
 HWY_EXPORT(Attention);
 HWY_EXPORT(AttentionRing);
 HWY_EXPORT(AttentionRingHeads);
+HWY_EXPORT(AttentionRingHeadsF16);
 
 void Attention(const float* q, const float* k_rows, const float* v_rows,
                size_t num_rows, size_t num_heads, size_t num_kv_heads,
@@ -41,6 +42,15 @@ void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows
                         size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
                         size_t head_end, float* scratch, float* out) {
   HWY_DYNAMIC_DISPATCH(AttentionRingHeads)
+  (q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scale,
+   head_begin, head_end, scratch, out);
+}
+
+void AttentionRingHeadsF16(const float* q, const uint16_t* k_rows, const uint16_t* v_rows,
+                           size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                           size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
+                           size_t head_end, float* scratch, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionRingHeadsF16)
   (q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scale,
    head_begin, head_end, scratch, out);
 }

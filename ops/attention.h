@@ -6,6 +6,7 @@
 #define CORTIQ_OPS_ATTENTION_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 namespace cortiq {
 namespace ops {
@@ -71,6 +72,14 @@ void AttentionRingHeads(const float* q, const float* k_rows, const float* v_rows
                         size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
                         size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
                         size_t head_end, float* scratch, float* out);
+
+// As AttentionRingHeads with the keys and values stored as IEEE binary16 (uint16_t bits, the
+// KV cache's KvType::kF16), widened exactly to f32 in registers: the same result as
+// AttentionRingHeads over the widened rows, bit for bit.
+void AttentionRingHeadsF16(const float* q, const uint16_t* k_rows, const uint16_t* v_rows,
+                           size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                           size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
+                           size_t head_end, float* scratch, float* out);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -59,6 +59,12 @@ HWY_INLINE hn::VFromD<DF> LoadAsF32(DF df, const hwy::bfloat16_t* p) {
   return hn::PromoteTo(df, hn::LoadU(dbf, p));
 }
 
+template <class DF>
+HWY_INLINE hn::VFromD<DF> LoadAsF32(DF df, const hwy::float16_t* p) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(df, hn::LoadU(dh, p));  // exact: every binary16 is an f32
+}
+
 // As LoadAsF32, but reads only p[0, count) and zeroes the remaining lanes
 // (count <= Lanes(df)).
 template <class DF>
@@ -70,6 +76,11 @@ HWY_INLINE hn::VFromD<DF> LoadAsF32Padded(DF df, const hwy::bfloat16_t* p,
                                           size_t count) {
   const hn::Rebind<hwy::bfloat16_t, DF> dbf;
   return hn::PromoteTo(df, LoadPadded(dbf, p, count));
+}
+template <class DF>
+HWY_INLINE hn::VFromD<DF> LoadAsF32Padded(DF df, const hwy::float16_t* p, size_t count) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(df, LoadPadded(dh, p, count));
 }
 
 // Horizontal sum of all lanes of v, as a scalar.

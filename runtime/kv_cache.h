@@ -4,14 +4,35 @@
 #ifndef CORTIQ_RUNTIME_KV_CACHE_H_
 #define CORTIQ_RUNTIME_KV_CACHE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/plan.h"
 
 namespace cortiq {
+
+// Element type of the cached keys and values (SessionOptions::kv_type). Values are part of the
+// saved-state format.
+enum class KvType : uint32_t {
+  kF32 = 0,  // the keys and values as computed (f32): exact
+  kF16 = 1,  // IEEE binary16, rounded to nearest even on append: half the bytes attention reads;
+             // each stored element within 2^-11 relative of its f32 value (normal range
+             // 2^-14 .. 65504; smaller values within 2^-25 absolute, larger ones become inf)
+};
+// "f32" / "f16" ("unknown" for another value); KvTypeFromName is its inverse.
+const char* KvTypeName(KvType type);
+std::optional<KvType> KvTypeFromName(absl::string_view name);
+// Bytes per element: 4 or 2.
+size_t KvTypeBytes(KvType type);
+// IEEE binary16 bits of `f`, rounded to nearest even (overflow to +-inf, NaN stays NaN).
+uint16_t F16FromF32(float f);
+// The f32 value of binary16 bits `h` (exact).
+float F32FromF16(uint16_t h);
 
 // Frees memory from std::calloc.
 struct FreeDeleter {
@@ -44,8 +65,9 @@ class KvCache {
   // of `ctx_size` >= 1 positions and batches of up to `max_batch` >= 1 positions.
   // Errors: ResourceExhausted if a dimension is not positive, the size (rows *
   // num_kv_heads * head_dim floats) overflows, or the allocation fails.
+  // `type`: the element type of the storage (KvType).
   static absl::StatusOr<KvCache> Create(const CacheEntry& entry, int64_t ctx_size,
-                                        int64_t max_batch = 1);
+                                        int64_t max_batch = 1, KvType type = KvType::kF32);
 
   // Rows of storage a cache of `entry` gets for `ctx_size` positions and batches of
   // `max_batch` (the rule in the class comment); 0 if max_batch < 1 or the sum overflows.
@@ -67,22 +89,32 @@ class KvCache {
   int64_t FirstVisibleRow(int64_t position) const {
     return RowOf(position + 1 - VisibleRows(position));
   }
-  // Copies row_width() floats of `key` and `value` into the row of `position`.
+  // Stores row_width() floats of `key` and `value` in the row of `position` (rounded to f16
+  // for KvType::kF16).
   void Append(int64_t position, const float* key, const float* value);
 
-  // [rows, row_width] f32 keys / values.
-  const float* keys() const { return keys_.get(); }
-  const float* values() const { return values_.get(); }
-  // Writable views of the same storage (inspection and tests).
-  float* mutable_keys() { return keys_.get(); }
-  float* mutable_values() { return values_.get(); }
+  KvType type() const { return type_; }
+  // Bytes of one row: row_width() * KvTypeBytes(type()).
+  size_t row_bytes() const { return static_cast<size_t>(row_width_) * KvTypeBytes(type_); }
+  // [rows, row_width] keys / values in type()'s elements.
+  const uint8_t* key_bytes() const { return reinterpret_cast<const uint8_t*>(keys_.get()); }
+  const uint8_t* value_bytes() const { return reinterpret_cast<const uint8_t*>(values_.get()); }
+  uint8_t* mutable_key_bytes() { return reinterpret_cast<uint8_t*>(keys_.get()); }
+  uint8_t* mutable_value_bytes() { return reinterpret_cast<uint8_t*>(values_.get()); }
+  // The same storage as f32 ([rows, row_width]); for KvType::kF32 caches only (null otherwise).
+  const float* keys() const { return type_ == KvType::kF32 ? keys_.get() : nullptr; }
+  const float* values() const { return type_ == KvType::kF32 ? values_.get() : nullptr; }
+  // Writable views of the same storage (inspection and tests); kF32 only.
+  float* mutable_keys() { return type_ == KvType::kF32 ? keys_.get() : nullptr; }
+  float* mutable_values() { return type_ == KvType::kF32 ? values_.get() : nullptr; }
 
  private:
   bool sliding_ = false;
   int64_t window_ = 0;
   int64_t rows_ = 0;
   int64_t row_width_ = 0;
-  FloatArray keys_;
+  KvType type_ = KvType::kF32;
+  FloatArray keys_;  // f32 storage; for kF16, half as many floats hold the binary16 elements
   FloatArray values_;
 };
 

@@ -29,16 +29,18 @@ namespace {
 //   [56, 64)  u64 number of KV caches
 //   [64, 72)  u64 length (positions)
 //   [72, 80)  u64 1 if the last logits follow at the end, else 0
-//   then per cache, in plan order: u64 first position, u64 count, u64 row_width, then keys and
-//     values of positions first .. first + count - 1, each [count, row_width] f32 in position
-//     order (independent of the saving session's ring layout and context size)
+//   then per cache, in plan order: u64 first position, u64 count, u64 row_width, (version 2:)
+//     u64 KV type (KvType: 0 f32, 1 f16), then keys and values of positions first .. first +
+//     count - 1, each [count, row_width] elements of that type in position order (independent
+//     of the saving session's ring layout and context size); version 1 has no KV type (f32)
 //   then the token history: length i32
 //   then, if present, the last logits: vocab_size f32.
 constexpr char kStateMagic[8] = {'C', 'Q', 'S', 'T', 'A', 'T', 'E', '\0'};
-constexpr uint32_t kStateVersion = 1;
+// 2: the per-cache KV type (SessionOptions::kv_type); version 1 states (f32) are read too.
+constexpr uint32_t kStateVersion = 2;
 constexpr uint32_t kByteOrderMark = 0x01020304u;
 constexpr size_t kStateHeaderSize = 80;
-constexpr size_t kCacheHeaderSize = 24;
+constexpr size_t kCacheHeaderSize = 32;
 
 // 64-bit hash of `size` bytes, one 8-byte word per step: h = rotl(h ^ word, 31) * odd. Each step
 // is a bijection of h for a fixed word, so a change confined to one word (e.g. a flipped bit)
@@ -307,8 +309,7 @@ size_t Sequence::StateSize() const {
   size_t size = kStateHeaderSize;
   for (size_t c = 0; c < valid_from_.size(); ++c) {
     const size_t count = static_cast<size_t>(n - FirstSaved(c));
-    const size_t width = static_cast<size_t>(session_->cache(c).row_width());
-    size += kCacheHeaderSize + 2 * count * width * sizeof(float);
+    size += kCacheHeaderSize + 2 * count * session_->cache(c).row_bytes();
   }
   size += static_cast<size_t>(n) * sizeof(int32_t);
   if (logits_state_ != LogitsState::kNone) {
@@ -345,9 +346,11 @@ absl::Status Sequence::Save(absl::Span<uint8_t> out) const {
     w.U64(static_cast<uint64_t>(first));
     w.U64(static_cast<uint64_t>(n - first));
     w.U64(width);
-    for (const float* base : {cache.keys(), cache.values()}) {
+    w.U64(static_cast<uint64_t>(cache.type()));
+    for (const uint8_t* base : {cache.key_bytes(), cache.value_bytes()}) {
       for (int64_t p = first; p < n; ++p) {
-        w.Bytes(base + static_cast<size_t>(cache.RowOf(p)) * width, width * sizeof(float));
+        w.Bytes(base + static_cast<size_t>(cache.RowOf(p)) * cache.row_bytes(),
+                cache.row_bytes());
       }
     }
   }
@@ -394,9 +397,9 @@ absl::Status Sequence::Restore(absl::Span<const uint8_t> state) {
   if (bom != kByteOrderMark) {
     return absl::UnimplementedError("the state was saved on a host of another byte order");
   }
-  if (version != kStateVersion) {
+  if (version != kStateVersion && version != 1) {
     const std::string message = absl::StrCat("state format version ", version,
-                                             "; this library reads ", kStateVersion);
+                                             "; this library reads 1 and ", kStateVersion);
     return version > kStateVersion ? absl::UnimplementedError(message)
                                    : absl::DataLossError(message);
   }
@@ -446,7 +449,17 @@ absl::Status Sequence::Restore(absl::Span<const uint8_t> state) {
                                   width, " do not match a state of length ", length, " (rows ",
                                   rows, ", width ", cache.row_width(), ")"));
     }
-    const size_t bytes = static_cast<size_t>(count * width) * sizeof(float);
+    uint64_t type = static_cast<uint64_t>(KvType::kF32);
+    if (version >= 2 && !r.U64(&type)) return Corrupt(absl::StrCat("cache ", c, ": truncated"));
+    if (type != static_cast<uint64_t>(KvType::kF32) && type != static_cast<uint64_t>(KvType::kF16)) {
+      return Corrupt(absl::StrCat("cache ", c, ": unknown KV type ", type));
+    }
+    if (type != static_cast<uint64_t>(cache.type())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "state saved with ", KvTypeName(static_cast<KvType>(type)),
+          " KV caches; this session's are ", KvTypeName(cache.type()), " (--kv-type)"));
+    }
+    const size_t bytes = static_cast<size_t>(count) * cache.row_bytes();
     records[c].first = static_cast<int64_t>(first);
     records[c].count = static_cast<int64_t>(count);
     records[c].keys = r.Skip(bytes);
@@ -472,13 +485,14 @@ absl::Status Sequence::Restore(absl::Span<const uint8_t> state) {
   // Valid: apply.
   for (size_t c = 0; c < num_caches; ++c) {
     KvCache& cache = session_->cache(c);
-    const size_t width = static_cast<size_t>(cache.row_width());
-    const size_t row_bytes = width * sizeof(float);
+    const size_t row_bytes = cache.row_bytes();
     const CacheRecord& rec = records[c];
     for (int64_t i = 0; i < rec.count; ++i) {
       const size_t row = static_cast<size_t>(cache.RowOf(rec.first + i));
-      std::memcpy(cache.mutable_keys() + row * width, rec.keys + i * row_bytes, row_bytes);
-      std::memcpy(cache.mutable_values() + row * width, rec.values + i * row_bytes, row_bytes);
+      std::memcpy(cache.mutable_key_bytes() + row * row_bytes, rec.keys + i * row_bytes,
+                  row_bytes);
+      std::memcpy(cache.mutable_value_bytes() + row * row_bytes, rec.values + i * row_bytes,
+                  row_bytes);
     }
     valid_from_[c] = rec.first;
   }

@@ -276,7 +276,12 @@ absl::Status Session::Prepare(SessionOptions options) {
                                "the attention scratch"));
   caches_.reserve(plan.caches.size());
   for (const CacheEntry& entry : plan.caches) {
-    CORTIQ_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(entry, ctx_size_, batch_size_));
+    if (options.kv_type != KvType::kF32 && options.kv_type != KvType::kF16) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kv_type must be f32 or f16, got ", static_cast<uint32_t>(options.kv_type)));
+    }
+    CORTIQ_ASSIGN_OR_RETURN(KvCache cache,
+                            KvCache::Create(entry, ctx_size_, batch_size_, options.kv_type));
     caches_.push_back(std::move(cache));
   }
   if (options.threads > 1)
@@ -647,13 +652,21 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
   const size_t scratch_floats = ops::AttentionScratchFloats(static_cast<size_t>(ctx_size_));
   const auto heads = [&](size_t t, size_t h0, size_t h1, int thread) {
     const int64_t at = r.position + static_cast<int64_t>(t);
+    const size_t ring = static_cast<size_t>(p.cache->rows());
+    const size_t first = static_cast<size_t>(p.cache->FirstVisibleRow(at));
+    const size_t visible = static_cast<size_t>(p.cache->VisibleRows(at));
+    float* scratch = scratch_.get() + static_cast<size_t>(thread) * scratch_floats;
+    if (p.cache->type() == KvType::kF16) {
+      ops::AttentionRingHeadsF16(
+          BatchRow(p.in0, r.rows, t), reinterpret_cast<const uint16_t*>(p.cache->key_bytes()),
+          reinterpret_cast<const uint16_t*>(p.cache->value_bytes()), ring, first, visible,
+          p.num_heads, p.num_kv_heads, p.head_dim, p.scale, h0, h1, scratch,
+          BatchRow(p.out, r.rows, t));
+      return;
+    }
     ops::AttentionRingHeads(BatchRow(p.in0, r.rows, t), p.cache->keys(), p.cache->values(),
-                            static_cast<size_t>(p.cache->rows()),
-                            static_cast<size_t>(p.cache->FirstVisibleRow(at)),
-                            static_cast<size_t>(p.cache->VisibleRows(at)), p.num_heads,
-                            p.num_kv_heads, p.head_dim, p.scale, h0, h1,
-                            scratch_.get() + static_cast<size_t>(thread) * scratch_floats,
-                            BatchRow(p.out, r.rows, t));
+                            ring, first, visible, p.num_heads, p.num_kv_heads, p.head_dim,
+                            p.scale, h0, h1, scratch, BatchRow(p.out, r.rows, t));
   };
   if (r.count == 1) {
     // One query (decode, or the logits row of a prompt): its heads split over the pool when the

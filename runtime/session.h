@@ -37,6 +37,11 @@ struct SessionOptions {
   // [1, max_batch] (and to ctx_size). The arena holds batch_size rows of every
   // activation, and sliding caches window - 1 + batch_size rows.
   int64_t batch_size = 0;
+  // Element type of the KV caches (runtime/kv_cache.h): f32 (exact) or f16 (half the bytes
+  // attention reads and the caches take; each cached key and value rounded to binary16, within
+  // 2^-11 relative: logits move by about that relative error times their sensitivity; measured
+  // on the golden models in tests/e2e/kv_f16_test.cc).
+  KvType kv_type = KvType::kF32;
 };
 
 // Which logits EvalBatch computes.

@@ -817,10 +817,11 @@ TEST_F(CApiTest, StateSizeAndSaveErrors) {
             CORTIQ_STATUS_OK);
   size_t size = 0;
   ASSERT_EQ(cortiq_session_state_size(session.get(), &size), CORTIQ_STATUS_OK);
-  // Header 80 + 4 caches x 24; per position: the full cache (2 x 64 floats) and 4 tokens bytes;
-  // the 3 sliding caches hold 8 positions of 2 x 32 floats; plus the logits.
-  EXPECT_EQ(empty_size, 80u + 4 * 24);
-  EXPECT_EQ(size, 80u + 4 * 24 + 20 * (2 * 64 * 4 + 4) + 3 * 8 * (2 * 32 * 4) + kVocab * 4);
+  // Header 80 + 4 caches x 32 (first, count, width, KV type); per position: the full cache (2 x
+  // 64 floats) and 4 tokens bytes; the 3 sliding caches hold 8 positions of 2 x 32 floats; plus
+  // the logits.
+  EXPECT_EQ(empty_size, 80u + 4 * 32);
+  EXPECT_EQ(size, 80u + 4 * 32 + 20 * (2 * 64 * 4 + 4) + 3 * 8 * (2 * 32 * 4) + kVocab * 4);
   std::vector<uint8_t> buf(size + 16, 0xee);
   EXPECT_EQ(cortiq_session_save(session.get(), buf.data(), size - 1),
             CORTIQ_STATUS_INVALID_ARGUMENT);
@@ -870,7 +871,7 @@ TEST_F(CApiTest, CorruptedStatesAreRejectedAndLeaveTheSessionUntouched) {
             CORTIQ_STATUS_CORRUPT_DATA);
   EXPECT_THAT(cortiq_last_error(), HasSubstr("not a cortiq session state"));
   bad = state;
-  bad[16] = 2;  // version
+  bad[16] = 3;  // version (newer than this library's 2)
   EXPECT_EQ(cortiq_session_restore(target.get(), bad.data(), bad.size()),
             CORTIQ_STATUS_UNSUPPORTED_VERSION);
   bad = state;

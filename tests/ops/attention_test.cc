@@ -349,6 +349,40 @@ void TestHeadRangesAreBitIdentical() {
   }
 }
 
+// Keys and values stored as binary16 are widened exactly: AttentionRingHeadsF16 equals
+// AttentionRingHeads over the widened f32 rows, bit for bit.
+void TestF16RowsAreReadExactly() {
+  const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 40}, {4, 4, 7}};
+  uint32_t seed = 1300;
+  for (const auto& hs : kShapes) {
+    const size_t ring = 21, first = 15, rows = 12;
+    const Shape s{ring, hs[0], hs[1], hs[2]};
+    const Inputs in = RandomInputs(s, 0.8f, seed++);
+    std::vector<uint16_t> k16(in.k.size()), v16(in.v.size());
+    std::vector<float> kw(in.k.size()), vw(in.v.size());
+    // Normal halves of either sign with magnitudes in [2^-6, 2^2), and their values from the
+    // format's definition: (1024 + mantissa) * 2^(exponent - 25).
+    uint32_t x = seed;
+    const auto half = [&](uint16_t* bits, float* value) {
+      x = x * 1664525u + 1013904223u;
+      const uint32_t exp = 9 + (x >> 8) % 8, mant = (x >> 12) & 0x3ff, sign = (x >> 30) & 1;
+      *bits = static_cast<uint16_t>(sign << 15 | exp << 10 | mant);
+      *value = static_cast<float>((sign ? -1.0 : 1.0) * ldexp(1024.0 + mant, int(exp) - 25));
+    };
+    for (size_t i = 0; i < in.k.size(); ++i) {
+      half(&k16[i], &kw[i]);
+      half(&v16[i], &vw[i]);
+    }
+    std::vector<float> a(s.heads * s.head_dim), b(a.size());
+    std::vector<float> scratch(AttentionScratchFloats(rows));
+    AttentionRingHeads(in.q.data(), kw.data(), vw.data(), ring, first, rows, s.heads, s.kv_heads,
+                       s.head_dim, 1.0f, 0, s.heads, scratch.data(), a.data());
+    AttentionRingHeadsF16(in.q.data(), k16.data(), v16.data(), ring, first, rows, s.heads,
+                          s.kv_heads, s.head_dim, 1.0f, 0, s.heads, scratch.data(), b.data());
+    ASSERT_EQ(0, memcmp(a.data(), b.data(), a.size() * sizeof(float))) << s.head_dim;
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace ops
@@ -368,6 +402,7 @@ HWY_EXPORT_AND_TEST_P(AttentionTest, TestRowOrderInvariance);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestNoRows);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestRing);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestHeadRangesAreBitIdentical);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestF16RowsAreReadExactly);
 }  // namespace ops
 }  // namespace cortiq
 #endif  // HWY_ONCE

@@ -389,8 +389,10 @@ TEST(SequenceTest, BadStatesAreRejectedAndLeaveTheSequenceUntouched) {
   bad[0] = 'X';
   expect(bad, absl::StatusCode::kDataLoss, "not a cortiq session state");
   bad = state;
-  bad[16] = 2;  // version
-  expect(bad, absl::StatusCode::kUnimplemented, "state format version 2");
+  bad[16] = 3;  // version
+  expect(bad, absl::StatusCode::kUnimplemented, "state format version 3");
+  bad[16] = 0;
+  expect(bad, absl::StatusCode::kDataLoss, "state format version 0");
   bad = state;
   std::reverse(bad.begin() + 20, bad.begin() + 24);  // byte-order mark
   expect(bad, absl::StatusCode::kUnimplemented, "byte order");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ ABSL_FLAG(std::string, d, "0",
           "context depths, comma-separated: each test runs after this many positions are "
           "already in the KV caches (filled with a batched prompt, not timed), like llama-bench "
           "-d");
+ABSL_FLAG(std::string, kv_type, "f32", "element type of the KV caches: f32 or f16");
 ABSL_FLAG(bool, profile, false,
           "time every step of the plan during the tests and print, per test, each step kind's "
           "time per token and share");
@@ -161,6 +163,12 @@ absl::Status Run(const std::string& path) {
   SessionOptions options;
   options.ctx_size = deepest + longest + 1;
   options.threads = static_cast<int>(threads[0]);
+  const std::optional<KvType> kv_type = KvTypeFromName(absl::GetFlag(FLAGS_kv_type));
+  if (!kv_type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv-type: '", absl::GetFlag(FLAGS_kv_type), "' is not f32 or f16"));
+  }
+  options.kv_type = *kv_type;
   double load_ms = 0;
   int64_t max_batch = 1;  // the session's resolved batch size for batch_size 0
   {
@@ -178,6 +186,17 @@ absl::Status Run(const std::string& path) {
     token = static_cast<int32_t>(4 + (state >> 33) % static_cast<uint64_t>(std::max(vocab - 4, 1)));
   }
 
+  // KV bytes: per position of the full-attention caches, and the fixed sliding rings.
+  uint64_t kv_per_position = 0, kv_rings = 0;
+  for (const CacheEntry& c : plan.caches) {
+    const uint64_t row = 2 * static_cast<uint64_t>(c.num_kv_heads * c.head_dim) *
+                         KvTypeBytes(options.kv_type);
+    if (c.sliding) {
+      kv_rings += row * static_cast<uint64_t>(KvCache::RowsFor(c, options.ctx_size, max_batch));
+    } else {
+      kv_per_position += row;
+    }
+  }
   const uint64_t bytes_with_head = WeightBytesPerToken(plan, true);
   const uint64_t bytes_without_head = WeightBytesPerToken(plan, false);
   std::vector<double> bandwidth(threads.size(), 0.0);
@@ -297,6 +316,9 @@ absl::Status Run(const std::string& path) {
     j.Field("file_bytes", artifact->file_size());
     j.Field("weight_bytes_per_token", bytes_with_head);
     j.Field("weight_bytes_per_prompt_token", bytes_without_head);
+    j.Field("kv_type", KvTypeName(options.kv_type));
+    j.Field("kv_bytes_per_position", kv_per_position);
+    j.Field("kv_ring_bytes", kv_rings);
     j.Key("load_ms");
     j.Fixed(load_ms, 3);
     j.Key("peak_rss_mb");
@@ -358,6 +380,10 @@ absl::Status Run(const std::string& path) {
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
   }
+  std::printf("kv cache: %s, %llu B per position (full-attention layers) + %llu B of sliding "
+              "rings (at batch %lld)\n",
+              KvTypeName(options.kv_type), static_cast<unsigned long long>(kv_per_position),
+              static_cast<unsigned long long>(kv_rings), static_cast<long long>(max_batch));
   std::printf("load (mmap → first token): %.1f ms; peak RSS: %.0f MB\n\n", load_ms, peak_rss_mb);
   std::printf(
       "| threads | test | batch | t/s (median) | min | max | weight GB/s | %% of read BW |\n");

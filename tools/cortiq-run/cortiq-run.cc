@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +82,9 @@ ABSL_FLAG(std::string, batch_size, "0",
           "prompt tokens per batched evaluation (prefill); 0 = the artifact's compiled "
           "maximum (cortiq-compile --max-batch; larger values are clamped to it), 1 = token by "
           "token (--batch-size)");
+ABSL_FLAG(std::string, kv_type, "f32",
+          "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached key "
+          "and value rounded to binary16)");
 
 namespace cortiq {
 namespace {
@@ -98,7 +102,7 @@ absl::Status NormalizeArgs(std::vector<std::string>* args) {
   static const char* const kValueFlags[] = {"tokens",      "n_predict",
                                             "dump_logits", "dump_layers",
                                             "ctx_size",    "threads",
-                                            "batch_size"};
+                                            "batch_size",  "kv_type"};
   static const char* const kBoolFlags[] = {"verify"};
   // Abseil's own flags (usage, flag files), passed through unchanged.
   static const char* const kAbseilFlags[] = {
@@ -224,6 +228,12 @@ absl::Status Run(const std::string& model_path) {
   options.ctx_size = ctx_size;
   options.threads = static_cast<int>(threads);
   options.batch_size = batch_size;
+  const std::optional<KvType> kv_type = KvTypeFromName(absl::GetFlag(FLAGS_kv_type));
+  if (!kv_type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kv-type: '", absl::GetFlag(FLAGS_kv_type), "' is not f32 or f16"));
+  }
+  options.kv_type = *kv_type;
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
                           Sequence::Create(*artifact, options));
   const double load_seconds = Seconds(load_begin, Clock::now());
