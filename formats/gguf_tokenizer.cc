@@ -1,6 +1,8 @@
 // GGUF tokenizer.ggml.* → TokenizerSpec (see gguf_tokenizer.h).
 #include "formats/gguf_tokenizer.h"
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -179,6 +181,36 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
     for (TokenId id : spec.generation.eos_token_ids) present |= id == turn_end->second;
     if (!present) spec.generation.eos_token_ids.push_back(turn_end->second);
   }
+  // llama.cpp's recommended sampling (its converter copies them from generation_config.json;
+  // llama-arch.cpp LLM_KV_GENERAL_SAMPLING_*). Other general.sampling.* keys (sequence, xtc,
+  // mirostat) have no counterpart in the sampler chain and are not read.
+  const auto sampling_float = [&](const char* key, std::optional<float>* out) -> absl::Status {
+    const GgufValue* v = file.FindValue(key);
+    if (v == nullptr) return absl::OkStatus();
+    std::optional<double> value = v->is_array() ? std::nullopt : v->Float();
+    if (!value && !v->is_array() && v->Int()) value = static_cast<double>(*v->Int());
+    if (!value) return error(key, "must be a number, got ", v->TypeString());
+    if (!std::isfinite(*value)) return error(key, "must be finite, got ", *value);
+    *out = static_cast<float>(*value);
+    return absl::OkStatus();
+  };
+  const auto sampling_int = [&](const char* key, std::optional<int32_t>* out) -> absl::Status {
+    const GgufValue* v = file.FindValue(key);
+    if (v == nullptr) return absl::OkStatus();
+    const std::optional<int64_t> value = v->is_array() ? std::nullopt : v->Int();
+    if (!value) return error(key, "must be an integer, got ", v->TypeString());
+    if (*value < INT32_MIN || *value > INT32_MAX) return error(key, *value, " is out of range");
+    *out = static_cast<int32_t>(*value);
+    return absl::OkStatus();
+  };
+  CORTIQ_RETURN_IF_ERROR(sampling_float("general.sampling.temp", &spec.generation.temperature));
+  CORTIQ_RETURN_IF_ERROR(sampling_float("general.sampling.top_p", &spec.generation.top_p));
+  CORTIQ_RETURN_IF_ERROR(sampling_int("general.sampling.top_k", &spec.generation.top_k));
+  CORTIQ_RETURN_IF_ERROR(sampling_float("general.sampling.min_p", &spec.generation.min_p));
+  CORTIQ_RETURN_IF_ERROR(
+      sampling_float("general.sampling.penalty_repeat", &spec.generation.repetition_penalty));
+  CORTIQ_RETURN_IF_ERROR(
+      sampling_int("general.sampling.penalty_last_n", &spec.generation.repeat_last_n));
   if (const GgufValue* t = file.FindValue("tokenizer.chat_template")) {
     const std::optional<std::string_view> s = t->is_array() ? std::nullopt : t->String();
     if (!s) return error("tokenizer.chat_template", "must be a string, got ", t->TypeString());

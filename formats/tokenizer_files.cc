@@ -179,6 +179,24 @@ absl::Status ApplyGenerationConfig(absl::string_view config_json, absl::string_v
     }
     spec->generation.top_k = static_cast<int32_t>(*top_k);
   }
+  CORTIQ_ASSIGN_OR_RETURN(const std::optional<double> min_p, number("min_p"));
+  CORTIQ_ASSIGN_OR_RETURN(const std::optional<double> typical_p, number("typical_p"));
+  CORTIQ_ASSIGN_OR_RETURN(const std::optional<double> repetition_penalty,
+                          number("repetition_penalty"));
+  if (min_p) {
+    if (!(*min_p >= 0 && *min_p <= 1)) return error("min_p", "must be in [0, 1]");
+    spec->generation.min_p = static_cast<float>(*min_p);
+  }
+  if (typical_p) {
+    if (!(*typical_p > 0 && *typical_p <= 1)) return error("typical_p", "must be in (0, 1]");
+    spec->generation.typical_p = static_cast<float>(*typical_p);
+  }
+  if (repetition_penalty) {
+    if (!(*repetition_penalty > 0 && *repetition_penalty < 1e9)) {
+      return error("repetition_penalty", "must be > 0");
+    }
+    spec->generation.repetition_penalty = static_cast<float>(*repetition_penalty);
+  }
   if (const Value* v = o->get("do_sample"); v && v->kind() != Value::Null) {
     if (!v->getAsBoolean()) return error("do_sample", "must be a boolean");
     spec->generation.do_sample = *v->getAsBoolean();

@@ -19,7 +19,7 @@ namespace cortiq {
 //    string, or the entry named "default" of a list);
 //  - chat_template.jinja (optional; preferred over tokenizer_config's, as transformers does);
 //  - generation_config.json (optional): `eos_token_id` (an integer or a list; Gemma 4: [1, 106]),
-//    `temperature`, `top_p`, `top_k`, `do_sample`.
+//    `temperature`, `top_p`, `top_k`, `do_sample`, `min_p`, `typical_p`, `repetition_penalty`.
 // Without a generation eos list, the tokenizer_config eos token is the one stop token.
 // Errors: those of ReadTokenizerJson; InvalidArgument naming the file and field for a malformed
 // config (a token string that is not a token, an eos id out of range, a mistyped field).

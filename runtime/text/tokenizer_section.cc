@@ -32,8 +32,13 @@ enum BlockKind : uint32_t {
   kNormalizedTrie = 9,
   kConfig = 10,
   kBigramHash = 11,
-  kNumBlockKinds = 12,
+  kSamplingDefaults = 12,  // 1.1, optional
+  kNumBlockKinds = 13,
 };
+
+// Blocks a section may leave out: those a later minor version added (a 1.0 section has no
+// sampling defaults block; its readers skip it).
+bool OptionalBlock(uint32_t kind) { return kind == kSamplingDefaults; }
 
 const char* BlockName(uint32_t kind) {
   switch (kind) {
@@ -48,6 +53,7 @@ const char* BlockName(uint32_t kind) {
     case kNormalizedTrie: return "normalized added-token trie";
     case kConfig: return "config";
     case kBigramHash: return "bigram hash";
+    case kSamplingDefaults: return "sampling defaults";
     default: return "unknown";
   }
 }
@@ -383,6 +389,39 @@ absl::Status DecodeConfig(absl::Span<const uint8_t> bytes, uint32_t vocab_size,
   c->chat_template.source = r.Str();
   if (!r.ok()) return bad("truncated");
   if (!r.done()) return bad("unexpected bytes after the end");
+  return absl::OkStatus();
+}
+
+// The sampling defaults beyond temperature / top_p / top_k (kSamplingDefaults, 1.1): per field a
+// u8 presence flag, then the value (f32 min_p, f32 typical_p, f32 repetition_penalty,
+// i32 repeat_last_n), 20 bytes; later minors may append fields (read if present).
+std::vector<uint8_t> EncodeSamplingDefaults(const GenerationDefaults& g) {
+  ByteWriter w;
+  w.U8(g.min_p.has_value());
+  w.F32(g.min_p.value_or(0.0f));
+  w.U8(g.typical_p.has_value());
+  w.F32(g.typical_p.value_or(0.0f));
+  w.U8(g.repetition_penalty.has_value());
+  w.F32(g.repetition_penalty.value_or(0.0f));
+  w.U8(g.repeat_last_n.has_value());
+  w.I32(g.repeat_last_n.value_or(0));
+  return std::move(w.bytes());
+}
+
+absl::Status DecodeSamplingDefaults(absl::Span<const uint8_t> bytes, GenerationDefaults* g) {
+  ByteReader r(bytes);
+  const auto f32 = [&](std::optional<float>* field) {
+    const bool present = r.U8() != 0;
+    const float v = r.F32();
+    if (present) *field = v;
+  };
+  f32(&g->min_p);
+  f32(&g->typical_p);
+  f32(&g->repetition_penalty);
+  const bool present = r.U8() != 0;
+  const int32_t last_n = r.I32();
+  if (present) g->repeat_last_n = last_n;
+  if (!r.ok()) return SectionError("sampling defaults block truncated");
   return absl::OkStatus();
 }
 
@@ -743,6 +782,7 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
              reinterpret_cast<const uint8_t*>(bigram_slots.data() + bigram_slots.size()));
     blocks.emplace_back(kBigramHash, std::move(b));
   }
+  blocks.emplace_back(kSamplingDefaults, EncodeSamplingDefaults(spec.generation));
 
   const auto align8 = [](uint64_t n) { return (n + 7) & ~uint64_t{7}; };
   uint64_t offset = align8(kHeaderBytes + kDirectoryEntryBytes * blocks.size());
@@ -859,7 +899,7 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
     block[kind] = bytes.subspan(offset, size);
   }
   for (uint32_t kind = 1; kind < kNumBlockKinds; ++kind) {
-    if (!seen[kind]) return SectionError("missing block ", BlockName(kind));
+    if (!seen[kind] && !OptionalBlock(kind)) return SectionError("missing block ", BlockName(kind));
   }
 
   TokenizerSection s;
@@ -965,6 +1005,10 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
                                     &s.normalized_trie_));
   }
   CORTIQ_RETURN_IF_ERROR(DecodeConfig(block[kConfig], s.vocab_size_, &s.config_));
+  if (seen[kSamplingDefaults]) {
+    CORTIQ_RETURN_IF_ERROR(
+        DecodeSamplingDefaults(block[kSamplingDefaults], &s.config_.generation));
+  }
   {
     const absl::Span<const uint8_t> b = block[kBigramHash];
     if (b.size() < 16) return SectionError("bigram hash block too small");

@@ -3,7 +3,7 @@
 // run time: the vocabulary, the merge ranks and the added-token matcher are laid out as tables
 // that are used in place.
 //
-// Layout (all integers little-endian, every block 8-byte aligned; version 1.0):
+// Layout (all integers little-endian, every block 8-byte aligned; version 1.1):
 //
 //     header (64 bytes): magic "CQTOKEN\1", u32 version_major, u32 version_minor, u64 total_size,
 //                        u64 checksum (ChecksumBytes of bytes [64, total_size)), u32 num_blocks,
@@ -29,6 +29,11 @@
 //       kConfig        the small parts (normalizer, pre-tokenizer, decoder trees, post-processor,
 //                      BPE flags, special ids, generation defaults, chat template, source) in the
 //                      tagged encoding of tokenizer_section.cc
+//       kSamplingDefaults (1.1; optional) min_p, typical_p, repetition_penalty, repeat_last_n:
+//                      each a u8 presence flag and the value (f32, f32, f32, i32)
+//
+//     A reader skips blocks of kinds it does not know (a later minor's); every block of 1.0 is
+//     required, kSamplingDefaults may be absent (a 1.0 section).
 //
 //     AddedTrie: {u32 num_nodes, u32 num_edges} u32 root[256] (child of the root per first byte,
 //                0xFFFFFFFF none) {u32 first_edge, u32 num_edges, u32 token_plus_1}[num_nodes]
@@ -52,7 +57,8 @@ namespace cortiq::text {
 
 inline constexpr char kTokenizerSectionMagic[8] = {'C', 'Q', 'T', 'O', 'K', 'E', 'N', '\1'};
 inline constexpr uint32_t kTokenizerSectionVersionMajor = 1;
-inline constexpr uint32_t kTokenizerSectionVersionMinor = 0;
+// 1.1: the kSamplingDefaults block.
+inline constexpr uint32_t kTokenizerSectionVersionMinor = 1;
 // Required alignment of a section's first byte (its u32/u64 tables are read in place).
 inline constexpr size_t kTokenizerSectionAlignment = 8;
 

@@ -136,13 +136,19 @@ struct PostProcessorSpec {
   std::vector<TemplateItem> single;  // empty: no post-processor (nothing added).
 };
 
-// Sampling defaults and stop tokens for generation (generation_config.json; GGUF eos/eot ids).
+// Sampling defaults and stop tokens for generation: generation_config.json (transformers
+// GenerationConfig names) or a GGUF (eos/eot ids; llama.cpp's general.sampling.* keys, which its
+// converter copies from generation_config.json). Unset = the file does not give it.
 struct GenerationDefaults {
   std::vector<TokenId> eos_token_ids;  // generation stops on any of these (Gemma 4: 1 and 106).
-  std::optional<float> temperature;
-  std::optional<float> top_p;
-  std::optional<int32_t> top_k;
-  std::optional<bool> do_sample;
+  std::optional<float> temperature;    // general.sampling.temp
+  std::optional<float> top_p;          // general.sampling.top_p
+  std::optional<int32_t> top_k;        // general.sampling.top_k
+  std::optional<bool> do_sample;       // false: greedy
+  std::optional<float> min_p;          // general.sampling.min_p
+  std::optional<float> typical_p;      // (no GGUF key)
+  std::optional<float> repetition_penalty;  // general.sampling.penalty_repeat
+  std::optional<int32_t> repeat_last_n;     // general.sampling.penalty_last_n (no HF field)
 };
 
 // Where the chat template came from, for cortiq-dump and the generation issue.

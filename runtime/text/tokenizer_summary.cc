@@ -81,6 +81,10 @@ std::string SummarizeTokenizer(const Tokenizer& t) {
   if (g.top_p) absl::StrAppend(&out, "; top_p ", *g.top_p);
   if (g.top_k) absl::StrAppend(&out, "; top_k ", *g.top_k);
   if (g.do_sample) absl::StrAppend(&out, "; do_sample ", *g.do_sample ? "true" : "false");
+  if (g.min_p) absl::StrAppend(&out, "; min_p ", *g.min_p);
+  if (g.typical_p) absl::StrAppend(&out, "; typical_p ", *g.typical_p);
+  if (g.repetition_penalty) absl::StrAppend(&out, "; repetition_penalty ", *g.repetition_penalty);
+  if (g.repeat_last_n) absl::StrAppend(&out, "; repeat_last_n ", *g.repeat_last_n);
   absl::StrAppend(&out, "\n");
   if (c.chat_template.text.empty()) {
     absl::StrAppend(&out, "chat template: none shipped (the built-in Gemma 4 format is used)\n");

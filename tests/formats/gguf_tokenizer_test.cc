@@ -58,6 +58,44 @@ TEST(GgufTokenizer, ReadsTheGoldenVocabulary) {
   EXPECT_EQ(spec->added_tokens[5].content, "<|turn>");
 }
 
+// llama.cpp's general.sampling.* keys become the generation defaults; the golden file has none
+// (its generation_config.json gives no sampling fields).
+TEST(GgufTokenizer, ReadsSamplingDefaults) {
+  absl::StatusOr<GgufFile> golden = GgufFile::Open(kGolden, false);
+  absl::StatusOr<text::TokenizerSpec> plain = ReadGgufTokenizer(*golden);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->generation.temperature.has_value());
+  EXPECT_FALSE(plain->generation.min_p.has_value());
+
+  const std::string path = Build("sampling", {}, [](GgufBuilder& b) {
+    b.F32("general.sampling.temp", 1.0f);
+    b.F32("general.sampling.top_p", 0.95f);
+    b.I32("general.sampling.top_k", 64);
+    b.F32("general.sampling.min_p", 0.0f);
+    b.F32("general.sampling.penalty_repeat", 1.1f);
+    b.I32("general.sampling.penalty_last_n", 128);
+    b.Str("general.sampling.sequence", "top_k;top_p;temp");  // not read
+  });
+  absl::StatusOr<GgufFile> file = GgufFile::Open(path, false);
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<text::TokenizerSpec> spec = ReadGgufTokenizer(*file);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->generation.temperature, 1.0f);
+  EXPECT_EQ(spec->generation.top_p, 0.95f);
+  EXPECT_EQ(spec->generation.top_k, 64);
+  EXPECT_EQ(spec->generation.min_p, 0.0f);  // a declared 0 is kept
+  EXPECT_EQ(spec->generation.repetition_penalty, 1.1f);
+  EXPECT_EQ(spec->generation.repeat_last_n, 128);
+  EXPECT_FALSE(spec->generation.typical_p.has_value());
+
+  EXPECT_THAT(Error(Build("sampling_type", {},
+                          [](GgufBuilder& b) { b.Str("general.sampling.temp", "hot"); })),
+              HasSubstr("general.sampling.temp: must be a number"));
+  EXPECT_THAT(Error(Build("sampling_k_type", {},
+                          [](GgufBuilder& b) { b.F32("general.sampling.top_k", 4.5f); })),
+              HasSubstr("general.sampling.top_k: must be an integer"));
+}
+
 TEST(GgufTokenizer, ErrorsNameTheKey) {
   EXPECT_THAT(Error(Build("no_model", {"tokenizer.ggml.model"}, [](GgufBuilder&) {})),
               HasSubstr("tokenizer.ggml.model: missing"));

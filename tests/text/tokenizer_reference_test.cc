@@ -252,5 +252,32 @@ TEST(CheckpointTokenizer, ReadsGenerationAndTokenizerConfigs) {
   EXPECT_THAT(spec->generation.eos_token_ids, testing::ElementsAre(1));
 }
 
+// generation_config.json's sampling fields (transformers GenerationConfig names), as Gemma 4's
+// and other models' files spell them; errors name the file and the field.
+TEST(CheckpointTokenizer, ReadsSamplingFields) {
+  absl::StatusOr<text::TokenizerSpec> spec = ReadCheckpointTokenizer(kData + "/models/tiny-a-f32");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(ApplyGenerationConfig(
+                  R"({"do_sample": true, "temperature": 1.0, "top_p": 0.95, "top_k": 64,
+                      "min_p": 0.05, "typical_p": 0.9, "repetition_penalty": 1.05,
+                      "eos_token_id": [1, 6]})",
+                  "generation_config.json", &*spec)
+                  .ok());
+  const text::GenerationDefaults& g = spec->generation;
+  EXPECT_EQ(g.do_sample, true);
+  EXPECT_EQ(g.temperature, 1.0f);
+  EXPECT_EQ(g.top_p, 0.95f);
+  EXPECT_EQ(g.top_k, 64);
+  EXPECT_EQ(g.min_p, 0.05f);
+  EXPECT_EQ(g.typical_p, 0.9f);
+  EXPECT_EQ(g.repetition_penalty, 1.05f);
+  EXPECT_THAT(g.eos_token_ids, testing::ElementsAre(1, 6));
+  const absl::Status bad =
+      ApplyGenerationConfig(R"({"min_p": 2})", "generation_config.json", &*spec);
+  EXPECT_EQ(std::string(bad.message()), "generation_config.json: min_p: must be in [0, 1]");
+  EXPECT_FALSE(
+      ApplyGenerationConfig(R"({"repetition_penalty": "x"})", "g.json", &*spec).ok());
+}
+
 }  // namespace
 }  // namespace cortiq

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/text/hash.h"
 #include "tests/runtime/text/spec_builder.h"
 
 namespace cortiq::text {
@@ -64,6 +65,49 @@ TEST(TokenizerSection, RoundTrip) {
   EXPECT_THAT(*t.Encode("ab a", {.add_special_tokens = true}), testing::ElementsAre(0, 3, 1));
 }
 
+// The sampling defaults of section 1.1 round-trip; a section without their block (1.0) loads with
+// them unset.
+TEST(TokenizerSection, SamplingDefaults) {
+  TokenizerSpec spec = Sample();
+  spec.generation.min_p = 0.0f;
+  spec.generation.repetition_penalty = 1.05f;
+  spec.generation.repeat_last_n = -1;
+  std::vector<uint8_t> bytes = *SerializeTokenizerSection(spec);
+  {
+    absl::StatusOr<TokenizerSection> s = TokenizerSection::Load(bytes);
+    ASSERT_TRUE(s.ok()) << s.status();
+    const GenerationDefaults& g = s->config().generation;
+    EXPECT_EQ(g.min_p, 0.0f);
+    EXPECT_EQ(g.repetition_penalty, 1.05f);
+    EXPECT_EQ(g.repeat_last_n, -1);
+    EXPECT_FALSE(g.typical_p.has_value());
+    EXPECT_EQ(g.temperature, 1.0f);
+  }
+  // Rewrite it as a 1.0 section: the sampling block's directory entry gets kind 0 (unknown,
+  // skipped), the minor 0, and the checksum is recomputed.
+  uint32_t num_blocks = 0;
+  std::memcpy(&num_blocks, bytes.data() + 32, 4);
+  bool found = false;
+  for (uint32_t i = 0; i < num_blocks; ++i) {
+    uint8_t* entry = bytes.data() + 64 + 24 * i;
+    uint32_t kind = 0;
+    std::memcpy(&kind, entry, 4);
+    if (kind == 12) {
+      std::memset(entry, 0, 4);
+      found = true;
+    }
+  }
+  ASSERT_TRUE(found);
+  std::memset(bytes.data() + 12, 0, 4);
+  const uint64_t checksum = ChecksumBytes(bytes.data() + 64, bytes.size() - 64);
+  std::memcpy(bytes.data() + 24, &checksum, 8);
+  absl::StatusOr<TokenizerSection> old = TokenizerSection::Load(bytes);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_FALSE(old->config().generation.min_p.has_value());
+  EXPECT_FALSE(old->config().generation.repetition_penalty.has_value());
+  EXPECT_EQ(old->config().generation.top_k, 64);
+}
+
 TEST(TokenizerSection, RejectsDamage) {
   std::vector<uint8_t> good = *SerializeTokenizerSection(Sample());
   // Any flipped byte past the header: the checksum.
@@ -80,7 +124,7 @@ TEST(TokenizerSection, RejectsDamage) {
   bad = good;
   bad[8] = 2;
   EXPECT_THAT(Message(TokenizerSection::Load(bad).status()),
-              HasSubstr("version 2.0 is not readable by this build (reads 1.x)"));
+              HasSubstr("version 2.1 is not readable by this build (reads 1.x)"));
   // Truncated anywhere.
   for (size_t n : {size_t{0}, size_t{10}, size_t{64}, good.size() / 2, good.size() - 1}) {
     const absl::Status s =
