@@ -240,4 +240,21 @@ absl::StatusOr<text::TokenizerSpec> ReadTokenizerSpec(const std::string& path) {
   return ReadTokenizerJson(path);
 }
 
+absl::StatusOr<std::optional<text::TokenizerSpec>> ReadShippedTokenizer(
+    const std::string& checkpoint) {
+  if (IsDirectory(checkpoint)) {
+    if (!IsRegularFile(JoinPath(checkpoint, "tokenizer.json"))) return std::nullopt;
+    CORTIQ_ASSIGN_OR_RETURN(text::TokenizerSpec spec, ReadCheckpointTokenizer(checkpoint));
+    return std::optional<text::TokenizerSpec>(std::move(spec));
+  }
+  CORTIQ_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::Open(checkpoint));
+  char magic[4] = {0};
+  if (file.size() >= 4) CORTIQ_RETURN_IF_ERROR(file.ReadAt(0, 4, magic));
+  if (std::memcmp(magic, "GGUF", 4) != 0) return std::nullopt;
+  CORTIQ_ASSIGN_OR_RETURN(const GgufFile gguf, GgufFile::Open(checkpoint, /*map_data=*/false));
+  if (gguf.FindValue("tokenizer.ggml.model") == nullptr) return std::nullopt;
+  CORTIQ_ASSIGN_OR_RETURN(text::TokenizerSpec spec, ReadGgufTokenizer(gguf));
+  return std::optional<text::TokenizerSpec>(std::move(spec));
+}
+
 }  // namespace cortiq

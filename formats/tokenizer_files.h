@@ -4,6 +4,7 @@
 #ifndef CORTIQ_FORMATS_TOKENIZER_FILES_H_
 #define CORTIQ_FORMATS_TOKENIZER_FILES_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -35,6 +36,12 @@ absl::Status ApplyGenerationConfig(absl::string_view config_json, absl::string_v
 // Any tokenizer source: a directory (ReadCheckpointTokenizer), a GGUF file (by its magic;
 // ReadGgufTokenizer), or else a tokenizer.json (ReadTokenizerJson).
 absl::StatusOr<text::TokenizerSpec> ReadTokenizerSpec(const std::string& path);
+
+// The tokenizer a checkpoint (a directory or a GGUF file, as cortiq-compile takes) ships:
+// std::nullopt when it ships none — a directory without tokenizer.json, a GGUF without
+// tokenizer.ggml.model, any other file —, otherwise ReadTokenizerSpec's result, errors included.
+absl::StatusOr<std::optional<text::TokenizerSpec>> ReadShippedTokenizer(
+    const std::string& checkpoint);
 
 }  // namespace cortiq
 

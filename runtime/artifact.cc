@@ -129,8 +129,19 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 
 absl::Status WriteArtifact(
     const std::string& path, Plan plan,
-    const std::function<absl::Status(size_t weight_index, uint8_t* dst)>&
-        fill) {
+    const std::function<absl::Status(size_t weight_index, uint8_t* dst)>& fill,
+    const std::vector<ArtifactSectionData>& sections) {
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (sections[i].name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": section ", i, " has no name"));
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (sections[k].name == sections[i].name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": two sections are named '", sections[i].name, "'"));
+      }
+    }
+  }
   // Weight layout: index order, each kWeightAlignment-aligned. Sizes are computed with
   // overflow checks here; ValidatePlan re-checks everything below.
   uint64_t cursor = 0;
@@ -163,15 +174,26 @@ absl::Status WriteArtifact(
                         absl::StrCat(path, ": invalid plan: ", s.message()));
   }
 
-  std::string metadata = SerializePlan(plan);
+  // The section list's encoded size does not depend on the offsets in it: serialize once to
+  // learn the metadata size, place the sections after it, then serialize with their offsets.
+  std::vector<SectionEntry> entries;
+  for (const ArtifactSectionData& section : sections) {
+    entries.push_back({section.name, 0, section.bytes.size()});
+  }
+  const uint64_t metadata_size = SerializeMetadata(plan, entries).size();
+  uint64_t section_cursor = kArtifactHeaderSize + metadata_size;
+  for (SectionEntry& entry : entries) {
+    entry.offset = AlignUp(section_cursor, kArtifactWeightsAlignment);
+    section_cursor = entry.offset + entry.size;
+  }
+  std::string metadata = SerializeMetadata(plan, entries);
   ArtifactHeader header;
   std::memcpy(header.magic, kArtifactMagic, 8);
   header.version_major = kArtifactVersionMajor;
   header.version_minor = kArtifactVersionMinor;
   header.metadata_offset = kArtifactHeaderSize;
   header.metadata_size = metadata.size();
-  header.weights_offset = AlignUp(header.metadata_offset + header.metadata_size,
-                                  kArtifactWeightsAlignment);
+  header.weights_offset = AlignUp(section_cursor, kArtifactWeightsAlignment);
   header.weights_size = weights_size;
   header.file_size = header.weights_offset + header.weights_size;
   if (header.file_size >
@@ -192,6 +214,12 @@ absl::Status WriteArtifact(
   file.map = mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd(), 0);
   if (file.map == MAP_FAILED) return ErrnoStatus(absl::StrCat(path, ": cannot mmap"));
   uint8_t* base = static_cast<uint8_t*>(file.map);
+  // The named sections now; the header and the metadata once the weights' hashes are known.
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (!sections[i].bytes.empty()) {
+      std::memcpy(base + entries[i].offset, sections[i].bytes.data(), sections[i].bytes.size());
+    }
+  }
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     WeightEntry& w = plan.weights[i];
     uint8_t* dst = base + header.weights_offset + w.offset;
@@ -206,7 +234,7 @@ absl::Status WriteArtifact(
     // from this process keeps the writer's RSS near one weight instead of the whole model.
     ReleaseMappedPages(dst, w.size_bytes);
   }
-  metadata = SerializePlan(plan);
+  metadata = SerializeMetadata(plan, entries);
   if (metadata.size() != header.metadata_size) {  // the hashes have a fixed size
     return absl::InternalError(absl::StrCat(path, ": the metadata changed size when hashed"));
   }
@@ -317,8 +345,8 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   if (ArtifactChecksum(h, metadata, metadata_size) != h.checksum) {
     return invalid("corrupted: checksum mismatch");
   }
-  absl::StatusOr<Plan> plan =
-      ParsePlan(metadata, metadata_size, h.version_major, h.version_minor);
+  absl::StatusOr<ArtifactMetadata> plan =
+      ParseMetadata(metadata, metadata_size, h.version_major, h.version_minor);
   if (!plan.ok()) {
     // The checksum matched, so these are the bytes the writer meant: a metadata layout this
     // build does not read, most likely from another (unreleased) cortiq build of the same format
@@ -328,8 +356,39 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
         h.version_major, ".", h.version_minor,
         " layout: recompile the model with this cortiq)"));
   }
-  if (absl::Status s = ValidatePlan(*plan, h.weights_size); !s.ok()) {
+  if (absl::Status s = ValidatePlan(plan->plan, h.weights_size); !s.ok()) {
     return invalid(absl::StrCat("invalid plan: ", s.message()));
+  }
+  // Named sections: after the metadata, inside the file, disjoint from the weights and from one
+  // another, 8-byte aligned (their tables are read in place), names unique.
+  const std::vector<SectionEntry>& sections = plan->sections;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const SectionEntry& e = sections[i];
+    const std::string what = absl::StrCat("section '", e.name, "' [", e.offset, ", +", e.size, ")");
+    if (e.name.empty()) return invalid(absl::StrCat("corrupted: section ", i, " has no name"));
+    for (size_t k = 0; k < i; ++k) {
+      if (sections[k].name == e.name) {
+        return invalid(absl::StrCat("corrupted: two sections are named '", e.name, "'"));
+      }
+    }
+    const auto overlaps = [&](uint64_t begin, uint64_t size) {
+      return size != 0 && e.size != 0 && e.offset < begin + size && begin < e.offset + e.size;
+    };
+    if (e.offset % 8 != 0 || e.offset < h.metadata_offset + h.metadata_size ||
+        e.offset > actual_size || e.size > actual_size - e.offset) {
+      return invalid(absl::StrCat("corrupted: ", what,
+                                  " is misaligned or outside the file after the metadata (",
+                                  actual_size, " bytes)"));
+    }
+    if (overlaps(h.weights_offset, h.weights_size)) {
+      return invalid(absl::StrCat("corrupted: ", what, " overlaps the weights"));
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (overlaps(sections[k].offset, sections[k].size)) {
+        return invalid(absl::StrCat("corrupted: ", what, " overlaps section '", sections[k].name,
+                                    "'"));
+      }
+    }
   }
 
   std::unique_ptr<Artifact> artifact(new Artifact());
@@ -338,7 +397,8 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   artifact->file_size_ = actual_size;
   artifact->weights_ = base + h.weights_offset;
   artifact->header_ = h;
-  artifact->plan_ = *std::move(plan);
+  artifact->plan_ = std::move(plan->plan);
+  artifact->sections_ = std::move(plan->sections);
   // The Artifact owns the mapping now; the guard still closes the descriptor.
   file.map = MAP_FAILED;
   return artifact;
@@ -348,6 +408,16 @@ absl::Status Artifact::VerifyWeights(int threads) const {
   absl::Status s = VerifyWeightHashes(plan_, weights_, threads);
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(path_, ": ", s.message()));
+}
+
+absl::Span<const uint8_t> Artifact::section(absl::string_view name) const {
+  for (const SectionEntry& e : sections_) {
+    if (e.name == name) {
+      return absl::MakeConstSpan(static_cast<const uint8_t*>(mapping_) + e.offset,
+                                 static_cast<size_t>(e.size));
+    }
+  }
+  return {};
 }
 
 }  // namespace cortiq

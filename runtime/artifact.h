@@ -5,13 +5,17 @@
 //
 // File layout (all integers little-endian):
 //   [0, 64)             ArtifactHeader
-//   metadata section    the Plan, encoded by SerializePlan (runtime/plan_encoding.h)
+//   metadata section    the Plan and (3.1) the section list, encoded by SerializeMetadata
+//                       (runtime/plan_encoding.h)
+//   named sections      (3.1) each at a page-aligned offset after the metadata, e.g. the
+//                       tokenizer (kTokenizerSectionName, runtime/text/tokenizer_section.h)
 //   weight section      weight i at weights_offset + weights[i].offset
 // The checksum (64-bit FNV-1a) covers the header, with its checksum field
-// zeroed, followed by the metadata; not the weights, so opening a multi-GB
-// model stays O(metadata). The weights are covered by the XXH3-64 hashes of
-// their 1 MiB chunks, stored in the metadata (format 3.1, runtime/weight_hash.h)
-// and checked on request (Artifact::VerifyWeights).
+// zeroed, followed by the metadata (so the section list too); not the weights nor the named
+// sections, so opening a multi-GB model stays O(metadata). The weights are covered by the
+// XXH3-64 hashes of their 1 MiB chunks, stored in the metadata (format 3.1,
+// runtime/weight_hash.h) and checked on request (Artifact::VerifyWeights); a named section
+// carries its own integrity check (the tokenizer section: a checksum checked when it is loaded).
 #ifndef CORTIQ_RUNTIME_ARTIFACT_H_
 #define CORTIQ_RUNTIME_ARTIFACT_H_
 
@@ -20,9 +24,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "runtime/plan.h"
 #include "runtime/plan_encoding.h"
 
@@ -34,7 +41,8 @@ inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
 // Format version written by this build: the version of the plan's encoding (plan_encoding.h;
 // the header and weight section are the same in every version). 2.0: buffer views and
 // max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name; 3.1:
-// the weights' chunk hashes (runtime/weight_hash.h) and the rows each step runs on (Step::rows). A
+// the weights' chunk hashes (runtime/weight_hash.h), the rows each step runs on (Step::rows) and
+// named sections (the tokenizer) beside the weights, listed after the plan. A
 // reader accepts its own major with any minor (a minor only appends fields an older reader
 // skips, plan_encoding.h) and reads 2.0; it rejects newer majors and older ones.
 inline constexpr uint32_t kArtifactVersionMajor = kPlanFormatMajor;
@@ -78,6 +86,12 @@ uint64_t Fnv1a64(const uint8_t* data, size_t size,
 uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
                           size_t metadata_size);
 
+// The bytes of one named section for WriteArtifact (kept alive by the caller during the call).
+struct ArtifactSectionData {
+  std::string name;
+  absl::Span<const uint8_t> bytes;
+};
+
 // Writes `plan` to `path` as an artifact. weights[i].offset and size_bytes are
 // assigned here (size_bytes = WeightFormatBytes(format, shape); offsets
 // kWeightAlignment-aligned, in index order), the plan is checked with ValidatePlan, and then each
@@ -98,9 +112,13 @@ uint64_t ArtifactChecksum(const ArtifactHeader& header, const uint8_t* metadata,
 // (InvalidArgument), I/O failures (the errno's status: ResourceExhausted for
 // "No space left on device", naming the size; Internal otherwise), or fill's
 // status.
+//
+// `sections` are written after the metadata, each at a multiple of kArtifactWeightsAlignment,
+// in order, before the weights; their names must be unique and non-empty (InvalidArgument).
 absl::Status WriteArtifact(
     const std::string& path, Plan plan,
-    const std::function<absl::Status(size_t weight_index, uint8_t* dst)>& fill);
+    const std::function<absl::Status(size_t weight_index, uint8_t* dst)>& fill,
+    const std::vector<ArtifactSectionData>& sections = {});
 
 // An opened artifact: a read-only mmap of the file and its validated plan.
 // Immutable, so one Artifact can be shared by any number of sessions and
@@ -118,8 +136,11 @@ class Artifact {
   // mismatch"), the metadata parse (ParsePlan in the file's version; with a
   // valid checksum a parse failure means a layout this build does not read:
   // "... (the metadata does not match this build's format vX.Y layout:
-  // recompile the model with this cortiq)") and ValidatePlan against
-  // weights_size. Every error message starts with `path`. Errors:
+  // recompile the model with this cortiq)"), ValidatePlan against
+  // weights_size, and the named sections (3.1): unique non-empty names, each
+  // range 8-byte aligned, inside the file, after the metadata and overlapping
+  // neither the weights nor another section ("corrupted: section 'tokenizer'
+  // [...]"). A section's contents are not read here. Every error message starts with `path`. Errors:
   // NotFound/PermissionDenied/... for the open, InvalidArgument for the
   // content, FailedPrecondition for a newer version.
   static absl::StatusOr<std::unique_ptr<Artifact>> Open(
@@ -145,6 +166,16 @@ class Artifact {
   const std::string& path() const { return path_; }
   // The decoded header.
   const ArtifactHeader& header() const { return header_; }
+  // The named sections (3.1; empty for older files), as listed in the metadata.
+  const std::vector<SectionEntry>& sections() const { return sections_; }
+  // The bytes of section `name`, in place in the mapping (8-byte aligned, valid as long as the
+  // Artifact), or an empty span if the file has none of that name.
+  absl::Span<const uint8_t> section(absl::string_view name) const;
+  // The tokenizer section's bytes (section(kTokenizerSectionName)): empty if the model was
+  // compiled without a tokenizer or by a cortiq before format 3.1. Load it with
+  // text::Tokenizer::FromSection (which checks it); runtime/generation/model_text.h gives the
+  // error message for the empty case.
+  absl::Span<const uint8_t> tokenizer_section() const { return section(kTokenizerSectionName); }
 
   // Reads every weight and checks it against the hashes written with it (VerifyWeightHashes,
   // runtime/weight_hash.h) on `threads` threads (>= 1): O(weights), about 0.1 s per GB on one
@@ -161,6 +192,7 @@ class Artifact {
   const uint8_t* weights_ = nullptr;
   ArtifactHeader header_;
   Plan plan_;
+  std::vector<SectionEntry> sections_;
 };
 
 }  // namespace cortiq

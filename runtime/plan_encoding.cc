@@ -382,7 +382,9 @@ absl::Status ReadV2Step(Reader& r, Step* s) {
 
 }  // namespace
 
-std::string SerializePlan(const Plan& plan) {
+std::string SerializePlan(const Plan& plan) { return SerializeMetadata(plan, {}); }
+
+std::string SerializeMetadata(const Plan& plan, const std::vector<SectionEntry>& sections) {
   Writer w;
   WriteRecord(w, [&](FieldWriter& f) { VisitModelInfo(plan.model, f); });
   WriteList(w, plan.weights, [](FieldWriter& f, const WeightEntry& e) { VisitWeightEntry(e, f); });
@@ -391,11 +393,20 @@ std::string SerializePlan(const Plan& plan) {
   WriteList(w, plan.steps, [](FieldWriter& f, const Step& e) { VisitStep(e, f); });
   WriteList(w, plan.taps, [](FieldWriter& f, const Tap& e) { VisitTap(e, f); });
   WriteRecord(w, [&](FieldWriter& f) { VisitPlanScalars(plan, f); });
+  if (!sections.empty()) {
+    WriteList(w, sections, [](FieldWriter& f, const SectionEntry& e) { VisitSectionEntry(e, f); });
+  }
   return w.Take();
 }
 
 absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
                                uint32_t minor) {
+  CORTIQ_ASSIGN_OR_RETURN(ArtifactMetadata metadata, ParseMetadata(data, size, major, minor));
+  return std::move(metadata.plan);
+}
+
+absl::StatusOr<ArtifactMetadata> ParseMetadata(const uint8_t* data, size_t size, uint32_t major,
+                                               uint32_t minor) {
   const bool v2 = major == 2 && minor == 0;
   if (major != kPlanFormatMajor && !v2) {
     return absl::InvalidArgumentError(absl::StrCat("metadata: format v", major, ".", minor,
@@ -404,7 +415,8 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
   }
   const bool sized = !v2;
   Reader r(data, size);
-  Plan plan;
+  ArtifactMetadata metadata;
+  Plan& plan = metadata.plan;
   CORTIQ_RETURN_IF_ERROR(
       ReadRecord(r, "model", sized, kV2ModelFields,
                  [&](FieldReader& f) { VisitModelInfo(plan.model, f); }));
@@ -444,13 +456,18 @@ absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size, uint32_t major,
   CORTIQ_RETURN_IF_ERROR(
       ReadRecord(r, "plan", sized, kV2PlanFields,
                  [&](FieldReader& f) { VisitPlanScalars(plan, f); }));
-  // A newer minor may append sections; anything else after the plan record is an error.
+  // 3.1: the section list, if any bytes follow.
+  if (sized && minor >= 1 && r.remaining() != 0) {
+    CORTIQ_RETURN_IF_ERROR(ReadList(r, "section", sized, 4, 0, &metadata.sections,
+                                    [](FieldReader& f, SectionEntry& e) { VisitSectionEntry(e, f); }));
+  }
+  // A newer minor may append more; anything else after the last record is an error.
   const bool newer_minor = major == kPlanFormatMajor && minor > kPlanFormatMinor;
   if (r.remaining() != 0 && !newer_minor) {
     return r.Error("end", r.position(),
                    absl::StrCat(r.remaining(), " unexpected trailing bytes"));
   }
-  return plan;
+  return metadata;
 }
 
 }  // namespace cortiq

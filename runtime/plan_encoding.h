@@ -6,7 +6,8 @@
 //   metadata = model record,
 //              u64 count + weight records, u64 count + buffer records,
 //              u64 count + cache records, u64 count + step records, u64 count + tap records,
-//              plan record (logits_buffer, arena_bytes, max_batch)
+//              plan record (logits_buffer, arena_bytes, max_batch),
+//              [3.1: u64 count + section records (name, offset, size); absent = no sections]
 //   record   = u32 size (bytes of the fields after it), then the record's fields in the order of
 //              plan_fields.h: i32/i64/u64 two's complement, f64 IEEE binary64, bool one byte 0/1,
 //              WeightFormat, StepKind and StepRows as u32, a string as u32 length + bytes, a
@@ -17,6 +18,10 @@
 // runtime/weight_hash.h; absent in 3.0: no hashes), and Step::rows to the step record (a 3.0
 // record without it reads as rows = logits for its logits_only steps and all for the others,
 // what 3.0 executors ran).
+// 3.1 also appends the section list: byte ranges of the artifact file outside the metadata and
+// the weights, each named (kTokenizerSectionName: the tokenizer, runtime/text/tokenizer_section.h),
+// which the artifact reader checks and exposes (runtime/artifact.h). A 3.0 reader skips the list.
+//
 // Growing it within major 3: a minor version appends fields at the end of a record (and sections
 // after the plan record); a reader skips the fields it does not know at the end of a record
 // (and, for a newer minor, bytes after the plan record) and gives fields a shorter record lacks
@@ -33,19 +38,39 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/plan.h"
 
 namespace cortiq {
 
-// The metadata format versions: 3.1 is written; 2.0 and 3.x are read.
+// The metadata format versions: 3.1 is written; 2.0 and 3.x are read. 3.1: the section list.
 inline constexpr uint32_t kPlanFormatMajor = 3;
 inline constexpr uint32_t kPlanFormatMinor = 1;
 // The oldest format major ParsePlan reads.
 inline constexpr uint32_t kOldestPlanFormatMajor = 2;
 
-// Encodes `plan` in format kPlanFormatMajor.kPlanFormatMinor. Does not validate the plan.
+// Name of the section holding the tokenizer (runtime/text/tokenizer_section.h).
+inline constexpr char kTokenizerSectionName[] = "tokenizer";
+
+// One named byte range of the artifact file (3.1): `size` bytes at `offset` from the file start.
+struct SectionEntry {
+  std::string name;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// The decoded metadata: the plan and the section list.
+struct ArtifactMetadata {
+  Plan plan;
+  std::vector<SectionEntry> sections;
+};
+
+// Encodes `plan` in format kPlanFormatMajor.kPlanFormatMinor, followed by `sections` when there
+// are any. Does not validate the plan.
+std::string SerializeMetadata(const Plan& plan, const std::vector<SectionEntry>& sections);
+// SerializeMetadata(plan, {}).
 std::string SerializePlan(const Plan& plan);
 
 // Decodes `size` bytes written in format `major`.`minor` (the artifact header's version).
@@ -55,6 +80,11 @@ std::string SerializePlan(const Plan& plan);
 // record of a newer minor). Fields a record lacks keep their defaults, but for Step::rows (see
 // above). Does not run ValidatePlan. Errors: InvalidArgument "metadata: ..."
 // naming the record and field and the byte offset, or the version if it is not read.
+// Also reads the section list of a 3.1+ file (not its contents: Artifact::Open checks the ranges).
+absl::StatusOr<ArtifactMetadata> ParseMetadata(const uint8_t* data, size_t size,
+                                               uint32_t major = kPlanFormatMajor,
+                                               uint32_t minor = kPlanFormatMinor);
+// ParseMetadata's plan.
 absl::StatusOr<Plan> ParsePlan(const uint8_t* data, size_t size,
                                uint32_t major = kPlanFormatMajor,
                                uint32_t minor = kPlanFormatMinor);

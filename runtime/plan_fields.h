@@ -95,6 +95,14 @@ void VisitPlanScalars(P& p, V&& v) {
   v("weight_hash_chunk_bytes", p.weight_hash_chunk_bytes);  // 3.1
 }
 
+// A section entry of the metadata (format 3.1, plan_encoding.h: SectionEntry).
+template <class S, class V>
+void VisitSectionEntry(S& s, V&& v) {
+  v("name", s.name);
+  v("offset", s.offset);
+  v("size", s.size);
+}
+
 // True if a step of kind `info` uses field `id`: its kind, logits_only and rows always, an operand if
 // the kind gives it a role, a parameter if it is in the kind's set.
 inline bool StepUsesField(const StepKindInfo& info, StepField id) {

@@ -16,6 +16,7 @@ SamplingOptions DefaultSamplingOptions(const GenerationConfigSampling& model) {
   if (model.min_p) options.min_p = *model.min_p;
   if (model.typical_p) options.typical_p = *model.typical_p;
   if (model.repetition_penalty) options.repeat_penalty = *model.repetition_penalty;
+  if (model.repeat_last_n) options.repeat_last_n = *model.repeat_last_n;
   if (model.do_sample && !*model.do_sample) options.temperature = 0.0f;
   return options;
 }

@@ -79,6 +79,7 @@ struct GenerationConfigSampling {
   std::optional<float> min_p;
   std::optional<float> typical_p;
   std::optional<float> repetition_penalty;  // SamplingOptions::repeat_penalty
+  std::optional<int32_t> repeat_last_n;     // GGUF general.sampling.penalty_last_n (no HF field)
 };
 
 // The options a model runs with before flags or requests override them: llama.cpp's defaults

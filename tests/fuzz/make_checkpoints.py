@@ -169,6 +169,46 @@ def gguf_name(hf):
     return f"blk.{layer}.{GGUF_LAYER_NAMES[suffix]}"
 
 
+# A 32-token tokenizer of the Gemma 4 shape (BPE, "▁" for spaces, the turn markers as special
+# tokens, <bos> prepended), without byte fallback: the vocabulary is too small for 256 byte
+# tokens, so unknown characters become <unk>.
+TOKENS = ["<pad>", "<eos>", "<bos>", "<unk>", "<|turn>", "<turn|>", "\n", "\u2581", "a", "d", "e",
+          "h", "l", "o", "r", "s", "t", "u", "w", "y", "\u2581h", "he", "ll", "lo", "\u2581w", "or",
+          "ld", "er", "us", "es", "\u2581t", "th"]
+MERGES = [["\u2581", "h"], ["h", "e"], ["l", "l"], ["l", "o"], ["\u2581", "w"], ["o", "r"],
+          ["l", "d"], ["e", "r"], ["u", "s"], ["e", "s"], ["\u2581", "t"], ["t", "h"]]
+SPECIAL = 6  # ids 0-5
+
+
+def write_tokenizer(d):
+    added = [{"id": i, "content": TOKENS[i], "single_word": False, "lstrip": False,
+              "rstrip": False, "normalized": False, "special": True} for i in range(SPECIAL)]
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [{"SpecialToken": {"id": "<bos>", "type_id": 0}},
+                                    {"Sequence": {"id": "A", "type_id": 0}},
+                                    {"Sequence": {"id": "B", "type_id": 1}}],
+                           "special_tokens": {"<bos>": {"id": "<bos>", "ids": [2],
+                                                        "tokens": ["<bos>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "Fuse"}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>",
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": True, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(TOKENS)}, "merges": MERGES}}
+    with open(os.path.join(d, "tokenizer.json"), "w") as f:
+        json.dump(tokenizer, f, indent=1)
+    with open(os.path.join(d, "generation_config.json"), "w") as f:
+        json.dump({"bos_token_id": 2, "do_sample": True, "eos_token_id": [1, 5],
+                   "pad_token_id": 0, "temperature": 1.0, "top_k": 64, "top_p": 0.95}, f, indent=1)
+
+
 def gguf_str(s):
     b = s.encode()
     return struct.pack("<Q", len(b)) + b
@@ -206,6 +246,21 @@ def write_gguf(path, c, matrix_type):
     pattern = [t == "sliding_attention" for t in c["layer_types"]]
     kv.append((g("attention.sliding_window_pattern"), ARR,
                struct.pack("<IQ", BOOL, len(pattern)) + bytes(pattern)))
+    # The tokenizer as llama.cpp's converter writes it (tokenizer.ggml.*, general.sampling.*).
+    I32 = 5
+    kv.append(("tokenizer.ggml.model", STR, gguf_str("gemma4")))
+    kv.append(("tokenizer.ggml.tokens", ARR,
+               struct.pack("<IQ", STR, len(TOKENS)) + b"".join(gguf_str(t) for t in TOKENS)))
+    kv.append(("tokenizer.ggml.token_type", ARR,
+               struct.pack("<IQ", I32, len(TOKENS)) +
+               b"".join(struct.pack("<i", 3 if i < SPECIAL else 1) for i in range(len(TOKENS)))))
+    kv.append(("tokenizer.ggml.merges", ARR,
+               struct.pack("<IQ", STR, len(MERGES)) +
+               b"".join(gguf_str(a + " " + b) for a, b in MERGES)))
+    for key, value in (("bos", 2), ("eos", 1), ("unknown", 3), ("padding", 0)):
+        kv.append((f"tokenizer.ggml.{key}_token_id", U32, struct.pack("<I", value)))
+    kv.append(("general.sampling.temp", F32, struct.pack("<f", 1.0)))
+    kv.append(("general.sampling.top_k", I32, struct.pack("<i", 64)))
 
     rng = Rng(1)
     items = []
@@ -254,11 +309,13 @@ def main():
     rng = Rng(1)
     write_safetensors(os.path.join(d, "model.safetensors"),
                       [(n, "F32", s, f32_bytes(values(n, s, rng))) for n, s in tensors(CONFIG)])
+    write_tokenizer(d)
     # bf16 with an F16 tensor among them, text-only config form.
     d = os.path.join(out, "micro-bf16")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(dict(text, architectures=["Gemma4ForCausalLM"]), f, indent=1)
+    write_tokenizer(d)
     rng = Rng(2)
     items = []
     for n, s in tensors(CONFIG):

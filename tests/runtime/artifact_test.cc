@@ -507,8 +507,9 @@ TEST_F(CorruptArtifactTest, OlderMajorVersion) {
         },
         true);
     EXPECT_THAT(std::string(Reopen().message()),
-                HasSubstr(absl::StrCat("unsupported format v", major,
-                                       ".0; this build reads v2.0 and v3.x")));
+                HasSubstr(absl::StrCat("unsupported format v", major, ".",
+                                       kArtifactVersionMinor,
+                                       "; this build reads v2.0 and v3.x")));
   }
   // 2.0 is read, but no later minor of 2 ever existed.
   EditHeader(
@@ -748,6 +749,98 @@ TEST_F(CorruptArtifactTest, OtherMetadataLayoutSaysToRecompile) {
 
 // Artifacts of format 2.0 (the encoding before records carried their sizes) still open, with
 // the same plan, and run as the same model.
+// Format 3.1: named sections (the tokenizer) between the metadata and the weights, page-aligned,
+// exposed in place; a file without them has none.
+TEST(ArtifactTest, NamedSectionsRoundTrip) {
+  const ToyModel toy = Toy();
+  std::vector<uint8_t> tokenizer(10000);
+  for (size_t i = 0; i < tokenizer.size(); ++i) tokenizer[i] = static_cast<uint8_t>(i * 7);
+  const std::vector<uint8_t> other = {1, 2, 3};
+  const std::string path = TempPath("sections");
+  ASSERT_TRUE(WriteArtifact(
+                  path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); },
+                  {{kTokenizerSectionName, tokenizer}, {"other", other}})
+                  .ok());
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  const Artifact& a = **artifact;
+  EXPECT_EQ(a.header().version_minor, 1u);
+  ExpectPlansEqual(toy.plan, a.plan());
+  ASSERT_EQ(a.sections().size(), 2u);
+  const absl::Span<const uint8_t> t = a.tokenizer_section();
+  ASSERT_EQ(t.size(), tokenizer.size());
+  EXPECT_EQ(std::memcmp(t.data(), tokenizer.data(), t.size()), 0);
+  EXPECT_EQ(a.sections()[0].offset % kArtifactWeightsAlignment, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % kArtifactWeightsAlignment, 0u);
+  EXPECT_EQ(a.section("other").size(), 3u);
+  EXPECT_EQ(a.section("other")[2], 3);
+  EXPECT_GE(a.sections()[1].offset, a.sections()[0].offset + tokenizer.size());
+  EXPECT_GE(a.header().weights_offset, a.sections()[1].offset + other.size());
+  EXPECT_TRUE(a.section("absent").empty());
+  for (size_t i = 0; i < toy.plan.weights.size(); ++i) {
+    const WeightEntry& w = a.plan().weights[i];
+    EXPECT_EQ(std::memcmp(a.weight_data(static_cast<int32_t>(i)), toy.weights() + w.offset,
+                          w.size_bytes),
+              0);
+  }
+  std::remove(path.c_str());
+
+  const std::string plain = WriteToy(toy, "no_sections");
+  artifact = Artifact::Open(plain);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  EXPECT_TRUE((*artifact)->sections().empty());
+  EXPECT_TRUE((*artifact)->tokenizer_section().empty());
+  std::remove(plain.c_str());
+
+  EXPECT_THAT(std::string(WriteArtifact(
+                              path, toy.plan,
+                              [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); },
+                              {{"a", other}, {"a", other}})
+                              .message()),
+              HasSubstr("two sections are named 'a'"));
+  EXPECT_FALSE(FileExists(path));
+}
+
+// Section entries that a valid checksum covers but that point at the wrong bytes.
+TEST(ArtifactTest, RejectsBadSectionEntries) {
+  const ToyModel toy = Toy();
+  const std::vector<uint8_t> data(100, 9);
+  const std::string path = TempPath("bad_sections");
+  ASSERT_TRUE(WriteArtifact(
+                  path, toy.plan, [&](size_t i, uint8_t* dst) { return toy.Fill(i, dst); },
+                  {{kTokenizerSectionName, data}})
+                  .ok());
+  const std::vector<uint8_t> good = ReadBytes(path);
+  const ArtifactHeader h = DecodeArtifactHeader(good.data());
+  absl::StatusOr<std::unique_ptr<Artifact>> written = Artifact::Open(path);
+  ASSERT_TRUE(written.ok()) << written.status();
+  const uint64_t at = (*written)->sections()[0].offset;  // where the writer put it
+  written->reset();
+  const auto reopen_with = [&](const std::vector<SectionEntry>& sections) {
+    std::vector<uint8_t> bytes = good;
+    const std::string metadata = SerializeMetadata(toy.plan, sections);
+    EXPECT_LE(metadata.size(), at - kArtifactHeaderSize);  // fits before the section
+    std::memcpy(bytes.data() + h.metadata_offset, metadata.data(), metadata.size());
+    EditHeader(&bytes, [&](ArtifactHeader& e) { e.metadata_size = metadata.size(); }, true);
+    WriteBytes(path, bytes);
+    return std::string(OpenStatus(path).message());
+  };
+  EXPECT_EQ(reopen_with({{kTokenizerSectionName, at, 100}}), "");
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, at + 4, 100}}), HasSubstr("misaligned"));
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, at, good.size()}}),
+              HasSubstr(absl::StrCat("corrupted: section 'tokenizer' [", at, ", +")));
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, 8, 100}}), HasSubstr("after the metadata"));
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, h.weights_offset - 8, 100}}),
+              HasSubstr("overlaps the weights"));
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, at, 100}, {"x", at + 64, 8}}),
+              HasSubstr(absl::StrCat("section 'x' [", at + 64,
+                                     ", +8) overlaps section 'tokenizer'")));
+  EXPECT_THAT(reopen_with({{kTokenizerSectionName, at, 100}, {kTokenizerSectionName, at, 0}}),
+              HasSubstr("two sections are named 'tokenizer'"));
+  EXPECT_THAT(reopen_with({{"", at, 100}}), HasSubstr("has no name"));
+  std::remove(path.c_str());
+}
+
 TEST(ArtifactTest, OpensFormat2Artifacts) {
   for (bool fused : {false, true}) {
     ToyConfig config;

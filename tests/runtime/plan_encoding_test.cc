@@ -132,13 +132,50 @@ TEST(PlanEncodingTest, LongerRecordsOfANewerMinorAreSkipped) {
     ASSERT_TRUE(back.ok()) << back.status();
     ExpectPlansEqual(toy.plan, *back);
   }
-  // A section after the plan record: skipped for a newer minor only.
-  const std::string appended = bytes + std::string("\x05\0\0\0later", 9);
+  // Something after the last record (here the 3.1 section list): skipped for a newer minor only.
+  const std::vector<SectionEntry> sections = {{"tokenizer", 4096, 100}};
+  const std::string appended = SerializeMetadata(toy.plan, sections) + std::string("later", 5);
   absl::StatusOr<Plan> newer = Parse(appended, 3, kPlanFormatMinor + 1);
   ASSERT_TRUE(newer.ok()) << newer.status();
   ExpectPlansEqual(toy.plan, *newer);
   EXPECT_THAT(std::string(Parse(appended, 3, kPlanFormatMinor).status().message()),
-              HasSubstr("9 unexpected trailing bytes"));
+              HasSubstr("5 unexpected trailing bytes"));
+}
+
+// 3.1: the section list after the plan record round-trips; none is written when there are no
+// sections, and a 3.0 file (no list) has none.
+TEST(PlanEncodingTest, SectionList) {
+  const ToyModel toy = Toy();
+  const std::vector<SectionEntry> sections = {{"tokenizer", 4096, 123}, {"later", 8192, 0}};
+  const std::string bytes = SerializeMetadata(toy.plan, sections);
+  // u64 count, then per record u32 size + name (u32 length + bytes) + offset + size.
+  EXPECT_EQ(bytes.size(), SerializePlan(toy.plan).size() + 8 + (4 + 4 + 9 + 16) + (4 + 4 + 5 + 16));
+  absl::StatusOr<ArtifactMetadata> back = ParseMetadata(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 3, 1);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectPlansEqual(toy.plan, back->plan);
+  ASSERT_EQ(back->sections.size(), 2u);
+  EXPECT_EQ(back->sections[0].name, "tokenizer");
+  EXPECT_EQ(back->sections[0].offset, 4096u);
+  EXPECT_EQ(back->sections[0].size, 123u);
+  EXPECT_EQ(back->sections[1].name, "later");
+  const std::string plain = SerializePlan(toy.plan);
+  for (uint32_t minor : {0u, 1u}) {
+    absl::StatusOr<ArtifactMetadata> none = ParseMetadata(
+        reinterpret_cast<const uint8_t*>(plain.data()), plain.size(), 3, minor);
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_TRUE(none->sections.empty());
+  }
+  // A 3.0 reader's view of a 3.1 file is its plan; a 3.0 file may not carry the list.
+  EXPECT_THAT(std::string(Parse(bytes, 3, 0).status().message()),
+              HasSubstr("unexpected trailing bytes"));
+  // Every truncation of the list is an error naming it.
+  for (size_t n = plain.size() + 1; n < bytes.size(); ++n) {
+    const absl::Status status =
+        ParseMetadata(reinterpret_cast<const uint8_t*>(bytes.data()), n, 3, 1).status();
+    ASSERT_FALSE(status.ok()) << n;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("section")) << n;
+  }
 }
 
 TEST(PlanEncodingTest, ShorterRecordsOfAnOlderMinorKeepTheDefaults) {
@@ -253,8 +290,10 @@ TEST(PlanEncodingTest, RejectsTrailingBytes) {
   bytes.push_back('\0');
   absl::StatusOr<Plan> plan =
       ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  EXPECT_THAT(std::string(plan.status().message()),
-              HasSubstr("1 unexpected trailing bytes"));
+  // In 3.1 bytes after the plan record are the section list: one byte is a truncated count.
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("section count"));
+  plan = ParsePlan(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), 3, 0);
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("1 unexpected trailing bytes"));
 }
 
 TEST(PlanEncodingTest, RejectsLongString) {

@@ -20,6 +20,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 #include "runtime/artifact.h"
+#include "runtime/text/gemma4_chat.h"
+#include "runtime/text/tokenizer_section.h"
+#include "formats/tokenizer_files.h"
 #include "base/atomic_file.h"
 #include "base/file_checks.h"
 
@@ -41,6 +44,8 @@ ABSL_FLAG(std::string, pass_pipeline, "",
           "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
           "accepted too)");
 ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
+ABSL_FLAG(bool, no_tokenizer, false,
+          "leave the checkpoint's tokenizer out of the artifact (it then takes token ids only)");
 ABSL_FLAG(bool, strict_config, false,
           "refuse a checkpoint whose config leaves out a field that changes the computation "
           "(sliding_window, num_kv_shared_layers, final_logit_softcapping, head_dim, GGUF "
@@ -141,6 +146,37 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The tokenizer, the stop ids, the sampling defaults and the chat template travel inside the
+  // artifact as its tokenizer section (runtime/text/tokenizer_section.h), read here once.
+  std::vector<uint8_t> tokenizer_section;
+  std::string tokenizer_note = "no tokenizer";
+  if (!absl::GetFlag(FLAGS_no_tokenizer)) {
+    absl::StatusOr<std::optional<cortiq::text::TokenizerSpec>> spec =
+        cortiq::ReadShippedTokenizer(checkpoint_dir);
+    if (!spec.ok()) {
+      return Fail(absl::StrCat(spec.status().message(),
+                               " (--no-tokenizer compiles the model without its tokenizer)"));
+    }
+    if (!spec->has_value()) {
+      std::fprintf(stderr,
+                   "cortiq-compile: warning: %s ships no tokenizer (tokenizer.json or GGUF "
+                   "tokenizer.ggml.*): the artifact takes token ids only\n",
+                   checkpoint_dir.c_str());
+    } else {
+      absl::StatusOr<std::vector<uint8_t>> bytes =
+          cortiq::text::SerializeTokenizerSection(**spec);
+      if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+      tokenizer_section = *std::move(bytes);
+      const cortiq::text::ChatTemplateSpec& chat = (*spec)->chat_template;
+      tokenizer_note = absl::StrCat(
+          "tokenizer of ", (*spec)->tokens.size(), " tokens, ",
+          chat.text.empty() ? "no chat template (the built-in Gemma 4 format applies)"
+          : cortiq::text::IsGemma4ChatTemplate(chat.text)
+              ? "the Gemma 4 chat template"
+              : "a chat template that is not the Gemma 4 format");
+    }
+  }
+
   mlir::MLIRContext context;
   auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
   if (!module.ok()) return Fail(std::string(module.status().message()));
@@ -198,12 +234,31 @@ int main(int argc, char** argv) {
   if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
   const std::vector<cortiq::WeightEntry> entries = plan->weights;
   cortiq::WeightMaterializer materializer(**module, **checkpoint);
+  if (!tokenizer_section.empty()) {
+    // Ids the tokenizer has but the model has no logit for can be encoded but never evaluated.
+    absl::StatusOr<cortiq::text::TokenizerSection> view =
+        cortiq::text::TokenizerSection::Load(tokenizer_section);
+    if (!view.ok()) return Fail(std::string(view.status().message()));
+    if (static_cast<int64_t>(view->vocab_size()) > plan->model.vocab_size) {
+      std::fprintf(stderr,
+                   "cortiq-compile: warning: the tokenizer has %u tokens, the model %lld logits: "
+                   "ids from %lld up cannot be evaluated\n",
+                   view->vocab_size(), static_cast<long long>(plan->model.vocab_size),
+                   static_cast<long long>(plan->model.vocab_size));
+    }
+  }
+  std::vector<cortiq::ArtifactSectionData> sections;
+  if (!tokenizer_section.empty()) {
+    sections.push_back({cortiq::kTokenizerSectionName, tokenizer_section});
+  }
   absl::Status status = cortiq::WriteArtifact(
-      output, std::move(*plan), [&](size_t index, uint8_t* dst) {
+      output, std::move(*plan),
+      [&](size_t index, uint8_t* dst) {
         return materializer.Write(entries[index].name, entries[index].format, dst);
-      });
+      },
+      sections);
   if (!status.ok()) return Fail(std::string(status.message()));
-  std::printf("cortiq-compile: wrote %s (%zu weights, %s)\n", output.c_str(), entries.size(),
-              weights.empty() ? "checkpoint dtypes" : weights.c_str());
+  std::printf("cortiq-compile: wrote %s (%zu weights, %s; %s)\n", output.c_str(), entries.size(),
+              weights.empty() ? "checkpoint dtypes" : weights.c_str(), tokenizer_note.c_str());
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/artifact.h"
 #include "base/atomic_file.h"
+#include "runtime/generation/model_text.h"
+#include "base/file_checks.h"
 #include "base/status_macros.h"
 #include "tools/common/command_line.h"
 #include "tools/cortiq-dump/dump_output.h"
@@ -80,6 +83,17 @@ absl::Status Run(const std::string& model_path) {
   input.plan = &plan;
   input.analysis = &analysis;
   input.verify_seconds = verify_seconds;
+  input.sections = artifact->sections();
+  std::optional<text::Tokenizer> tokenizer;
+  if (!artifact->tokenizer_section().empty()) {
+    absl::StatusOr<text::Tokenizer> loaded = LoadArtifactTokenizer(*artifact);
+    if (loaded.ok()) {
+      tokenizer.emplace(*std::move(loaded));
+      input.tokenizer = &*tokenizer;
+    } else {
+      input.tokenizer_error = std::string(loaded.status().message());
+    }
+  }
 
   const std::string dot_path = absl::GetFlag(FLAGS_dot);
   if (!dot_path.empty()) {

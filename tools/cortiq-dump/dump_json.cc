@@ -10,6 +10,7 @@
 #include "base/json_writer.h"
 #include "runtime/plan_fields.h"
 #include "runtime/step_kind.h"
+#include "runtime/text/gemma4_chat.h"
 #include "tools/cortiq-dump/dump_output.h"
 
 namespace cortiq {
@@ -67,6 +68,66 @@ void JsonLayerId(int64_t layer, JsonWriter* j) {
   }
 }
 
+// The tokenizer's summary as an object, {"error": ...} if its section does not load, or null.
+void JsonTokenizer(const DumpInput& in, JsonWriter* j) {
+  if (in.tokenizer == nullptr) {
+    if (in.tokenizer_error.empty()) {
+      j->Null();
+    } else {
+      j->BeginObject(true);
+      j->Field("error", in.tokenizer_error);
+      j->EndObject();
+    }
+    return;
+  }
+  const text::Tokenizer& t = *in.tokenizer;
+  const text::TokenizerConfig& c = t.config();
+  const auto optional_id = [&](const char* key, const std::optional<text::TokenId>& id) {
+    j->Key(key);
+    if (id) {
+      j->Int(*id);
+    } else {
+      j->Null();
+    }
+  };
+  j->BeginObject();
+  j->Field("vocab_size", static_cast<int64_t>(t.vocab_size()));
+  j->Field("merges", static_cast<int64_t>(t.section().num_merges()));
+  j->Field("added_tokens", static_cast<int64_t>(t.section().added_tokens().size()));
+  j->Field("source", c.source);
+  optional_id("bos_id", c.bos_id);
+  optional_id("eos_id", c.eos_id);
+  optional_id("pad_id", c.pad_id);
+  optional_id("unk_id", c.unk_id);
+  const text::GenerationDefaults& g = c.generation;
+  j->Key("eos_token_ids");
+  j->BeginArray(true);
+  for (text::TokenId id : g.eos_token_ids) j->Int(id);
+  j->EndArray();
+  j->Key("generation");
+  j->BeginObject(true);
+  const auto optional_number = [&](const char* key, const auto& value) {
+    if (value) j->Field(key, static_cast<double>(*value));
+  };
+  optional_number("temperature", g.temperature);
+  optional_number("top_p", g.top_p);
+  if (g.top_k) j->Field("top_k", static_cast<int64_t>(*g.top_k));
+  if (g.do_sample) j->Field("do_sample", *g.do_sample);
+  optional_number("min_p", g.min_p);
+  optional_number("typical_p", g.typical_p);
+  optional_number("repetition_penalty", g.repetition_penalty);
+  if (g.repeat_last_n) j->Field("repeat_last_n", static_cast<int64_t>(*g.repeat_last_n));
+  j->EndObject();
+  j->Key("chat_template");
+  j->BeginObject(true);
+  j->Field("source", c.chat_template.source);
+  j->Field("bytes", static_cast<int64_t>(c.chat_template.text.size()));
+  j->Field("gemma4_format",
+           c.chat_template.text.empty() || text::IsGemma4ChatTemplate(c.chat_template.text));
+  j->EndObject();
+  j->EndObject();
+}
+
 }  // namespace
 
 std::string RenderJson(const DumpInput& in) {
@@ -97,6 +158,16 @@ std::string RenderJson(const DumpInput& in) {
   j.BeginObject(true);
   VisitPlanScalars(plan, fields);
   j.EndObject();
+  j.Key("sections");
+  j.BeginArray();
+  for (const SectionEntry& e : in.sections) {
+    j.BeginObject(true);
+    VisitSectionEntry(e, fields);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("tokenizer");
+  JsonTokenizer(in, &j);
   j.Field("ctx_size", a.ctx_size);
   j.Field("position", a.position);
   j.Field("layer_mapping", a.layer_mapping);

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "runtime/artifact.h"
 #include "runtime/plan.h"
+#include "runtime/plan_encoding.h"
+#include "runtime/text/tokenizer.h"
 #include "tools/cortiq-dump/plan_analysis.h"
 
 namespace cortiq {
@@ -24,9 +27,14 @@ struct DumpInput {
   // Seconds Artifact::VerifyWeights took if the weights were verified (--verify) and match
   // their hashes; negative if they were not verified.
   double verify_seconds = -1;
+  std::vector<SectionEntry> sections;  // the named sections (3.1)
+  // The tokenizer loaded from the tokenizer section; nullptr if there is none or it does not
+  // load (then tokenizer_error says why, if there is a section).
+  const text::Tokenizer* tokenizer = nullptr;
+  std::string tokenizer_error;
 };
 
-// Sections: header, layers, steps, buffers, weights, KV caches and sharing, totals per token.
+// Sections: header, named sections and the tokenizer summary, layers, steps, buffers, weights, KV caches and sharing, totals per token.
 std::string RenderText(const DumpInput& in);
 // The same information as one JSON object (UTF-8, newline-terminated; base/json_writer.h). The
 // plan's records appear under their field names in the artifact (runtime/plan_fields.h), each

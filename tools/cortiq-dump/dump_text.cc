@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "runtime/text/tokenizer_summary.h"
 #include "tools/cortiq-dump/dump_format.h"
 #include "tools/cortiq-dump/dump_output.h"
 
@@ -115,6 +116,26 @@ void TextHeader(const DumpInput& in, std::string* out) {
                         "analysed at     ctx-size %d (full caches hold %d rows); attention cost of "
                         "the token at position %d\n",
                         a.ctx_size, a.ctx_size, a.position);
+}
+
+// The named sections, then the tokenizer's summary (runtime/text/tokenizer_summary.h) or why
+// there is none.
+void TextTokenizer(const DumpInput& in, std::string* out) {
+  for (const SectionEntry& e : in.sections) {
+    absl::StrAppendFormat(out, "section         %s: %s at %d\n", e.name, Bytes(e.size), e.offset);
+  }
+  if (in.tokenizer != nullptr) {
+    absl::StrAppend(out, "\n");
+    for (absl::string_view line : absl::StrSplit(text::SummarizeTokenizer(*in.tokenizer), '\n')) {
+      if (!line.empty()) absl::StrAppend(out, line, "\n");
+    }
+  } else if (!in.tokenizer_error.empty()) {
+    absl::StrAppend(out, "\ntokenizer: cannot be loaded: ", in.tokenizer_error, "\n");
+  } else {
+    absl::StrAppend(out,
+                    "\ntokenizer: none (the model takes token ids only; compile it from a "
+                    "checkpoint with its tokenizer files to give it text)\n");
+  }
 }
 
 void TextLayers(const DumpInput& in, std::string* out) {
@@ -306,6 +327,7 @@ void TextTotals(const DumpInput& in, std::string* out) {
 std::string RenderText(const DumpInput& in) {
   std::string out;
   TextHeader(in, &out);
+  TextTokenizer(in, &out);
   TextLayers(in, &out);
   TextSteps(in, &out);
   TextBuffers(in, &out);

@@ -278,11 +278,15 @@ std::string GenerationConfigJson() {
   llvm::json::OStream j(os, /*IndentSize=*/2);
   j.object([&] {
     j.attribute("bos_token_id", 2);
+    j.attribute("do_sample", true);
     j.attributeArray("eos_token_id", [&] {
       j.value(1);
       j.value(106);
     });
     j.attribute("pad_token_id", 0);
+    j.attribute("temperature", 1.0);
+    j.attribute("top_k", 64);
+    j.attribute("top_p", 0.95);
   });
   os.flush();
   return text + "\n";

@@ -38,7 +38,8 @@ inline constexpr int64_t kMinSynthVocabSize = 364 + 95;
 //   merges, in merge order: each earlier token extended by one of a..z, breadth first.
 // Normalizer " " → "▁", no pre-tokenizer, `<bos>` prepended (TemplateProcessing), decoder
 // Replace "▁" → " " + ByteFallback + Fuse: the shape of the released tokenizer.json.
-// generation_config.json: bos 2, eos [1, 106] (<turn|> ends a turn), pad 0.
+// generation_config.json: bos 2, eos [1, 106] (<turn|> ends a turn), pad 0, and Gemma 4's
+// sampling defaults (do_sample, temperature 1.0, top_k 64, top_p 0.95).
 // Errors: InvalidArgument if vocab_size < kMinSynthVocabSize or above 2^24.
 absl::StatusOr<SynthTokenizerFiles> MakeSynthTokenizer(int64_t vocab_size);
 

@@ -6,13 +6,15 @@
 //     cortiq-tokenize SOURCE --chat F.json [--thinking] [--add-generation-prompt] [--ids]
 //     cortiq-tokenize SOURCE --info
 //
-// SOURCE is a tokenizer.json, a Hugging Face checkpoint directory or a GGUF file (a compiled
-// artifact becomes one more source once the artifact carries the tokenizer section: see
-// LoadTokenizer). Ids are printed comma-separated on one line; --decode prints the text byte for
+// SOURCE is a tokenizer.json, a Hugging Face checkpoint directory, a GGUF file or a compiled
+// artifact (its tokenizer section, used in place: see LoadTokenizer). Ids are printed comma-separated on one line; --decode prints the text byte for
 // byte with nothing added; --batch reads one JSON string per line and prints one JSON array of
 // ids per line. Errors go to stderr with exit code 1; -h/--help prints the usage and exits 0.
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@
 #include "formats/chat_messages.h"
 #include "formats/json_util.h"
 #include "formats/tokenizer_files.h"
+#include "runtime/artifact.h"
+#include "runtime/generation/model_text.h"
 #include "runtime/text/gemma4_chat.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/tokenizer_summary.h"
@@ -39,7 +43,8 @@ constexpr char kUsage[] =
     "usage: cortiq-tokenize SOURCE MODE [options]\n"
     "\n"
     "SOURCE: a tokenizer.json, a Hugging Face checkpoint directory (tokenizer.json with\n"
-    "tokenizer_config.json, chat_template.jinja, generation_config.json) or a GGUF file.\n"
+    "tokenizer_config.json, chat_template.jinja, generation_config.json), a GGUF file or a\n"
+    "compiled MODEL.cortiq (the tokenizer it carries).\n"
     "\n"
     "modes:\n"
     "  --text TEXT               print the ids of TEXT, comma-separated on one line\n"
@@ -141,11 +146,32 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv, bool* help) {
   return o;
 }
 
-// The tokenizer of `source`. The artifact integration adds its case here: a file starting with
-// the artifact magic → Tokenizer::FromSection(the artifact's tokenizer section bytes).
-absl::StatusOr<text::Tokenizer> LoadTokenizer(const std::string& source) {
+// A tokenizer and, for a compiled artifact, the mapping its section bytes live in.
+struct LoadedTokenizer {
+  std::unique_ptr<Artifact> artifact;  // declared first: outlives `tokenizer`
+  std::optional<text::Tokenizer> tokenizer;
+};
+
+// The tokenizer of `source`: a compiled artifact (by its magic) is used in place from its
+// tokenizer section (runtime/generation/model_text.h); anything else goes through the readers
+// (formats/tokenizer_files.h) and is serialized to the same section bytes.
+absl::StatusOr<LoadedTokenizer> LoadTokenizer(const std::string& source) {
+  LoadedTokenizer loaded;
+  if (!IsDirectory(source)) {
+    CORTIQ_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::Open(source));
+    char magic[sizeof(kArtifactMagic)] = {0};
+    if (file.size() >= sizeof(magic)) CORTIQ_RETURN_IF_ERROR(file.ReadAt(0, sizeof(magic), magic));
+    if (std::memcmp(magic, kArtifactMagic, sizeof(magic)) == 0) {
+      CORTIQ_ASSIGN_OR_RETURN(loaded.artifact, Artifact::Open(source));
+      CORTIQ_ASSIGN_OR_RETURN(text::Tokenizer t, LoadArtifactTokenizer(*loaded.artifact));
+      loaded.tokenizer.emplace(std::move(t));
+      return loaded;
+    }
+  }
   CORTIQ_ASSIGN_OR_RETURN(const text::TokenizerSpec spec, ReadTokenizerSpec(source));
-  return text::Tokenizer::FromSpec(spec);
+  CORTIQ_ASSIGN_OR_RETURN(text::Tokenizer t, text::Tokenizer::FromSpec(spec));
+  loaded.tokenizer.emplace(std::move(t));
+  return loaded;
 }
 
 std::string JoinIds(const std::vector<text::TokenId>& ids, const char* separator) {
@@ -197,7 +223,8 @@ absl::StatusOr<std::vector<text::TokenId>> ParseIds(const std::string& text, uin
 }
 
 absl::Status Run(const Options& o) {
-  CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadTokenizer(o.source));
+  CORTIQ_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTokenizer(o.source));
+  const text::Tokenizer& tokenizer = *loaded.tokenizer;
   if (o.mode == "info") {
     std::cout << text::SummarizeTokenizer(tokenizer);
     return absl::OkStatus();

@@ -54,6 +54,7 @@ TEST(SamplingOptionsTest, EveryModelFieldOverrides) {
   m.min_p = 0.0f;
   m.typical_p = 0.9f;
   m.repetition_penalty = 1.05f;
+  m.repeat_last_n = 256;
   const SamplingOptions o = DefaultSamplingOptions(m);
   EXPECT_EQ(o.temperature, 0.6f);
   EXPECT_EQ(o.top_k, 20);
@@ -61,6 +62,7 @@ TEST(SamplingOptionsTest, EveryModelFieldOverrides) {
   EXPECT_EQ(o.min_p, 0.0f);
   EXPECT_EQ(o.typical_p, 0.9f);
   EXPECT_EQ(o.repeat_penalty, 1.05f);
+  EXPECT_EQ(o.repeat_last_n, 256);
 }
 
 TEST(SamplingOptionsTest, DoSampleFalseIsGreedyAndAbsentIsNot) {

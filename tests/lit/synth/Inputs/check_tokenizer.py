@@ -133,7 +133,8 @@ def main():
     if {int(k): v["content"] for k, v in decoder.items()} != {t["id"]: t["content"] for t in added}:
         fail("added_tokens_decoder disagrees with added_tokens")
     gen = load(directory, "generation_config.json")
-    if gen != {"bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0}:
+    if gen != {"bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0,
+               "do_sample": True, "temperature": 1.0, "top_k": 64, "top_p": 0.95}:
         fail("generation_config.json is %r" % gen)
     hello = encode("hello world", vocab, ranks)
     print("OK: %d tokens, %d added, %d merges; 'hello world' -> %d tokens" %

@@ -1,0 +1,62 @@
+// The tokenizer of an artifact and the generation settings it carries (see model_text.h).
+#include "runtime/generation/model_text.h"
+
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace cortiq {
+
+absl::StatusOr<text::Tokenizer> LoadArtifactTokenizer(const Artifact& artifact) {
+  const absl::Span<const uint8_t> bytes = artifact.tokenizer_section();
+  if (bytes.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        artifact.path(),
+        ": the model has no tokenizer, so it takes token ids only (it was compiled from a "
+        "checkpoint without tokenizer files, or by a cortiq older than artifact format 3.1): "
+        "recompile it from a checkpoint with tokenizer.json or a GGUF with tokenizer.ggml.*"));
+  }
+  absl::StatusOr<text::Tokenizer> tokenizer = text::Tokenizer::FromSection(bytes);
+  if (!tokenizer.ok()) {
+    return absl::Status(tokenizer.status().code(),
+                        absl::StrCat(artifact.path(), ": ", tokenizer.status().message()));
+  }
+  return tokenizer;
+}
+
+sampling::GenerationConfigSampling SamplingDefaults(const text::GenerationDefaults& g) {
+  sampling::GenerationConfigSampling s;
+  s.do_sample = g.do_sample;
+  s.temperature = g.temperature;
+  s.top_k = g.top_k;
+  s.top_p = g.top_p;
+  s.min_p = g.min_p;
+  s.typical_p = g.typical_p;
+  s.repetition_penalty = g.repetition_penalty;
+  s.repeat_last_n = g.repeat_last_n;
+  return s;
+}
+
+sampling::SamplingOptions ModelSamplingOptions(const text::Tokenizer& tokenizer) {
+  return sampling::DefaultSamplingOptions(SamplingDefaults(tokenizer.config().generation));
+}
+
+std::vector<int32_t> EndOfGenerationIds(const text::Tokenizer& tokenizer) {
+  const text::TokenizerConfig& c = tokenizer.config();
+  if (!c.generation.eos_token_ids.empty()) return c.generation.eos_token_ids;
+  if (c.eos_id) return {*c.eos_id};
+  return {};
+}
+
+std::vector<sampling::LogitBias> UntokenizableIdBans(int64_t model_vocab_size,
+                                                     const text::Tokenizer& tokenizer) {
+  std::vector<sampling::LogitBias> bans;
+  for (int64_t id = tokenizer.vocab_size(); id < model_vocab_size; ++id) {
+    bans.push_back({static_cast<int32_t>(id), -std::numeric_limits<float>::infinity()});
+  }
+  return bans;
+}
+
+}  // namespace cortiq
