@@ -2,6 +2,9 @@
 #include "runtime/generation/model_text.h"
 
 #include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -48,6 +51,42 @@ std::vector<int32_t> EndOfGenerationIds(const text::Tokenizer& tokenizer) {
   if (!c.generation.eos_token_ids.empty()) return c.generation.eos_token_ids;
   if (c.eos_id) return {*c.eos_id};
   return {};
+}
+
+std::vector<int32_t> ChatEndOfTurnIds(const text::Tokenizer& tokenizer) {
+  std::vector<int32_t> ids = EndOfGenerationIds(tokenizer);
+  if (const std::optional<text::TokenId> turn_end = tokenizer.TokenToId("<turn|>")) {
+    bool present = false;
+    for (int32_t id : ids) present |= id == *turn_end;
+    if (!present) ids.push_back(*turn_end);
+  }
+  return ids;
+}
+
+absl::StatusOr<std::string> RenderChatPrompt(const text::Tokenizer& tokenizer,
+                                             absl::Span<const text::ChatMessage> messages,
+                                             const text::ChatOptions& options) {
+  text::ChatOptions o = options;
+  if (const std::optional<text::TokenId> bos = tokenizer.config().bos_id) {
+    absl::StatusOr<std::string_view> piece = tokenizer.TokenString(*bos);
+    if (piece.ok()) o.bos_token = std::string(*piece);
+  }
+  return text::RenderGemma4Chat(messages, o);
+}
+
+absl::StatusOr<std::vector<int32_t>> EncodePrompt(const text::Tokenizer& tokenizer,
+                                                  absl::string_view text) {
+  text::EncodeOptions options;
+  options.add_special_tokens = true;
+  if (const std::optional<text::TokenId> bos = tokenizer.config().bos_id) {
+    absl::StatusOr<std::string_view> piece = tokenizer.TokenString(*bos);
+    if (piece.ok() && !piece->empty() &&
+        absl::string_view(text).substr(0, piece->size()) ==
+            absl::string_view(piece->data(), piece->size())) {
+      options.add_special_tokens = false;
+    }
+  }
+  return tokenizer.Encode(std::string_view(text.data(), text.size()), options);
 }
 
 std::vector<sampling::LogitBias> UntokenizableIdBans(int64_t model_vocab_size,

@@ -12,6 +12,9 @@
 #include "runtime/artifact.h"
 #include "runtime/sampling/logit_bias.h"
 #include "runtime/sampling/sampling_options.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "runtime/text/gemma4_chat.h"
 #include "runtime/text/tokenizer.h"
 
 namespace cortiq {
@@ -35,6 +38,23 @@ sampling::SamplingOptions ModelSamplingOptions(const text::Tokenizer& tokenizer)
 // The ids generation stops on: the generation config's eos_token_id list (Gemma 4: <eos> 1 and
 // <turn|> 106), or the tokenizer's eos token if the list is empty, or none.
 std::vector<int32_t> EndOfGenerationIds(const text::Tokenizer& tokenizer);
+
+// The ids a chat turn of the model ends on: EndOfGenerationIds, and the Gemma 4 chat format's
+// end of turn "<turn|>" if the vocabulary has it (a checkpoint whose generation config lists only
+// <eos> still ends its turns with it).
+std::vector<int32_t> ChatEndOfTurnIds(const text::Tokenizer& tokenizer);
+
+// The prompt text of `messages` in the Gemma 4 chat format (text::RenderGemma4Chat) with the
+// tokenizer's own bos token. Errors: those of RenderGemma4Chat.
+absl::StatusOr<std::string> RenderChatPrompt(const text::Tokenizer& tokenizer,
+                                             absl::Span<const text::ChatMessage> messages,
+                                             const text::ChatOptions& options);
+
+// The ids of a prompt: `text` encoded with the post-processor's special tokens (Gemma: <bos>
+// first), unless it already starts with the bos token's text (a rendered chat prompt, or a user
+// who typed <bos>), which would otherwise be doubled. Errors: Tokenizer::Encode's.
+absl::StatusOr<std::vector<int32_t>> EncodePrompt(const text::Tokenizer& tokenizer,
+                                                  absl::string_view text);
 
 // Bans (bias -inf) for the ids in [tokenizer.vocab_size(), model_vocab_size): rows of the LM
 // head that no token string belongs to (vocabularies padded to a multiple, e.g. 262208 logits for

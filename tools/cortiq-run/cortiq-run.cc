@@ -1,21 +1,28 @@
-// cortiq-run: evaluates a prompt of token ids with a compiled MODEL.cortiq
-// artifact and greedily decodes more tokens; can dump per-position logits and
-// per-layer hidden states. Runtime only (no MLIR/LLVM).
+// cortiq-run: runs a compiled MODEL.cortiq on a prompt and streams the continuation, as
+// llama.cpp's llama-cli/llama-simple do. Runtime only (no MLIR/LLVM).
 //
-//   cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N]
-//              [--dump-logits FILE] [--dump-layers DIR] [--ctx-size N]
-//              [--threads N] [--batch-size N] [--verify]
+//   cortiq-run MODEL.cortiq -p "text" [-n N] [--chat] [--system TEXT] [--thinking] [sampling]
+//   cortiq-run MODEL.cortiq -f prompt.txt ...
+//   cortiq-run MODEL.cortiq --tokens 2,17,300 [-n N] [--dump-logits FILE] [--dump-layers DIR]
 //
-// Output (stdout): the generated ids on one line (comma-separated; empty for
-// N = 0), then one line of timings. --verify checks every weight against the
-// hashes written with it before anything runs (Artifact::VerifyWeights, on
-// --threads threads): a damaged weight is an error naming it. Errors: "cortiq-run: <message>" on stderr,
-// exit status 1; among them non-finite (NaN/Inf) logits at any position whose
-// logits are computed, and dump paths that are not regular files, are the
-// model itself or are one another (base/file_checks.h). Dumps are written to
-// fresh temporaries and renamed into place only when the run succeeds
-// (base/atomic_file.h): a failed run leaves no partial dump.
+// Text (-p/-f): the prompt is encoded with the model's tokenizer (the artifact's tokenizer
+// section; <bos> first), or rendered as a user turn in the Gemma 4 chat format with --chat,
+// --system or --thinking; the continuation is streamed to stdout as it is sampled (whole UTF-8
+// characters only, special tokens left out unless --special) until an end-of-generation token,
+// -n tokens, a --stop string (not printed), a full context (said on stderr) or Ctrl-C. Sampling
+// uses the model's generation-config defaults (Gemma 4: temperature 1, top_k 64, top_p 0.95)
+// unless flags say otherwise. Timings go to stderr at the end, as llama.cpp prints them.
+//
+// Ids (--tokens): the prompt is given as ids and the sampled ids are printed on one line
+// (comma-separated; greedy unless sampling flags are given); the dumps of --dump-logits /
+// --dump-layers work in both modes.
+//
+// Errors: "cortiq-run: <message>" on stderr, exit status 1; among them non-finite (NaN/Inf)
+// logits, a prompt longer than the context, and dump paths that are not regular files, are the
+// model itself or are one another (base/file_checks.h). Dumps are written to fresh temporaries
+// and renamed into place only when the run succeeds (base/atomic_file.h).
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -28,12 +35,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,48 +48,25 @@
 #include "absl/types/span.h"
 #include "base/atomic_file.h"
 #include "base/file_checks.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "runtime/artifact.h"
+#include "runtime/generation/generator.h"
+#include "runtime/generation/model_text.h"
+#include "runtime/sampling/sampler.h"
+#include "runtime/sampling/stop_condition.h"
 #include "runtime/sequence.h"
 #include "runtime/session.h"
-#include "base/status_macros.h"
+#include "tools/common/flags.h"
+#include "tools/common/interrupt.h"
+#include "tools/common/perf_report.h"
+#include "tools/common/sampling_flags.h"
+#include "tools/common/session_flags.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error \
     "cortiq-run writes raw little-endian float32 dumps as host floats; port the dump code"
 #endif
-
-// Integer flags are read as strings so that bad values get this tool's error
-// format.
-ABSL_FLAG(std::string, tokens, "",
-          "comma-separated prompt token ids, e.g. 2,17,300");
-ABSL_FLAG(std::string, n_predict, "0",
-          "number of tokens to generate greedily (--n-predict)");
-ABSL_FLAG(std::string, dump_logits, "",
-          "write the logits of every prompt position to this file: raw "
-          "little-endian float32 "
-          "[T, vocab], row t = logits after tokens 0..t (--dump-logits)");
-ABSL_FLAG(
-    std::string, dump_layers, "",
-    "write DIR/<tap>.f32 for every tap of the plan (e.g. layer.3 = hidden "
-    "state after "
-    "layer 3): raw float32 [positions, hidden], one row per evaluated position "
-    "(the "
-    "prompt and every generated token but the last, which is never evaluated) "
-    "(--dump-layers)");
-ABSL_FLAG(std::string, ctx_size, "4096",
-          "context size (clamped to the model's max_position_embeddings) "
-          "(--ctx-size)");
-ABSL_FLAG(std::string, threads, "1", "threads for the matrix products and attention");
-ABSL_FLAG(bool, verify, false,
-          "before running, check every weight against the XXH3-64 hashes written with it "
-          "(artifact format 3.1); a mismatch is an error naming the weight");
-ABSL_FLAG(std::string, batch_size, "0",
-          "prompt tokens per batched evaluation (prefill); 0 = the artifact's compiled "
-          "maximum (cortiq-compile --max-batch; larger values are clamped to it), 1 = token by "
-          "token (--batch-size)");
-ABSL_FLAG(std::string, kv_type, "f32",
-          "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached key "
-          "and value rounded to binary16)");
 
 namespace cortiq {
 namespace {
@@ -95,66 +77,26 @@ double Seconds(Clock::time_point begin, Clock::time_point end) {
   return std::chrono::duration<double>(end - begin).count();
 }
 
-// Rewrites "--n-predict=3" to "--n_predict=3" (Abseil flag names cannot hold
-// '-'), and checks that every flag is known and that value flags given as
-// "--flag value" have a value.
-absl::Status NormalizeArgs(std::vector<std::string>* args) {
-  static const char* const kValueFlags[] = {"tokens",      "n_predict",
-                                            "dump_logits", "dump_layers",
-                                            "ctx_size",    "threads",
-                                            "batch_size",  "kv_type"};
-  static const char* const kBoolFlags[] = {"verify"};
-  // Abseil's own flags (usage, flag files), passed through unchanged.
-  static const char* const kAbseilFlags[] = {
-      "help",       "helpfull",        "helpshort", "helppackage",
-      "version",    "only_check_args", "flagfile",  "fromenv",
-      "tryfromenv", "undefok"};
-  for (size_t i = 1; i < args->size(); ++i) {
-    std::string& arg = (*args)[i];
-    if (arg == "--") break;
-    if (arg.size() < 2 || arg[0] != '-') continue;  // positional
-    const size_t dashes = arg[1] == '-' ? 2 : 1;
-    const size_t eq = arg.find('=');
-    std::string name = arg.substr(
-        dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
-    for (char& c : name) c = c == '-' ? '_' : c;
-    bool value_flag = false, known = false;
-    for (const char* f : kValueFlags) value_flag |= name == f;
-    for (const char* f : kAbseilFlags) known |= name == f;
-    for (const char* f : kBoolFlags) known |= name == f || name == absl::StrCat("no", f);
-    if (!value_flag && !known) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag ", arg, " (see --help)"));
-    }
-    if (value_flag && eq == std::string::npos && i + 1 >= args->size()) {
-      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
-    }
-    arg =
-        absl::StrCat("--", name, eq == std::string::npos ? "" : arg.substr(eq));
-    if (value_flag && eq == std::string::npos)
-      ++i;  // skip the value, even if it starts with '-'
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> ParseInt(const char* flag, const std::string& text,
-                                 int64_t min, int64_t max) {
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": '", text, "' is not an integer"));
-  }
-  if (value < min || value > max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", flag, " = ", value, " must be in [", min, ", ", max, "]"));
-  }
-  return value;
-}
+struct RunFlags {
+  SessionFlags session;
+  SamplingFlags sampling;
+  std::string prompt;
+  std::string file;
+  std::string tokens;
+  int64_t n_predict = -1;
+  bool chat = false;
+  std::string system;
+  bool thinking = false;
+  bool special = false;
+  bool verbose_prompt = false;
+  std::string dump_logits;
+  std::string dump_layers;
+  bool verify = false;
+};
 
 absl::StatusOr<std::vector<int32_t>> ParseTokens(const std::string& text) {
   if (absl::StripAsciiWhitespace(text).empty()) {
-    return absl::InvalidArgumentError(
-        "--tokens is required (comma-separated token ids)");
+    return absl::InvalidArgumentError("--tokens is empty (comma-separated token ids)");
   }
   std::vector<int32_t> tokens;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
@@ -167,18 +109,6 @@ absl::StatusOr<std::vector<int32_t>> ParseTokens(const std::string& text) {
     tokens.push_back(static_cast<int32_t>(id));
   }
   return tokens;
-}
-
-// Index of the largest logit; the lowest index on ties; NaN never wins.
-int32_t Argmax(absl::Span<const float> logits) {
-  int32_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best] ||
-        (logits[best] != logits[best] && logits[i] == logits[i])) {
-      best = static_cast<int32_t>(i);
-    }
-  }
-  return best;
 }
 
 // A dump written row by row into a fresh temporary (base/atomic_file.h) and renamed onto its
@@ -201,169 +131,279 @@ class DumpFile {
   AtomicFile file_;
 };
 
-absl::Status Run(const std::string& model_path) {
-  CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> tokens,
-                          ParseTokens(absl::GetFlag(FLAGS_tokens)));
-  CORTIQ_ASSIGN_OR_RETURN(
-      const int64_t n_predict,
-      ParseInt("n-predict", absl::GetFlag(FLAGS_n_predict), 0, INT32_MAX));
-  CORTIQ_ASSIGN_OR_RETURN(
-      const int64_t ctx_size,
-      ParseInt("ctx-size", absl::GetFlag(FLAGS_ctx_size), 1, INT64_MAX));
-  CORTIQ_ASSIGN_OR_RETURN(
-      const int64_t threads,
-      ParseInt("threads", absl::GetFlag(FLAGS_threads), 1, 256));
-  CORTIQ_ASSIGN_OR_RETURN(
-      const int64_t batch_size,
-      ParseInt("batch-size", absl::GetFlag(FLAGS_batch_size), 0, kMaxBatch));
+// Writes `text` to stdout at once (the stream is the product: a failed write is an error).
+absl::Status WriteOut(absl::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+      std::fflush(stdout) != 0) {
+    return absl::InternalError(absl::StrCat("stdout: write failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model_path) {
+  const int sources = !f.prompt.empty() + !f.file.empty() + !f.tokens.empty();
+  if (sources == 0) {
+    return absl::InvalidArgumentError("no prompt: give -p TEXT, -f FILE or --tokens IDS");
+  }
+  if (sources > 1) {
+    return absl::InvalidArgumentError("give one prompt: -p, -f or --tokens, not several");
+  }
+  const bool ids_mode = !f.tokens.empty();
+  const bool chat = f.chat || !f.system.empty() || f.thinking;
+  if (ids_mode && chat) {
+    return absl::InvalidArgumentError("--chat, --system and --thinking take a text prompt (-p, -f)");
+  }
 
   const Clock::time_point load_begin = Clock::now();
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
-                          Artifact::Open(model_path));
-  const bool verify = absl::GetFlag(FLAGS_verify);
+  CORTIQ_ASSIGN_OR_RETURN(const SessionOptions options, ToSessionOptions(f.session));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
   const Clock::time_point verify_begin = Clock::now();
-  if (verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(static_cast<int>(threads)));
+  if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(options.threads));
   const double verify_seconds = Seconds(verify_begin, Clock::now());
-  SessionOptions options;
-  options.ctx_size = ctx_size;
-  options.threads = static_cast<int>(threads);
-  options.batch_size = batch_size;
-  const std::optional<KvType> kv_type = KvTypeFromName(absl::GetFlag(FLAGS_kv_type));
-  if (!kv_type) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--kv-type: '", absl::GetFlag(FLAGS_kv_type), "' is not f32 or f16"));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence, Sequence::Create(*artifact, options));
+  // The tokenizer: required for text; for ids only when stop strings need text.
+  std::optional<text::Tokenizer> tokenizer;
+  if (!ids_mode || !f.sampling.stop.empty() || !artifact->tokenizer_section().empty()) {
+    absl::StatusOr<text::Tokenizer> loaded = LoadArtifactTokenizer(*artifact);
+    if (loaded.ok()) {
+      tokenizer.emplace(*std::move(loaded));
+    } else if (!ids_mode || !f.sampling.stop.empty() ||
+               loaded.status().code() != absl::StatusCode::kFailedPrecondition) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat(loaded.status().message(),
+                                       ids_mode ? "" : " (--tokens IDS runs it on ids)"));
+    }
   }
-  options.kv_type = *kv_type;
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
-                          Sequence::Create(*artifact, options));
   const double load_seconds = Seconds(load_begin, Clock::now());
   const Plan& plan = artifact->plan();
 
+  // The prompt's ids.
+  std::vector<int32_t> prompt;
+  if (ids_mode) {
+    CORTIQ_ASSIGN_OR_RETURN(prompt, ParseTokens(f.tokens));
+  } else {
+    std::string input = f.prompt;
+    if (!f.file.empty()) {
+      CORTIQ_ASSIGN_OR_RETURN(input, ReadFileToString(f.file, uint64_t{1} << 30));
+    }
+    if (chat) {
+      const text::ChatTemplateSpec& shipped = tokenizer->config().chat_template;
+      if (!shipped.text.empty() && !text::IsGemma4ChatTemplate(shipped.text)) {
+        std::fprintf(stderr,
+                     "cortiq-run: warning: the model's chat template (%s) is not the Gemma 4 "
+                     "format; the prompt is rendered in the built-in Gemma 4 format\n",
+                     shipped.source.c_str());
+      }
+      std::vector<text::ChatMessage> messages;
+      if (!f.system.empty()) messages.push_back({"system", text::ChatMessage::ContentKind::kString, f.system});
+      messages.push_back({"user", text::ChatMessage::ContentKind::kString, input});
+      text::ChatOptions options;
+      options.add_generation_prompt = true;
+      options.enable_thinking = f.thinking;
+      CORTIQ_ASSIGN_OR_RETURN(input, RenderChatPrompt(*tokenizer, messages, options));
+    }
+    CORTIQ_ASSIGN_OR_RETURN(prompt, EncodePrompt(*tokenizer, input));
+    if (prompt.empty()) return absl::InvalidArgumentError("the prompt encodes to no tokens");
+  }
   // Check everything that can fail before spending time on the forward or creating a file.
-  // Positions evaluated: the prompt, then every generated token except the last.
-  const int64_t positions =
-      static_cast<int64_t>(tokens.size()) + (n_predict > 0 ? n_predict - 1 : 0);
-  if (positions > sequence->ctx_size()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("context full: ctx-size ", sequence->ctx_size(), ", but ",
-                     tokens.size(), " prompt tokens and ", n_predict,
-                     " generated ones need ", positions, " positions"));
+  if (static_cast<int64_t>(prompt.size()) > sequence->ctx_size()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "context full: the prompt has ", prompt.size(), " tokens, the context holds ",
+        sequence->ctx_size(), " (-c/--ctx-size; the model supports ",
+        plan.model.max_position_embeddings, ")"));
   }
-  if (absl::Status s = sequence->CheckTokens(tokens); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("--tokens: ", s.message(), " of ", model_path));
+  if (absl::Status s = sequence->CheckTokens(prompt); !s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat(ids_mode ? "--tokens: " : "prompt: ", s.message(), " of ",
+                                     model_path));
   }
+  if (f.verbose_prompt) {
+    std::fprintf(stderr, "prompt: %zu tokens\n", prompt.size());
+    for (const int32_t id : prompt) {
+      std::string piece = "?";
+      if (tokenizer) {
+        absl::StatusOr<std::string_view> p = tokenizer->TokenString(id);
+        if (p.ok()) piece = absl::CEscape(absl::string_view(p->data(), p->size()));
+      }
+      std::fprintf(stderr, "%6d -> '%s'\n", id, piece.c_str());
+    }
+  }
+
+  // Sampling: the model's defaults (greedy for ids), then the flags.
+  sampling::SamplingOptions defaults =
+      tokenizer && !ids_mode ? ModelSamplingOptions(*tokenizer) : sampling::DefaultSamplingOptions();
+  if (ids_mode) defaults.temperature = 0.0f;
+  CORTIQ_ASSIGN_OR_RETURN(sampling::SamplingOptions options,
+                          ResolveSampling(flags, f.sampling, defaults));
+  if (tokenizer) {
+    for (const sampling::LogitBias& ban : UntokenizableIdBans(plan.model.vocab_size, *tokenizer)) {
+      options.logit_bias.push_back(ban);
+    }
+  }
+  CORTIQ_ASSIGN_OR_RETURN(sampling::Sampler sampler,
+                          sampling::Sampler::Create(options, static_cast<int32_t>(plan.model.vocab_size)));
+  for (const int32_t id : prompt) CORTIQ_RETURN_IF_ERROR(sampler.Accept(id));
+  std::vector<int32_t> end_ids;
+  if (tokenizer) end_ids = chat ? ChatEndOfTurnIds(*tokenizer) : EndOfGenerationIds(*tokenizer);
+  CORTIQ_ASSIGN_OR_RETURN(sampling::StopCondition stop,
+                          sampling::StopCondition::Create(end_ids, f.sampling.stop));
+
   // Every dump is checked before it is written: never the model (it is mapped; replacing it is
   // refused like any input), never a special file, and never two dumps onto one file. Dumps
   // appear only once the run has succeeded (DumpFile).
   const std::vector<std::string> inputs = {model_path};
   std::unique_ptr<DumpFile> logits_file;
-  const std::string logits_path = absl::GetFlag(FLAGS_dump_logits);
-  const std::string layers_dir = absl::GetFlag(FLAGS_dump_layers);
-  std::vector<std::string> outputs = {logits_path};
-  if (!layers_dir.empty()) {
+  std::vector<std::string> outputs = {f.dump_logits};
+  if (!f.dump_layers.empty()) {
     // Tap names are restricted by ValidatePlan to [A-Za-z0-9._-], so they stay in the dir.
-    for (const Tap& tap : plan.taps) outputs.push_back(absl::StrCat(layers_dir, "/", tap.name, ".f32"));
+    for (const Tap& tap : plan.taps) outputs.push_back(absl::StrCat(f.dump_layers, "/", tap.name, ".f32"));
   }
   CORTIQ_RETURN_IF_ERROR(CheckDistinctOutputs(outputs));
-  if (!logits_path.empty()) {
-    CORTIQ_ASSIGN_OR_RETURN(logits_file, DumpFile::Create(logits_path, inputs));
+  if (!f.dump_logits.empty()) {
+    CORTIQ_ASSIGN_OR_RETURN(logits_file, DumpFile::Create(f.dump_logits, inputs));
   }
   std::vector<std::unique_ptr<DumpFile>> layer_files;
-  if (!layers_dir.empty()) {
-    if (mkdir(layers_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (!f.dump_layers.empty()) {
+    if (mkdir(f.dump_layers.c_str(), 0755) != 0 && errno != EEXIST) {
       return absl::InvalidArgumentError(absl::StrCat(
-          layers_dir, ": cannot create directory: ", std::strerror(errno)));
+          f.dump_layers, ": cannot create directory: ", std::strerror(errno)));
     }
     struct stat dir_stat;
-    if (stat(layers_dir.c_str(), &dir_stat) != 0 || !S_ISDIR(dir_stat.st_mode)) {
+    if (stat(f.dump_layers.c_str(), &dir_stat) != 0 || !S_ISDIR(dir_stat.st_mode)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(layers_dir, ": exists and is not a directory (--dump-layers)"));
+          absl::StrCat(f.dump_layers, ": exists and is not a directory (--dump-layers)"));
     }
     for (size_t i = 1; i < outputs.size(); ++i) {
-      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<DumpFile> f, DumpFile::Create(outputs[i], inputs));
-      layer_files.push_back(std::move(f));
+      CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<DumpFile> d, DumpFile::Create(outputs[i], inputs));
+      layer_files.push_back(std::move(d));
     }
   }
   // Every evaluated position's taps (each row of every layer), and the prompt's logits when they
   // are dumped.
   if (!layer_files.empty()) sequence->set_every_tap(true);
-  bool prompt = true;
+  bool in_prompt = true;
   const auto dump = [&](const EvaluatedToken& t) -> absl::Status {
-    if (prompt && logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(t.logits()));
+    if (in_prompt && logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Write(t.logits()));
     for (size_t i = 0; i < layer_files.size(); ++i) {
       CORTIQ_RETURN_IF_ERROR(layer_files[i]->Write(t.tap(i)));
     }
     return absl::OkStatus();
   };
+  const bool dumping = logits_file != nullptr || !layer_files.empty();
 
+  InstallInterruptHandler();
   // Prompt: in chunks of batch_size() tokens (Sequence::Eval), the logits of the last token only
-  // unless every position's are dumped.
+  // unless every position's are dumped; progress on a terminal for long prompts.
   const Clock::time_point prompt_begin = Clock::now();
-  CORTIQ_RETURN_IF_ERROR(sequence->Eval(
-      tokens, logits_file != nullptr ? BatchLogits::kAll : BatchLogits::kLast, dump));
-  const double prompt_seconds = Seconds(prompt_begin, Clock::now());
-  prompt = false;
-
-  // Greedy generation.
-  const Clock::time_point gen_begin = Clock::now();
-  std::vector<int32_t> generated;
-  generated.reserve(static_cast<size_t>(n_predict));
-  for (int64_t i = 0; i < n_predict; ++i) {
-    CORTIQ_ASSIGN_OR_RETURN(const absl::Span<const float> logits, sequence->logits());
-    generated.push_back(Argmax(logits));
-    if (i + 1 < n_predict) {
-      CORTIQ_RETURN_IF_ERROR(
-          sequence->Eval(absl::MakeConstSpan(&generated.back(), 1), BatchLogits::kLast, dump));
-    }
+  {
+    PromptProgress progress(static_cast<int64_t>(prompt.size()), sequence->batch_size(),
+                            &InterruptFlag());
+    const auto observe = [&](const EvaluatedToken& t) -> absl::Status {
+      CORTIQ_RETURN_IF_ERROR(progress(t));
+      return dumping ? dump(t) : absl::OkStatus();
+    };
+    absl::Status s = sequence->Eval(
+        prompt, logits_file != nullptr ? BatchLogits::kAll : BatchLogits::kLast, observe);
+    if (absl::IsCancelled(s)) return absl::CancelledError("interrupted during the prompt");
+    CORTIQ_RETURN_IF_ERROR(s);
   }
-  const double gen_seconds = Seconds(gen_begin, Clock::now());
+  const double prompt_seconds = Seconds(prompt_begin, Clock::now());
+  in_prompt = false;
+
+  GenerateOptions generate;
+  generate.max_tokens = f.n_predict;
+  generate.special = f.special;
+  generate.ignore_eos = f.sampling.ignore_eos;
+  const TokenObserver observer = dump;
+  const auto sink = [&](absl::string_view piece) {
+    return ids_mode ? absl::OkStatus() : WriteOut(piece);
+  };
+  CORTIQ_ASSIGN_OR_RETURN(
+      const GenerationResult result,
+      Generate(*sequence, tokenizer ? &*tokenizer : nullptr, sampler, stop, generate, sink,
+               &InterruptFlag(), dumping ? &observer : nullptr));
 
   if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Close());
-  for (auto& f : layer_files) CORTIQ_RETURN_IF_ERROR(f->Close());
+  for (auto& d : layer_files) CORTIQ_RETURN_IF_ERROR(d->Close());
 
-  const auto rate = [](double n, double seconds) {
-    return seconds > 0 && n > 0 ? absl::StrCat(n / seconds) : std::string("-");
-  };
-  if (!generated.empty()) std::printf("%s\n", absl::StrJoin(generated, ",").c_str());
-  // The first generated token comes from the prompt's last logits; the rate counts the
-  // n_predict - 1 evaluations that produced the others.
-  // The load time includes the verification; it is also shown on its own.
-  std::printf(
-      "prompt: %zu tokens, %s tok/s; generation: %lld tokens, %s tok/s; load: "
-      "%.1f ms%s\n",
-      tokens.size(),
-      rate(static_cast<double>(tokens.size()), prompt_seconds).c_str(),
-      static_cast<long long>(n_predict),
-      rate(static_cast<double>(n_predict > 1 ? n_predict - 1 : 0), gen_seconds).c_str(),
-      load_seconds * 1e3,
-      verify ? absl::StrFormat(" (weights verified: %.1f ms)", verify_seconds * 1e3).c_str()
-             : "");
+  if (ids_mode) {
+    if (!result.tokens.empty()) {
+      CORTIQ_RETURN_IF_ERROR(WriteOut(absl::StrCat(absl::StrJoin(result.tokens, ","), "\n")));
+    }
+  } else if (isatty(STDOUT_FILENO) == 1 && !result.text.empty() && result.text.back() != '\n') {
+    CORTIQ_RETURN_IF_ERROR(WriteOut("\n"));
+  }
+  if (result.reason == FinishReason::kContextFull) {
+    std::fprintf(stderr,
+                 "cortiq-run: context full (%lld positions): stopped after %zu generated tokens "
+                 "(-c/--ctx-size gives more room; the model supports %lld)\n",
+                 static_cast<long long>(sequence->ctx_size()), result.tokens.size(),
+                 static_cast<long long>(plan.model.max_position_embeddings));
+  } else if (result.reason == FinishReason::kInterrupted) {
+    std::fprintf(stderr, "cortiq-run: interrupted after %zu generated tokens\n",
+                 result.tokens.size());
+  }
+  PerfCounters perf;
+  perf.load_seconds = load_seconds;
+  if (f.verify) perf.verify_seconds = verify_seconds;
+  perf.prompt_tokens = static_cast<int64_t>(prompt.size());
+  perf.prompt_seconds = prompt_seconds;
+  perf.generated = static_cast<int64_t>(result.tokens.size());
+  perf.evaluated = result.evaluated;
+  perf.eval_seconds = result.eval_seconds;
+  perf.first_token_seconds = prompt_seconds + result.first_token_seconds;
+  perf.total_seconds = prompt_seconds + result.total_seconds;
+  std::fprintf(stderr, "\n%sstop: %s\n", FormatPerf(perf).c_str(),
+               FinishReasonName(result.reason));
   return absl::OkStatus();
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cortiq-run MODEL.cortiq --tokens 2,17,300 [--n-predict N] "
-      "[--dump-logits FILE] "
-      "[--dump-layers DIR] [--ctx-size N] [--threads N] [--batch-size N] [--verify]");
-  std::vector<std::string> args(argv, argv + argc);
-  if (absl::Status s = NormalizeArgs(&args); !s.ok()) {
-    std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  const std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(cargs.size()), cargs.data());
-  if (positional.size() != 2) {
-    std::fprintf(
-        stderr,
-        "cortiq-run: expected exactly one MODEL.cortiq argument, got %zu\n",
-        positional.size() - 1);
-    return 1;
-  }
-  if (absl::Status s = Run(positional[1]); !s.ok()) {
-    std::fprintf(stderr, "cortiq-run: %s\n", std::string(s.message()).c_str());
+  RunFlags f;
+  Flags flags("cortiq-run", "MODEL.cortiq (-p TEXT | -f FILE | --tokens IDS) [options]",
+              "Runs a compiled model on a prompt and streams the continuation to stdout; "
+              "timings go to stderr.");
+  AddSessionFlags(flags, &f.session);
+  flags.AddString("-p, --prompt", "TEXT", &f.prompt, "the prompt text");
+  flags.AddString("-f, --file", "FILE", &f.file, "read the prompt text from FILE");
+  flags.AddString("--tokens", "IDS", &f.tokens,
+                  "the prompt as comma-separated token ids, e.g. 2,17,300; the sampled ids are "
+                  "printed on one line (greedy unless sampling flags are given)");
+  flags.AddInt("-n, --n-predict", "N", &f.n_predict, -1, INT32_MAX,
+               "tokens to generate; -1 = until an end-of-generation token or a full context "
+               "(default: -1)");
+  flags.AddBool("--chat", &f.chat,
+                "render the prompt as a user turn in the model's chat format (Gemma 4), "
+                "followed by the model's turn");
+  flags.AddString("--system", "TEXT", &f.system, "a system message first (implies --chat)");
+  flags.AddBool("--thinking", &f.thinking,
+                "thinking on: <|think|> in the system turn (implies --chat)");
+  flags.AddBool("--special", &f.special, "print special tokens (<|turn>, ...)");
+  flags.AddBool("--verbose-prompt", &f.verbose_prompt, "print the prompt's ids and pieces on stderr");
+  flags.AddBool("--verify", &f.verify,
+                "before running, check every weight against the XXH3-64 hashes written with it "
+                "(artifact format 3.1), on --threads threads; a mismatch is an error naming the "
+                "weight");
+  AddSamplingFlags(flags, &f.sampling);
+  flags.AddGroup("dumps");
+  flags.AddString("--dump-logits", "FILE", &f.dump_logits,
+                  "write the logits of every prompt position: raw little-endian float32 "
+                  "[T, vocab], row t = logits after tokens 0..t");
+  flags.AddString("--dump-layers", "DIR", &f.dump_layers,
+                  "write DIR/<tap>.f32 for every tap of the plan (layer.N = the hidden state after "
+                  "layer N): raw float32 [positions, hidden], one row per evaluated position (the "
+                  "prompt and every generated token but the last)");
+  flags.AddEpilog(
+      "examples:\n"
+      "  cortiq-run model.cortiq -p \"The capital of France is\" -n 32\n"
+      "  cortiq-run model.cortiq --chat -p \"Write a haiku about the sea\" --temp 0.7\n"
+      "  cortiq-run model.cortiq --tokens 2,17,300 -n 8");
+  std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  absl::StatusOr<std::string> model = TakeModelPath(f.session, &positional);
+  absl::Status status = model.status();
+  if (status.ok()) status = Run(flags, f, *model);
+  if (!status.ok()) {
+    std::fprintf(stderr, "cortiq-run: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   return 0;

@@ -1,0 +1,255 @@
+// cortiq-run with text prompts, end to end on the golden tiny-a artifacts (compiled from the
+// checkpoints, so they carry tiny-a's tokenizer): greedy -p/-f continuations against the argmax of
+// the golden float64 logits; seeded sampling reproducible across thread counts and batch sizes
+// and equal to the ids mode; stop strings across token boundaries; <turn|> ends a chat turn; a
+// full context is said.
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/artifact.h"
+#include "runtime/generation/model_text.h"
+#include "runtime/sequence.h"
+#include "tests/e2e/golden_data.h"
+#include "tests/e2e/subprocess.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::CommandResult;
+using ::cortiq::testing::RunCommand;
+using ::testing::HasSubstr;
+
+// `text` as one shell word.
+std::string Quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// The ids cortiq-run --tokens printed ("5,17,3\n").
+std::vector<int32_t> ParseIds(const std::string& out) {
+  std::vector<int32_t> ids;
+  for (absl::string_view id : absl::StrSplit(absl::StripTrailingAsciiWhitespace(out), ',')) {
+    int32_t v = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(id, &v)) << out;
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+int32_t Argmax(const float* row, size_t n) {
+  return static_cast<int32_t>(std::max_element(row, row + n) - row);
+}
+
+class CortiqRunTextTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/cortiq_run_text_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // Writes `text` to a file of the test's directory and returns its path.
+  std::string File(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  CommandResult Run(const std::string& args) {
+    return RunCommand(absl::StrCat(CORTIQ_RUN_BINARY, " ", args), dir_);
+  }
+
+  std::string dir_;
+};
+
+struct ModelText {
+  std::unique_ptr<Artifact> artifact;
+  std::optional<text::Tokenizer> tokenizer;
+};
+
+ModelText Load(const std::string& path) {
+  ModelText m;
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  EXPECT_TRUE(artifact.ok()) << artifact.status();
+  m.artifact = *std::move(artifact);
+  absl::StatusOr<text::Tokenizer> tokenizer = LoadArtifactTokenizer(*m.artifact);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  m.tokenizer.emplace(*std::move(tokenizer));
+  return m;
+}
+
+std::string Decode(const text::Tokenizer& t, const std::vector<int32_t>& ids, bool special) {
+  text::DecodeOptions options;
+  options.skip_special_tokens = !special;
+  absl::StatusOr<std::string> s = t.Decode(ids, options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : "";
+}
+
+// For every golden case and every prompt prefix whose text encodes back to the same ids (<bos>
+// added by cortiq-run), the greedy next token printed by `cortiq-run -f TEXT -n 1 --temp 0` is the
+// argmax of the float64 reference logits at the prefix's last position; and a greedy chain of 8
+// tokens from the longest such prefix starts with it and equals the ids path.
+TEST_F(CortiqRunTextTest, GreedyTextFollowsTheGoldenArgmax) {
+  for (const std::string& name : GoldenCaseNames()) {
+    const GoldenCase c = LoadGoldenCase(name);
+    const std::string artifact = ArtifactPath(c.model, "opt");
+    const ModelText m = Load(artifact);
+    const text::Tokenizer& t = *m.tokenizer;
+    const size_t vocab = t.vocab_size();
+    ASSERT_EQ(c.tokens[0], 2) << "golden cases start with <bos>";
+    int tested = 0;
+    size_t longest = 0;
+    for (size_t k = 2; k <= c.tokens.size(); ++k) {
+      const std::vector<int32_t> prefix(c.tokens.begin(), c.tokens.begin() + k);
+      const std::string text =
+          Decode(t, std::vector<int32_t>(prefix.begin() + 1, prefix.end()), true);
+      absl::StatusOr<std::vector<int32_t>> encoded = EncodePrompt(t, text);
+      if (!encoded.ok() || *encoded != prefix) continue;
+      const std::string file = File("prompt.txt", text);
+      const CommandResult r = Run(absl::StrCat(artifact, " -f ", file,
+                                               " -n 1 --temp 0 --special --ignore-eos "
+                                               "--verbose-prompt"));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_THAT(r.err, HasSubstr(absl::StrCat("prompt: ", k, " tokens\n")));
+      const int32_t expected = Argmax(c.logits_ref.data() + (k - 1) * vocab, vocab);
+      EXPECT_EQ(r.out, Decode(t, {expected}, true)) << name << " prefix " << k;
+      ++tested;
+      longest = k;
+    }
+    EXPECT_GE(tested, 2) << name;
+    ASSERT_GT(longest, 0u);
+
+    // The chain: the first token from the golden logits, the rest as the ids mode gives them.
+    const std::vector<int32_t> prefix(c.tokens.begin(), c.tokens.begin() + longest);
+    const std::string file = File("prompt.txt", Decode(t, {prefix.begin() + 1, prefix.end()}, true));
+    const CommandResult text_run =
+        Run(absl::StrCat(artifact, " -f ", file, " -n 8 --temp 0 --special --ignore-eos"));
+    const CommandResult ids_run = Run(absl::StrCat(artifact, " --tokens ",
+                                                   absl::StrJoin(prefix, ","),
+                                                   " -n 8 --ignore-eos"));
+    ASSERT_EQ(text_run.exit_code, 0) << text_run.err;
+    ASSERT_EQ(ids_run.exit_code, 0) << ids_run.err;
+    const std::vector<int32_t> chain = ParseIds(ids_run.out);
+    ASSERT_EQ(chain.size(), 8u);
+    EXPECT_EQ(chain[0], Argmax(c.logits_ref.data() + (longest - 1) * vocab, vocab));
+    EXPECT_EQ(text_run.out, Decode(t, chain, true)) << name;
+  }
+}
+
+// Seeded sampling: the same tokens for any thread count and batch size (prefill in one batch, in
+// chunks of 7 or 2, or token by token), in text and in ids mode; another seed differs.
+TEST_F(CortiqRunTextTest, SeededSamplingIsReproducible) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const std::string prompt = "The quick brown fox jumps over the lazy dog";
+  const std::string common = absl::StrCat(artifact, " -p ", Quote(prompt),
+                                          " -n 24 --ignore-eos -s 1234");
+  const CommandResult reference = Run(common + " -t 1");
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  ASSERT_FALSE(reference.out.empty());
+  for (const char* variant : {"-t 2", "-t 1 -b 1", "-t 2 -b 7", "-t 1 -b 2", "-t 2 -b 1"}) {
+    const CommandResult r = Run(absl::StrCat(common, " ", variant));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, reference.out) << variant;
+  }
+  // The model (tiny-a) ships no sampling defaults: llama.cpp's (temperature 0.8, top_k 40,
+  // top_p 0.95, min_p 0.05) apply, which the ids mode is given explicitly.
+  const std::vector<int32_t> ids = *EncodePrompt(*m.tokenizer, prompt);
+  const CommandResult by_ids =
+      Run(absl::StrCat(artifact, " --tokens ", absl::StrJoin(ids, ","),
+                       " -n 24 --ignore-eos -s 1234 --temp 0.8 --top-k 40 -t 2"));
+  ASSERT_EQ(by_ids.exit_code, 0) << by_ids.err;
+  const std::vector<int32_t> sampled = ParseIds(by_ids.out);
+  EXPECT_EQ(Decode(*m.tokenizer, sampled, false), reference.out);
+  const CommandResult other = Run(absl::StrCat(artifact, " -p ", Quote(prompt),
+                                               " -n 24 --ignore-eos -s 1235"));
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out, reference.out);
+}
+
+// A stop string that spans a token boundary ends the output right before it (nothing of it is
+// printed), and stderr names the reason.
+TEST_F(CortiqRunTextTest, StopStringsAcrossTokenBoundaries) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const text::Tokenizer& t = *m.tokenizer;
+  const std::string prompt = "Hello world";
+  const std::vector<int32_t> ids = *EncodePrompt(t, prompt);
+  const CommandResult greedy = Run(absl::StrCat(artifact, " --tokens ", absl::StrJoin(ids, ","),
+                                                " -n 30 --ignore-eos"));
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  const std::vector<int32_t> chain = ParseIds(greedy.out);
+  const std::string full = Decode(t, chain, false);
+  // The first token boundary inside the text with a character on each side.
+  std::string stop;
+  for (size_t j = 1; j < chain.size() && stop.empty(); ++j) {
+    const size_t boundary = Decode(t, {chain.begin(), chain.begin() + j}, false).size();
+    if (boundary >= 1 && boundary + 2 <= full.size() &&
+        static_cast<unsigned char>(full[boundary - 1]) < 0x80 &&
+        static_cast<unsigned char>(full[boundary]) < 0x80 &&
+        static_cast<unsigned char>(full[boundary + 1]) < 0x80) {
+      stop = full.substr(boundary - 1, 3);
+    }
+  }
+  ASSERT_FALSE(stop.empty()) << full;
+  const CommandResult r = Run(absl::StrCat(artifact, " -p ", Quote(prompt),
+                                           " -n 30 --temp 0 --ignore-eos --stop ", Quote(stop)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, full.substr(0, full.find(stop))) << "stop " << stop << " in " << full;
+  EXPECT_THAT(r.err, HasSubstr("stop: stop string"));
+}
+
+// In the chat format a sampled <turn|> ends the turn even though tiny-a's generation config lists
+// only <eos>; outside it, <turn|> is an ordinary (special) token.
+TEST_F(CortiqRunTextTest, TurnEndStopsAChatTurn) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const int32_t turn_end = *m.tokenizer->TokenToId("<turn|>");
+  const std::string force = absl::StrCat(" --logit-bias ", turn_end, "+100");
+  const CommandResult chat = Run(absl::StrCat(artifact, " --chat -p Hello -n 5", force));
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_EQ(chat.out, "");
+  EXPECT_THAT(chat.err, HasSubstr("(1 generated)"));
+  EXPECT_THAT(chat.err, HasSubstr("stop: end of generation"));
+  const CommandResult plain = Run(absl::StrCat(artifact, " -p Hello -n 3 --special", force));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "<turn|><turn|><turn|>");
+  const CommandResult quiet = Run(absl::StrCat(artifact, " -p Hello -n 3", force));
+  EXPECT_EQ(quiet.out, "");  // special tokens are not printed without --special
+  EXPECT_THAT(quiet.err, HasSubstr("stop: token limit"));
+}
+
+// The prompt (5 tokens with <bos>) leaves 5 positions of a 10-position context: 5 sampled tokens
+// are evaluated, a 6th is printed, and then the context is full.
+TEST_F(CortiqRunTextTest, SaysWhenTheContextIsFull) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const CommandResult r = Run(absl::StrCat(artifact, " -p 'Hello world' -c 10 --ignore-eos"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cortiq-run: context full (10 positions): stopped after 6 "
+                               "generated tokens"));
+  EXPECT_THAT(r.err, HasSubstr("stop: context full"));
+  const CommandResult too_long = Run(absl::StrCat(artifact, " -p 'Hello world' -c 4"));
+  EXPECT_EQ(too_long.exit_code, 1);
+  EXPECT_THAT(too_long.err, HasSubstr("context full: the prompt has 5 tokens, the context holds 4"));
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,137 @@
+// The tools' command-line parser (tools/common/flags.h): every accepted spelling, the errors, the
+// help's layout (dashed names, defaults) and the version line.
+#include "tools/common/flags.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/common/version.h"
+
+namespace cortiq {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct Parsed {
+  std::string model;
+  int64_t threads = 4;
+  float temp = 0.8f;
+  bool special = false;
+  bool warmup = true;
+  std::vector<std::string> stop;
+  std::string prompt;
+};
+
+// Parses `args` (argv[0] added) into a fresh Parsed; `out` gets the positional arguments.
+absl::Status ParseArgs(std::vector<std::string> args, Parsed* p, std::vector<std::string>* out,
+                       Flags** keep = nullptr) {
+  static Flags* flags = nullptr;
+  delete flags;
+  flags = new Flags("cortiq-test", "MODEL [options]", "A test.");
+  flags->AddString("-m, --model", "FILE", &p->model, "the model");
+  flags->AddInt("-t, --threads", "N", &p->threads, 1, 256, "threads");
+  flags->AddGroup("sampling");
+  flags->AddFloat("--temp", "T", &p->temp, 0.0f, 100.0f, "temperature");
+  flags->AddBool("--special", &p->special, "print special tokens");
+  flags->AddBool("--warmup", &p->warmup, "warm up");
+  flags->AddList("--stop", "TEXT", &p->stop, "stop strings");
+  flags->AddString("-p, --prompt", "TEXT", &p->prompt, "the prompt");
+  args.insert(args.begin(), "cortiq-test");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  absl::StatusOr<std::vector<std::string>> positional =
+      flags->Parse(static_cast<int>(argv.size()), argv.data());
+  if (keep != nullptr) *keep = flags;
+  if (!positional.ok()) return positional.status();
+  *out = *positional;
+  return absl::OkStatus();
+}
+
+TEST(FlagsTest, EverySpelling) {
+  Parsed p;
+  std::vector<std::string> positional;
+  Flags* flags = nullptr;
+  ASSERT_TRUE(ParseArgs({"a.cortiq", "-t", "2", "--temp=0.5", "--special", "--no-warmup", "--stop",
+                         "x", "--stop=y", "-p", "-starts with a dash", "b", "--", "--threads"},
+                        &p, &positional, &flags)
+                  .ok());
+  EXPECT_THAT(positional, ElementsAre("a.cortiq", "b", "--threads"));
+  EXPECT_EQ(p.threads, 2);
+  EXPECT_EQ(p.temp, 0.5f);
+  EXPECT_TRUE(p.special);
+  EXPECT_FALSE(p.warmup);
+  EXPECT_THAT(p.stop, ElementsAre("x", "y"));
+  EXPECT_EQ(p.prompt, "-starts with a dash");
+  EXPECT_TRUE(flags->IsSet("--threads"));
+  EXPECT_TRUE(flags->IsSet("temp"));
+  EXPECT_FALSE(flags->IsSet("--model"));
+
+  Parsed q;
+  ASSERT_TRUE(ParseArgs({"--threads=3", "-m=m.cortiq", "--special=false", "--warmup=1", "-"}, &q,
+                        &positional)
+                  .ok());
+  EXPECT_EQ(q.threads, 3);
+  EXPECT_EQ(q.model, "m.cortiq");
+  EXPECT_FALSE(q.special);
+  EXPECT_TRUE(q.warmup);
+  EXPECT_THAT(positional, ElementsAre("-"));
+  // Underscores (the earlier Abseil spelling) and one dash before a long name.
+  Parsed r;
+  ASSERT_TRUE(ParseArgs({"--model", "x", "-threads", "5"}, &r, &positional).ok());
+  EXPECT_EQ(r.threads, 5);
+}
+
+TEST(FlagsTest, ErrorsNameTheFlag) {
+  Parsed p;
+  std::vector<std::string> positional;
+  const auto error = [&](std::vector<std::string> args) {
+    Parsed fresh;
+    return std::string(ParseArgs(std::move(args), &fresh, &positional).message());
+  };
+  EXPECT_EQ(error({"--bogus"}), "unknown flag --bogus (see --help)");
+  EXPECT_EQ(error({"--bogus=3"}), "unknown flag --bogus (see --help)");
+  EXPECT_EQ(error({"-x"}), "unknown flag -x (see --help)");
+  EXPECT_EQ(error({"--threads"}), "--threads needs a value");
+  EXPECT_EQ(error({"-t", "two"}), "-t: 'two' is not an integer");
+  EXPECT_EQ(error({"--threads=0"}), "--threads = 0 must be in [1, 256]");
+  EXPECT_EQ(error({"--temp", "nan"}), "--temp: 'nan' is not a finite number");
+  EXPECT_EQ(error({"--temp", "-1"}), "--temp = -1 must be in [0, 100]");
+  EXPECT_EQ(error({"--special=maybe"}), "--special: 'maybe' is not true or false");
+  EXPECT_EQ(error({"--no-special=true"}), "--no-special takes no value");
+  EXPECT_EQ(error({"--no-threads"}), "unknown flag --no-threads (see --help)");
+}
+
+TEST(FlagsTest, HelpShowsDashedNamesAndDefaults) {
+  Parsed p;
+  std::vector<std::string> positional;
+  Flags* flags = nullptr;
+  ASSERT_TRUE(ParseArgs({}, &p, &positional, &flags).ok());
+  const std::string help = flags->Help();
+  EXPECT_THAT(help, HasSubstr("usage: cortiq-test MODEL [options]\n\nA test.\n\noptions:\n"));
+  EXPECT_THAT(help, HasSubstr("  -t, --threads N             threads (default: 4)\n"));
+  EXPECT_THAT(help, HasSubstr("\nsampling:\n      --temp T                temperature (default: 0.8)\n"));
+  EXPECT_THAT(help, HasSubstr("      --special               print special tokens\n"));
+  EXPECT_THAT(help, HasSubstr("\ngeneral:\n  -h, --help                  print this help and exit\n"));
+  EXPECT_THAT(help, HasSubstr("      --version"));
+  EXPECT_EQ(help.find('_'), std::string::npos) << help;
+}
+
+TEST(FlagsTest, VersionNamesTheBuild) {
+  const std::string v = ToolVersion("cortiq-x");
+  EXPECT_THAT(v, ::testing::StartsWith("cortiq-x 0."));
+  EXPECT_THAT(v, HasSubstr("(git "));
+  EXPECT_THAT(v, HasSubstr(" build"));
+  EXPECT_THAT(v, HasSubstr("; artifact format 3."));
+  EXPECT_THAT(v, HasSubstr(", C API 1."));
+#ifdef NDEBUG
+  EXPECT_THAT(v, ::testing::Not(HasSubstr("assertions on")));
+#else
+  EXPECT_THAT(v, HasSubstr("assertions on"));
+#endif
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,66 @@
+// The model and session flags (see session_flags.h).
+#include "tools/common/session_flags.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/cpu_info.h"
+#include "runtime/kv_cache.h"
+#include "runtime/plan.h"
+
+namespace cortiq {
+
+void AddSessionFlags(Flags& flags, SessionFlags* values) {
+  values->threads = PhysicalCoreCount();
+  flags.AddString("-m, --model", "FILE",
+                  &values->model, "the compiled model (MODEL.cortiq); or give it as the first argument");
+  flags.AddInt("-c, --ctx-size", "N", &values->ctx_size, 1, INT64_MAX,
+               "context size in positions, clamped to the model's max_position_embeddings");
+  flags.AddInt("-t, --threads", "N", &values->threads, 1, 256,
+               absl::StrCat("threads for the matrix products and attention (default: the ",
+                            values->threads, " physical cores)"));
+  flags.AddInt("-b, --batch-size", "N", &values->batch_size, 0, kMaxBatch,
+               "prompt tokens per batched evaluation; 0 = the compiled maximum "
+               "(cortiq-compile --max-batch), 1 = token by token (default: 0)");
+  flags.AddString("--kv-type", "f32|f16", &values->kv_type,
+                  "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached "
+                  "key and value rounded to binary16) (default: f32)");
+}
+
+absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
+                                          std::vector<std::string>* positional) {
+  if (!values.model.empty()) {
+    if (!positional->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model is given by -m/--model; unexpected argument ", positional->front()));
+    }
+    return values.model;
+  }
+  if (positional->empty()) {
+    return absl::InvalidArgumentError("no model: give MODEL.cortiq (or -m MODEL.cortiq)");
+  }
+  if (positional->size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("expected one MODEL.cortiq argument, got ",
+                                                   positional->size(), ": ",
+                                                   absl::StrJoin(*positional, " ")));
+  }
+  std::string model = positional->front();
+  positional->clear();
+  return model;
+}
+
+absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values) {
+  SessionOptions options;
+  const std::optional<KvType> kv_type = KvTypeFromName(values.kv_type);
+  if (!kv_type) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv-type: '", values.kv_type, "' is not f32 or f16"));
+  }
+  options.kv_type = *kv_type;
+  options.ctx_size = values.ctx_size;
+  options.threads = static_cast<int>(values.threads);
+  options.batch_size = values.batch_size;
+  return options;
+}
+
+}  // namespace cortiq

@@ -1,0 +1,37 @@
+// The flags of every tool that runs a model, spelled as llama.cpp does: -m/--model (or the first
+// positional argument), -c/--ctx-size, -t/--threads (default: the physical cores), -b/--batch-size.
+#ifndef CORTIQ_TOOLS_COMMON_SESSION_FLAGS_H_
+#define CORTIQ_TOOLS_COMMON_SESSION_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/session.h"
+#include "tools/common/flags.h"
+
+namespace cortiq {
+
+struct SessionFlags {
+  std::string model;
+  int64_t ctx_size = 4096;
+  int64_t threads = 1;  // AddSessionFlags sets PhysicalCoreCount()
+  int64_t batch_size = 0;
+  std::string kv_type = "f32";  // KvTypeName: f32 | f16
+};
+
+// Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size and --kv-type on `flags`.
+void AddSessionFlags(Flags& flags, SessionFlags* values);
+
+// The model path: -m/--model, else the only positional argument (which `positional` loses).
+// Errors (InvalidArgument): none given, or both / several given.
+absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
+                                          std::vector<std::string>* positional);
+
+// The session options of the flags. Errors (InvalidArgument): a --kv-type other than f32/f16.
+absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values);
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_TOOLS_COMMON_SESSION_FLAGS_H_
