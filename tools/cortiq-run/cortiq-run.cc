@@ -155,12 +155,12 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   }
 
   const Clock::time_point load_begin = Clock::now();
-  CORTIQ_ASSIGN_OR_RETURN(const SessionOptions options, ToSessionOptions(f.session));
+  CORTIQ_ASSIGN_OR_RETURN(const SessionOptions session_options, ToSessionOptions(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
   const Clock::time_point verify_begin = Clock::now();
-  if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(options.threads));
+  if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(session_options.threads));
   const double verify_seconds = Seconds(verify_begin, Clock::now());
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence, Sequence::Create(*artifact, options));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence, Sequence::Create(*artifact, session_options));
   // The tokenizer: required for text; for ids only when stop strings need text.
   std::optional<text::Tokenizer> tokenizer;
   if (!ids_mode || !f.sampling.stop.empty() || !artifact->tokenizer_section().empty()) {
