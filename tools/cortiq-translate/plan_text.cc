@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/plan_fields.h"
+#include "runtime/step_kind.h"
 
 namespace cortiq {
 namespace {
@@ -13,52 +15,46 @@ std::string F32(double value) { return absl::StrFormat("%.9g", value); }
 std::string Buffer(int32_t index) { return absl::StrCat("b", index); }
 std::string Weight(int32_t index) { return absl::StrCat("w", index); }
 
-// The operands, result and parameters of `step`, after its kind's name.
-std::string StepFields(const Step& s) {
-  const std::string out = absl::StrCat(" -> ", Buffer(s.out));
-  switch (s.kind) {
-    case StepKind::kEmbedding:
-      return absl::StrCat(" table ", Weight(s.weight), out, " scale ", F32(s.scale));
-    case StepKind::kLinear:
-      return absl::StrCat(" input ", Buffer(s.in0), out, " weight ", Weight(s.weight));
-    case StepKind::kLmHead:
-      return absl::StrCat(" input ", Buffer(s.in0), out, " table ", Weight(s.weight));
-    case StepKind::kRmsNorm:
-      return absl::StrCat(" input ", Buffer(s.in0), out,
-                          s.weight >= 0 ? absl::StrCat(" gain ", Weight(s.weight)) : "",
-                          " group_size ", s.group_size, " eps ", F32(s.eps));
-    case StepKind::kRope:
-      return absl::StrCat(" input ", Buffer(s.in0), out, " head_dim ", s.head_dim,
-                          " rotated_pairs ", s.rotated_pairs, " theta ",
-                          absl::StrFormat("%.17g", s.theta));
-    case StepKind::kKvAppend:
-      return absl::StrCat(" key ", Buffer(s.in0), " value ", Buffer(s.in1), " -> c", s.cache);
-    case StepKind::kAttention:
-      return absl::StrCat(" query ", Buffer(s.in0), " cache c", s.cache, out, " num_heads ",
-                          s.num_heads, s.window > 0 ? absl::StrCat(" window ", s.window) : "",
-                          " scale ", F32(s.scale));
-    case StepKind::kGeluTanh:
-    case StepKind::kSoftcap:
-    case StepKind::kScale:
-    case StepKind::kLayerScalar: {
-      std::string fields = absl::StrCat(" input ", Buffer(s.in0), out);
-      if (s.kind == StepKind::kSoftcap) absl::StrAppend(&fields, " cap ", F32(s.cap));
-      if (s.kind == StepKind::kScale) absl::StrAppend(&fields, " factor ", F32(s.factor));
-      if (s.kind == StepKind::kLayerScalar) absl::StrAppend(&fields, " scalar ", Weight(s.weight));
-      return fields;
-    }
-    case StepKind::kMul:
-    case StepKind::kAdd:
-      return absl::StrCat(" lhs ", Buffer(s.in0), " rhs ", Buffer(s.in1), out);
-    case StepKind::kGeluTanhMul:
-      return absl::StrCat(" gate ", Buffer(s.in0), " up ", Buffer(s.in1), out);
-    case StepKind::kResidualRmsNorm:
-      return absl::StrCat(" residual ", Buffer(s.in0), " update ", Buffer(s.in1), out,
-                          s.weight >= 0 ? absl::StrCat(" gain ", Weight(s.weight)) : "",
-                          s.scalar >= 0 ? absl::StrCat(" scalar ", Weight(s.scalar)) : "",
-                          " group_size ", s.group_size, " eps ", F32(s.eps));
+// Formats one parameter of a step: integers as they are, f32 parameters with 9 significant
+// digits (every f32 exactly), the f64 RoPE theta with 17.
+struct ParamText {
+  std::string& text;
+  void operator()(StepField, const char* name, int32_t v) { absl::StrAppend(&text, " ", name, " ", v); }
+  void operator()(StepField, const char* name, int64_t v) { absl::StrAppend(&text, " ", name, " ", v); }
+  void operator()(StepField id, const char* name, double v) {
+    absl::StrAppend(&text, " ", name, " ",
+                    id == StepField::kTheta ? absl::StrFormat("%.17g", v) : F32(v));
   }
-  return " (unknown kind)";
+  template <class T>
+  void operator()(StepField, const char*, const T&) {}  // kind, rows, logits_only: not parameters
+};
+
+// The operands, result and parameters of `step`, after its kind's name, as the step-kind table
+// (runtime/step_kind.h) names them: the operand buffers by role, a kind's cache, "-> result"
+// (a kind without a result writes its cache: "-> cN"), its weights by role (a kind without
+// operand buffers reads its weight first: "table wN -> bM"), then the parameters the kind
+// carries, in the order of the step record (plan_fields.h) — so a new kind needs no code here.
+std::string StepFields(const Step& s) {
+  const StepKindInfo* info = FindStepKind(s.kind);
+  if (info == nullptr) return " (unknown kind)";
+  std::string text;
+  const auto weight = [&](const char* role, int32_t index) {
+    if (role != nullptr && index >= 0) absl::StrAppend(&text, " ", role, " ", Weight(index));
+  };
+  if (info->in0 != nullptr) absl::StrAppend(&text, " ", info->in0, " ", Buffer(s.in0));
+  if (info->in1 != nullptr) absl::StrAppend(&text, " ", info->in1, " ", Buffer(s.in1));
+  if (info->in0 == nullptr) weight(info->weight, s.weight);
+  if (info->cache) {
+    absl::StrAppend(&text, info->out != nullptr ? " cache c" : " -> c", s.cache);
+  }
+  if (info->out != nullptr) absl::StrAppend(&text, " -> ", Buffer(s.out));
+  if (info->in0 != nullptr) weight(info->weight, s.weight);
+  if (info->scalar) weight("scalar", s.scalar);
+  ParamText params{text};
+  VisitStep(s, [&](StepField id, const char* name, const auto& value) {
+    if ((info->params & FieldBit(id)) != 0) params(id, name, value);
+  });
+  return text;
 }
 
 }  // namespace

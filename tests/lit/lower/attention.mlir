@@ -30,7 +30,7 @@ module attributes {cortiq.model = {source = "attention", hidden_size = 64 : i64,
 // CHECK-NEXT: step 1 kv_append key {{b[0-9]+}} value {{b[0-9]+}} -> c0
 // CHECK-NEXT: step 2 attention query [[X]] cache c0 -> [[O0:b[0-9]+]] num_heads 4 window 8 scale 1{{$}}
 // CHECK-NEXT: step 3 kv_append key {{b[0-9]+}} value {{b[0-9]+}} -> c1
-// CHECK-NEXT: step 4 attention query [[O0]] cache c1 -> [[O1:b[0-9]+]] num_heads 4 scale 0.125{{$}}
+// CHECK-NEXT: step 4 attention query [[O0]] cache c1 -> [[O1:b[0-9]+]] num_heads 4 window 0 scale 0.125{{$}}
 // The shared layer 2 reads layer 0's cache.
 // CHECK-NEXT: step 5 attention query [[O1]] cache c0 -> [[O2:b[0-9]+]] num_heads 4 window 8 scale 1{{$}}
 // CHECK-NEXT: tap "layer.0" [[O0]]
