@@ -92,5 +92,7 @@ void Sampler::Reset() {
   rng_ = Xoshiro256StarStar(seed_);
 }
 
+void Sampler::ResetHistory() { penalties_.Reset(); }
+
 }  // namespace sampling
 }  // namespace cortiq

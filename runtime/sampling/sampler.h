@@ -57,6 +57,11 @@ class Sampler {
   // what a new one with the same options would.
   void Reset();
 
+  // Forgets the penalty history only; the generator goes on (a chat's next turn: its penalties
+  // see that turn's prompt, as a fresh run over the rendered conversation would, while its draws
+  // differ from the previous turn's).
+  void ResetHistory();
+
   // The seed in use: options.seed, or the one drawn from std::random_device at Create.
   uint64_t seed() const { return seed_; }
   const SamplingOptions& options() const { return options_; }

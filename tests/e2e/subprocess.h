@@ -95,6 +95,17 @@ class Child {
   bool WaitForOutput(const std::string& text, double seconds, size_t from = 0) {
     return WaitFor(&out_, stdout_, text, seconds, from);
   }
+  // Reads stdout until it holds at least `bytes` bytes or `seconds` pass; true if it does.
+  bool WaitForOutputBytes(size_t bytes, double seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      Drain();
+      if (out_.size() >= bytes) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      pollfd p = {stdout_, POLLIN, 0};
+      poll(&p, 1, 10);
+    }
+  }
   bool WaitForError(const std::string& text, double seconds, size_t from = 0) {
     return WaitFor(&err_, stderr_, text, seconds, from);
   }

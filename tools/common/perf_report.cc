@@ -38,7 +38,7 @@ std::string FormatPerf(const PerfCounters& p) {
     absl::StrAppendFormat(&out, "    prompt cache = %5d tokens reused\n", p.prompt_reused);
   }
   absl::StrAppend(&out, "       eval time = ", Rate(p.eval_seconds, p.evaluated, "runs"), "\n");
-  if (p.generated > 0) {
+  if (p.generated > 0 && p.first_token_seconds >= 0) {
     absl::StrAppendFormat(&out, "first token time = %10.2f ms\n", p.first_token_seconds * 1e3);
   }
   absl::StrAppendFormat(&out, "      total time = %10.2f ms / %5d tokens (%d generated)\n",

@@ -22,7 +22,7 @@ struct PerfCounters {
   int64_t generated = 0;  // tokens sampled
   int64_t evaluated = 0;  // of them, fed back
   double eval_seconds = 0;
-  double first_token_seconds = 0;  // from the start of the prompt's evaluation
+  double first_token_seconds = 0;  // from the start of the prompt's evaluation; < 0: not shown
   double total_seconds = 0;
 };
 

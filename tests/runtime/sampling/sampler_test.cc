@@ -176,6 +176,37 @@ TEST(SamplerTest, SameSeedSameTokensResetAndCopyRepeatThem) {
   }
 }
 
+// ResetHistory forgets the penalties but not the generator: after it the sampler draws what a
+// sampler with an empty history and the same generator state draws.
+TEST(SamplerTest, ResetHistoryKeepsTheGenerator) {
+  SamplingOptions options = DefaultSamplingOptions({true, 1.0f, 0, 1.0f, {}, {}, {}});
+  options.min_p = 0.0f;
+  options.seed = 7;
+  options.repeat_penalty = 3.0f;
+  options.repeat_last_n = -1;
+  std::mt19937 gen(3);
+  const std::vector<float> logits = RandomLogits(&gen, 50, 2.0f);
+  Sampler a = Make(options, 50);
+  Sampler fresh = Make(options, 50);
+  // Both draw 20 tokens; only `a` remembers them.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(a.Accept(*a.Sample(logits)).ok());
+    (void)*fresh.Sample(logits);
+  }
+  a.ResetHistory();
+  for (int i = 0; i < 30; ++i) {
+    const int32_t x = *a.Sample(logits);
+    ASSERT_EQ(x, *fresh.Sample(logits)) << i;
+    ASSERT_TRUE(a.Accept(x).ok());
+    ASSERT_TRUE(fresh.Accept(x).ok());
+  }
+  // Reset, by contrast, restarts the generator too: its first draws are the seed's first draws.
+  Sampler b = Make(options, 50);
+  const int32_t first = *b.Sample(logits);
+  a.Reset();
+  EXPECT_EQ(*a.Sample(logits), first);
+}
+
 TEST(SamplerTest, UnsetSeedIsDrawnAndReported) {
   SamplingOptions options;
   Sampler a = Make(options, 10);

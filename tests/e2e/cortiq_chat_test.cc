@@ -1,0 +1,281 @@
+// cortiq-chat end to end on the golden tiny-a artifact, driven through pipes: three turns give
+// the replies of one cortiq-run over each whole rendered conversation and evaluate only the
+// tokens the KV cache does not hold (counted from --verbose); SIGINT during a reply stops it and
+// the chat goes on; SIGINT at the prompt, /exit and EOF end it; /clear, multi-line input and a
+// full context.
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/artifact.h"
+#include "runtime/generation/model_text.h"
+#include "runtime/generation/prefix_reuse.h"
+#include "tests/e2e/golden_data.h"
+#include "tests/e2e/subprocess.h"
+
+namespace cortiq {
+namespace {
+
+using ::cortiq::testing::Child;
+using ::cortiq::testing::CommandResult;
+using ::cortiq::testing::RunCommand;
+using ::testing::HasSubstr;
+
+// What --verbose said about one turn's prompt.
+struct TurnCounts {
+  int64_t evaluated = 0;
+  int64_t reused = 0;
+};
+
+// The per-turn prompt counts of --verbose, in order (the session totals at exit are left out:
+// they follow "session (").
+std::vector<TurnCounts> ParseTurns(const std::string& err) {
+  const std::string turns = err.substr(0, err.find("session ("));
+  std::vector<TurnCounts> out;
+  const std::regex eval(R"(prompt eval time = +[0-9.]+ ms / +([0-9]+) tokens)");
+  const std::regex cache(R"(prompt cache = +([0-9]+) tokens reused)");
+  for (auto it = std::sregex_iterator(turns.begin(), turns.end(), eval); it != std::sregex_iterator(); ++it) {
+    out.push_back({std::stoll((*it)[1]), -1});
+  }
+  size_t i = 0;
+  for (auto it = std::sregex_iterator(turns.begin(), turns.end(), cache);
+       it != std::sregex_iterator() && i < out.size(); ++it, ++i) {
+    out[i].reused = std::stoll((*it)[1]);
+  }
+  return out;
+}
+
+std::vector<int32_t> ParseIds(const std::string& out) {
+  std::vector<int32_t> ids;
+  for (absl::string_view id : absl::StrSplit(absl::StripTrailingAsciiWhitespace(out), ',')) {
+    int32_t v = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(id, &v)) << out;
+    ids.push_back(v);
+  }
+  return ids;
+}
+
+text::ChatMessage Message(const char* role, const std::string& content) {
+  text::ChatMessage m;
+  m.role = role;
+  m.content = content;
+  return m;
+}
+
+class CortiqChatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/cortiq_chat_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
+    model_ = ArtifactPath("tiny-a-f32", "opt");
+    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(model_);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    artifact_ = *std::move(artifact);
+    absl::StatusOr<text::Tokenizer> tokenizer = LoadArtifactTokenizer(*artifact_);
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    tokenizer_.emplace(*std::move(tokenizer));
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // The conversation rendered with the generation prompt, and its ids.
+  std::string Render(const std::vector<text::ChatMessage>& messages) {
+    text::ChatOptions options;
+    options.add_generation_prompt = true;
+    absl::StatusOr<std::string> text = RenderChatPrompt(*tokenizer_, messages, options);
+    EXPECT_TRUE(text.ok()) << text.status();
+    return *text;
+  }
+  std::vector<int32_t> Encode(const std::string& text) {
+    absl::StatusOr<std::vector<int32_t>> ids = EncodePrompt(*tokenizer_, text);
+    EXPECT_TRUE(ids.ok()) << ids.status();
+    return *ids;
+  }
+  // `cortiq-chat ARGS` with `input` on stdin.
+  CommandResult Chat(const std::string& args, const std::string& input) {
+    const std::string file = dir_ + "/input.txt";
+    std::ofstream(file, std::ios::binary) << input;
+    return RunCommand(absl::StrCat(CORTIQ_CHAT_BINARY, " ", model_, " ", args, " <", file), dir_);
+  }
+  CommandResult Run(const std::string& args) {
+    return RunCommand(absl::StrCat(CORTIQ_RUN_BINARY, " ", model_, " ", args), dir_);
+  }
+
+  std::string dir_;
+  std::string model_;
+  std::unique_ptr<Artifact> artifact_;
+  std::optional<text::Tokenizer> tokenizer_;
+};
+
+// Three turns through a pipe: each reply is what one cortiq-run (greedy, same token limit) gives
+// for the whole conversation rendered so far, and each turn evaluates exactly the tokens of its
+// rendered conversation that the cache does not hold — the cache being the previous prompt and
+// the previous reply's tokens (all but the last, which is never evaluated; the ids come from
+// cortiq-run --tokens).
+TEST_F(CortiqChatTest, ThreeTurnsEvaluateOnlyNewTokensAndMatchCortiqRun) {
+  const std::vector<std::string> users = {"Hello there", "Tell me a story about the sea",
+                                          "Thanks, and one more"};
+  const std::string limits = "-n 8 --ignore-eos --special";
+  const CommandResult chat =
+      Chat(absl::StrCat("--temp 0 --verbose ", limits), absl::StrJoin(users, "\n") + "\n");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  const std::vector<TurnCounts> counts = ParseTurns(chat.err);
+  ASSERT_EQ(counts.size(), 3u) << chat.err;
+
+  std::vector<text::ChatMessage> messages;
+  std::string expected_out;
+  std::vector<int32_t> cache;  // what the chat's sequence holds after each turn
+  for (size_t k = 0; k < users.size(); ++k) {
+    messages.push_back(Message("user", users[k]));
+    const std::string rendered = Render(messages);
+    const std::vector<int32_t> prompt = Encode(rendered);
+    const std::string file = absl::StrCat(dir_, "/conversation", k, ".txt");
+    std::ofstream(file, std::ios::binary) << rendered;
+    const CommandResult run = Run(absl::StrCat("-f ", file, " --temp 0 ", limits));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    expected_out += run.out + "\n";
+
+    const int64_t reused = static_cast<int64_t>(
+        std::min(CommonPrefixLength(cache, prompt), prompt.size() - 1));
+    EXPECT_EQ(counts[k].reused, reused) << "turn " << k;
+    EXPECT_EQ(counts[k].evaluated, static_cast<int64_t>(prompt.size()) - reused) << "turn " << k;
+    if (k > 0) {
+      // The history is not evaluated again: at most the previous prompt's last token (merged
+      // with the reply's first bytes in this tokenizer, "\n" + text) differs.
+      EXPECT_GE(reused, static_cast<int64_t>(cache.size()) - 8 - 1) << "turn " << k;
+    }
+
+    const CommandResult ids = Run(absl::StrCat("--tokens ", absl::StrJoin(prompt, ","),
+                                               " -n 8 --ignore-eos"));
+    ASSERT_EQ(ids.exit_code, 0) << ids.err;
+    std::vector<int32_t> reply = ParseIds(ids.out);
+    ASSERT_EQ(reply.size(), 8u);
+    cache = prompt;
+    cache.insert(cache.end(), reply.begin(), reply.end() - 1);
+    messages.push_back(Message("assistant", run.out));
+  }
+  EXPECT_EQ(chat.out, expected_out);
+  EXPECT_THAT(chat.err, HasSubstr("session (3 turns)"));
+}
+
+// SIGINT while the model replies (no token limit, a context of 100000 positions: seconds of
+// generation) stops that reply and keeps it in the conversation: the next message is answered,
+// on top of the cached history. SIGINT at the prompt then ends the program (status 130).
+TEST_F(CortiqChatTest, SigintStopsTheReplyAndTheChatGoesOn) {
+  Child child({CORTIQ_CHAT_BINARY, model_, "-c", "100000", "--ignore-eos", "--verbose", "-s",
+               "1"});
+  child.Write("Hello\n");
+  // Some text of the reply, then Ctrl-C.
+  ASSERT_TRUE(child.WaitForOutputBytes(8, 30)) << child.err();
+  child.Signal(SIGINT);
+  ASSERT_TRUE(child.WaitForError("reply interrupted (kept in the conversation)", 30)) << child.err();
+  ASSERT_TRUE(child.WaitForError("stop: interrupted", 30)) << child.err();
+  const size_t first_reply_end = child.out().size();
+  EXPECT_EQ(child.out().back(), '\n');
+
+  child.Write("Go on\n");
+  ASSERT_TRUE(child.WaitForOutputBytes(first_reply_end + 8, 30)) << child.err();
+  child.Signal(SIGINT);
+  const size_t second = child.err().find("stop: interrupted") + 1;
+  ASSERT_TRUE(child.WaitForError("stop: interrupted", 30, second)) << child.err();
+  std::vector<TurnCounts> counts = ParseTurns(child.err());
+  ASSERT_EQ(counts.size(), 2u) << child.err();
+  // The second prompt holds the interrupted reply (the context grew past it) and reused at
+  // least the first prompt (how much of the reply is reused depends on whether its text
+  // re-encodes to the sampled tokens: the random tiny model samples non-canonical ones).
+  EXPECT_GE(counts[1].reused, counts[0].evaluated) << child.err();
+  EXPECT_GT(counts[1].reused + counts[1].evaluated, counts[0].evaluated + 8) << child.err();
+
+  child.Signal(SIGINT);  // at the prompt
+  EXPECT_EQ(child.Wait(30), 130) << child.err();
+  EXPECT_THAT(child.err(), HasSubstr("session (2 turns)"));
+}
+
+// /clear starts anew (nothing reused; the same first reply again), /help and unknown commands
+// are answered on stderr, /exit ends with status 0 before the rest of the input.
+TEST_F(CortiqChatTest, Commands) {
+  const CommandResult chat =
+      Chat("--temp 0 -n 6 --ignore-eos --verbose",
+           "Hello\nMore\n/clear\nHello\n/help\n/nonsense\n/exit\nNever sent\n");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  const CommandResult first = Chat("--temp 0 -n 6 --ignore-eos", "Hello\n");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_GT(chat.out.size(), 2 * first.out.size());
+  EXPECT_EQ(chat.out.substr(0, first.out.size()), first.out);
+  EXPECT_EQ(chat.out.substr(chat.out.size() - first.out.size()), first.out);
+  EXPECT_EQ(chat.out.find("Never"), std::string::npos);
+  const std::vector<TurnCounts> counts = ParseTurns(chat.err);
+  ASSERT_EQ(counts.size(), 3u) << chat.err;
+  EXPECT_EQ(counts[0].reused, 0);
+  EXPECT_GT(counts[1].reused, 0);
+  EXPECT_EQ(counts[2].reused, 0);
+  EXPECT_EQ(counts[2].evaluated, counts[0].evaluated);
+  EXPECT_THAT(chat.err, HasSubstr("new conversation"));
+  EXPECT_THAT(chat.err, HasSubstr("/drop"));  // the help
+  EXPECT_THAT(chat.err, HasSubstr("unknown command /nonsense (see /help)"));
+  EXPECT_THAT(chat.err, HasSubstr("session (3 turns)"));
+}
+
+// A trailing backslash and a """ block each make one message of several lines: the prompt has
+// the tokens of the conversation with that message (/clear between them: each is a first turn).
+TEST_F(CortiqChatTest, MultiLineInput) {
+  const CommandResult chat = Chat("--temp 0 -n 2 --verbose",
+                                  "first\\\nsecond\n/clear\n\"\"\"\nthird\n\nfourth\n\"\"\"\n");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  const std::vector<TurnCounts> counts = ParseTurns(chat.err);
+  ASSERT_EQ(counts.size(), 2u) << chat.err;
+  EXPECT_EQ(counts[0].evaluated,
+            static_cast<int64_t>(Encode(Render({Message("user", "first\nsecond")})).size()));
+  EXPECT_EQ(counts[1].reused, 0);
+  EXPECT_EQ(counts[1].evaluated,
+            static_cast<int64_t>(Encode(Render({Message("user", "third\n\nfourth")})).size()));
+  // Distinct from the message the lines would make without their continuation marks.
+  EXPECT_NE(Encode(Render({Message("user", "first\nsecond")})).size(),
+            Encode(Render({Message("user", "first")})).size());
+}
+
+// A message that does not fit the context is refused with the way out; the chat goes on.
+TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
+  std::string long_message;
+  for (int i = 0; i < 40; ++i) long_message += "word ";
+  const CommandResult chat = Chat("-c 32 --temp 0 -n 2 --ignore-eos",
+                                  long_message + "\n/clear\nHi\n");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("context full: the conversation is "));
+  EXPECT_THAT(chat.err, HasSubstr("the context holds 32"));
+  EXPECT_THAT(chat.err, HasSubstr("/clear starts a new conversation, /drop forgets the oldest"));
+  EXPECT_THAT(chat.err, HasSubstr("session (1 turns)"));
+  // A reply that fills the context is cut and said so.
+  const CommandResult cut = Chat("-c 16 --temp 0 --ignore-eos", "Hi\n");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_THAT(cut.err, HasSubstr("context full (16 positions): the reply was cut"));
+}
+
+// EOF ends the chat with status 0 and the session's timings; no prompt markers on a pipe.
+TEST_F(CortiqChatTest, EndOfInputEndsCleanly) {
+  const CommandResult chat = Chat("--temp 0 -n 3 --ignore-eos", "Hi");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_EQ(std::count(chat.out.begin(), chat.out.end(), '\n'), 1) << chat.out;
+  EXPECT_EQ(chat.out.find("> "), std::string::npos);
+  EXPECT_THAT(chat.err, HasSubstr("session (1 turns)"));
+  EXPECT_THAT(chat.err, HasSubstr("load time"));
+  const CommandResult empty = Chat("", "");
+  EXPECT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_EQ(empty.out, "");
+}
+
+}  // namespace
+}  // namespace cortiq

@@ -1,0 +1,120 @@
+// ChatSession (see chat_session.h).
+#include "tools/cortiq-chat/chat_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "runtime/generation/model_text.h"
+
+namespace cortiq {
+namespace {
+
+text::ChatMessage Message(const char* role, std::string content) {
+  text::ChatMessage m;
+  m.role = role;
+  m.content_kind = text::ChatMessage::ContentKind::kString;
+  m.content = std::move(content);
+  return m;
+}
+
+}  // namespace
+
+ChatSession::ChatSession(Sequence* sequence, const text::Tokenizer* tokenizer,
+                         sampling::Sampler* sampler, sampling::StopCondition* stop,
+                         GenerateOptions generate, bool enable_thinking)
+    : sequence_(sequence),
+      tokenizer_(tokenizer),
+      sampler_(sampler),
+      stop_(stop),
+      generate_(generate),
+      enable_thinking_(enable_thinking) {}
+
+std::vector<text::ChatMessage> ChatSession::Messages() const {
+  std::vector<text::ChatMessage> messages;
+  if (!system_.empty()) messages.push_back(Message("system", system_));
+  messages.insert(messages.end(), turns_.begin(), turns_.end());
+  return messages;
+}
+
+int ChatSession::exchanges() const {
+  int n = 0;
+  for (const text::ChatMessage& m : turns_) n += m.role == "user";
+  return n;
+}
+
+absl::StatusOr<std::string> ChatSession::Render(
+    absl::Span<const text::ChatMessage> messages) const {
+  text::ChatOptions options;
+  options.add_generation_prompt = true;
+  options.enable_thinking = enable_thinking_;
+  return RenderChatPrompt(*tokenizer_, messages, options);
+}
+
+absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink sink,
+                                           const std::atomic<bool>* interrupt,
+                                           PromptObserver progress) {
+  ChatTurn turn;
+  std::vector<text::ChatMessage> messages = Messages();
+  messages.push_back(Message("user", std::string(message)));
+  CORTIQ_ASSIGN_OR_RETURN(const std::string prompt_text, Render(messages));
+  CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> prompt, EncodePrompt(*tokenizer_, prompt_text));
+  turn.prompt_tokens = static_cast<int64_t>(prompt.size());
+  if (turn.prompt_tokens > sequence_->ctx_size()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "context full: the conversation is ", prompt.size(), " tokens with this message, the "
+        "context holds ", sequence_->ctx_size()));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  // What EvalReusingPrefix will evaluate (it keeps at most all but the last token).
+  const int64_t total = static_cast<int64_t>(
+      prompt.size() - std::min(CommonPrefixLength(sequence_->history(), prompt), prompt.size() - 1));
+  const auto observe = [&](const EvaluatedToken& t) { return progress(t, total); };
+  absl::StatusOr<PrefixReuse> reuse = EvalReusingPrefix(*sequence_, prompt, observe);
+  if (!reuse.ok()) {
+    if (absl::IsCancelled(reuse.status())) {
+      return absl::CancelledError("interrupted during the prompt");
+    }
+    return reuse.status();
+  }
+  turn.reuse = *reuse;
+  turn.prompt_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // The penalties see this turn's prompt, as a run over the rendered conversation would.
+  sampler_->ResetHistory();
+  for (const int32_t id : prompt) CORTIQ_RETURN_IF_ERROR(sampler_->Accept(id));
+  CORTIQ_ASSIGN_OR_RETURN(turn.generation, Generate(*sequence_, tokenizer_, *sampler_, *stop_,
+                                                    generate_, sink, interrupt));
+  const GenerationResult& g = turn.generation;
+  std::string reply;
+  if (g.reason == FinishReason::kStopString) {
+    reply = g.text;
+  } else {
+    std::vector<int32_t> kept = g.tokens;
+    if (g.reason == FinishReason::kEndOfGeneration && !kept.empty()) kept.pop_back();
+    text::DecodeOptions decode;  // special tokens kept: the thought channel's markers
+    CORTIQ_ASSIGN_OR_RETURN(reply, tokenizer_->Decode(kept, decode));
+  }
+  turns_.push_back(Message("user", std::string(message)));
+  turns_.push_back(Message("assistant", std::move(reply)));
+  return turn;
+}
+
+void ChatSession::Clear() {
+  turns_.clear();
+  sequence_->Reset();
+}
+
+bool ChatSession::DropOldestExchange() {
+  if (turns_.empty()) return false;
+  size_t end = 1;  // past the first user message and the assistant messages after it
+  while (end < turns_.size() && turns_[end].role != "user") ++end;
+  turns_.erase(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(end));
+  return true;
+}
+
+}  // namespace cortiq

@@ -1,0 +1,97 @@
+// ChatSession: a multi-turn conversation with a compiled model, kept in its KV cache — each turn
+// renders the whole conversation in the Gemma 4 chat format (earlier model turns without their
+// thought channel, as the official template renders them), encodes it and evaluates only the
+// tokens that differ from what the sequence already holds (EvalReusingPrefix: llama.cpp server's
+// prompt cache), then generates the model's turn (Generate) and keeps it as the next
+// assistant message. An interrupted or cut reply stays in the conversation as far as it got,
+// as llama.cpp's llama-cli keeps it.
+#ifndef CORTIQ_TOOLS_CORTIQ_CHAT_CHAT_SESSION_H_
+#define CORTIQ_TOOLS_CORTIQ_CHAT_CHAT_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
+#include "runtime/generation/generator.h"
+#include "runtime/generation/prefix_reuse.h"
+#include "runtime/sampling/sampler.h"
+#include "runtime/sampling/stop_condition.h"
+#include "runtime/sequence.h"
+#include "runtime/text/gemma4_chat.h"
+#include "runtime/text/tokenizer.h"
+
+namespace cortiq {
+
+// What one turn did.
+struct ChatTurn {
+  int64_t prompt_tokens = 0;  // tokens of the rendered conversation (with the generation prompt)
+  PrefixReuse reuse;          // of them, taken from the cache / evaluated
+  double prompt_seconds = 0;  // the evaluation of reuse.evaluated tokens
+  GenerationResult generation;
+};
+
+// Called after each evaluated prompt token: the token and the number of tokens being evaluated.
+using PromptObserver = absl::FunctionRef<absl::Status(const EvaluatedToken& token, int64_t total)>;
+
+class ChatSession {
+ public:
+  // Everything given must outlive the session. `end_of_turn` decides the end of the model's
+  // turn (ChatEndOfTurnIds) and the stop strings; `generate` the token limit per turn and
+  // whether special tokens are printed; `enable_thinking` renders <|think|> in the system turn.
+  ChatSession(Sequence* sequence, const text::Tokenizer* tokenizer, sampling::Sampler* sampler,
+              sampling::StopCondition* stop, GenerateOptions generate, bool enable_thinking);
+
+  // The system message ("" = none). Takes effect at the next turn (the whole conversation is
+  // then re-evaluated, since it comes first).
+  void set_system(std::string system) { system_ = std::move(system); }
+  const std::string& system() const { return system_; }
+
+  // One turn: the user's `message`, then the model's reply streamed to `sink`. The reply (the
+  // text of its tokens with special tokens, without the final end-of-turn token; for a stop
+  // string the text before it) joins the conversation whatever ended it. `interrupt` (may be
+  // null) stops the reply; `progress` is called after each evaluated prompt token with the
+  // number of tokens this turn evaluates (an error, e.g. Cancelled, stops the evaluation).
+  //
+  // Errors, after which the conversation is as before the call (the user message dropped):
+  // ResourceExhausted "context full: ..." when the rendered conversation does not fit the
+  // context (nothing evaluated; the caller may Clear or DropOldestExchange); Cancelled when
+  // interrupted during the prompt; those of the renderer (Unimplemented, InvalidArgument), the
+  // tokenizer, Sequence::Eval, the sampler and the sink.
+  absl::StatusOr<ChatTurn> Turn(absl::string_view message, TextSink sink,
+                                const std::atomic<bool>* interrupt,
+                                PromptObserver progress);
+
+  // Forgets the conversation (the system message stays) and starts the sequence anew.
+  void Clear();
+
+  // Drops the oldest user message and the replies to it (the system message stays); the next
+  // turn re-evaluates what remains. False if there is none.
+  bool DropOldestExchange();
+
+  // The conversation so far: the system message (if any) first, then user and assistant
+  // messages in turn.
+  std::vector<text::ChatMessage> Messages() const;
+  // User messages in the conversation.
+  int exchanges() const;
+
+  // The prompt of `messages` plus the generation prompt, as this session renders it.
+  absl::StatusOr<std::string> Render(absl::Span<const text::ChatMessage> messages) const;
+
+ private:
+  Sequence* sequence_;
+  const text::Tokenizer* tokenizer_;
+  sampling::Sampler* sampler_;
+  sampling::StopCondition* stop_;
+  GenerateOptions generate_;
+  bool enable_thinking_;
+  std::string system_;
+  std::vector<text::ChatMessage> turns_;  // user / assistant, without the system message
+};
+
+}  // namespace cortiq
+
+#endif  // CORTIQ_TOOLS_CORTIQ_CHAT_CHAT_SESSION_H_
