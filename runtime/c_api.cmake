@@ -18,9 +18,9 @@ if(NOT CORTIQ_API_VERSION_MAJOR MATCHES "^[0-9]+$" OR NOT CORTIQ_API_VERSION_MIN
 endif()
 set(CORTIQ_API_VERSION_STRING "${CORTIQ_API_VERSION_MAJOR}.${CORTIQ_API_VERSION_MINOR}.0")
 
-add_library(cortiq SHARED c_api.cc)
+add_library(cortiq SHARED c_api.cc c_api_text.cc)
 add_library(cortiq::cortiq ALIAS cortiq)
-target_link_libraries(cortiq PRIVATE cortiq_runtime)
+target_link_libraries(cortiq PRIVATE cortiq_generation cortiq_runtime)
 target_include_directories(cortiq INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

@@ -51,8 +51,10 @@ extern "C" {
  * compiled against major M works with a library whose cortiq_api_version() has major M and an
  * equal or newer minor. */
 #define CORTIQ_API_VERSION_MAJOR 1
-/* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. */
-#define CORTIQ_API_VERSION_MINOR 2
+/* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. 1.3: text — tokenize,
+ * detokenize, token pieces, a stream decoder, special tokens, the end-of-generation check, the
+ * chat format — and the sampler. */
+#define CORTIQ_API_VERSION_MINOR 3
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
@@ -84,6 +86,8 @@ typedef enum cortiq_status {
 
 typedef struct cortiq_model cortiq_model;     /* an opened artifact */
 typedef struct cortiq_session cortiq_session; /* one sequence being decoded */
+typedef struct cortiq_sampler cortiq_sampler; /* API 1.3: one sequence's sampler chain */
+typedef struct cortiq_decoder cortiq_decoder; /* API 1.3: streamed ids -> whole UTF-8 text */
 
 /* Facts about an opened model. The caller sets struct_size = sizeof(cortiq_model_info) (its own
  * version of the struct): the library fills the fields it knows that fit and zeroes the rest. */
@@ -275,6 +279,182 @@ CORTIQ_API cortiq_status cortiq_session_restore(cortiq_session* session, const v
  * (NULL session), BUSY. */
 CORTIQ_API cortiq_status cortiq_session_set_observer(cortiq_session* session,
                                                      cortiq_observer_fn fn, void* user_data);
+
+/* ---- Text (API 1.3) ----------------------------------------------------------------------
+ * The model's own tokenizer, carried inside the artifact (compiled from the checkpoint's
+ * tokenizer.json or a GGUF's tokenizer.ggml.* keys): Hugging Face `tokenizers` ids. A model
+ * compiled without a tokenizer (or by a cortiq before artifact format 3.1) opens as before; its
+ * text calls fail with FAILED_PRECONDITION ("the model has no tokenizer"). Text is UTF-8 and is
+ * given with its length in bytes (it need not be NUL-terminated; it may contain NUL bytes).
+ *
+ * Output buffers follow one pattern: with a NULL buffer the call stores the size it needs and
+ * returns OK (the query); with a buffer too small it fails with INVALID_ARGUMENT naming the
+ * size needed and writes nothing. Text outputs get a terminating NUL after `*length` bytes, so
+ * they need *length + 1 bytes. */
+
+/* Kinds of special tokens (cortiq_model_special_token). */
+typedef enum cortiq_token_kind {
+  CORTIQ_TOKEN_BOS = 0,         /* beginning of sequence (Gemma: <bos> = 2) */
+  CORTIQ_TOKEN_EOS = 1,         /* end of sequence (Gemma: <eos> = 1) */
+  CORTIQ_TOKEN_END_OF_TURN = 2, /* end of a chat turn (Gemma 4: <turn|> = 106) */
+  CORTIQ_TOKEN_PAD = 3,         /* padding (Gemma: <pad> = 0) */
+  CORTIQ_TOKEN_UNK = 4          /* unknown (Gemma: <unk> = 3) */
+} cortiq_token_kind;
+
+/* One message of a conversation (cortiq_model_chat_format): NUL-terminated UTF-8. `role` is
+ * "system", "user", "assistant" (rendered as the model's turn) or another role, rendered as
+ * given. */
+typedef struct cortiq_chat_message {
+  const char* role;
+  const char* content;
+} cortiq_chat_message;
+
+/* The ids of `text` (text_length bytes of UTF-8) into tokens[0 .. *n_tokens) (capacity
+ * `capacity` ids; tokens = NULL: only *n_tokens is stored). Special-token strings written in the
+ * text ("<start_of_turn>", "<|turn>") are matched as those tokens, as Hugging Face tokenizers
+ * does. add_special != 0 applies the tokenizer's post-processor (Gemma: <bos> first) unless the
+ * text already starts with the bos token's string (a rendered chat prompt), which would
+ * otherwise be doubled — as apply_chat_template(tokenize=True) does. Errors: INVALID_ARGUMENT
+ * (NULL model/n_tokens, NULL text with text_length > 0, text not valid UTF-8 (naming the byte),
+ * capacity too small), FAILED_PRECONDITION (no tokenizer). */
+CORTIQ_API cortiq_status cortiq_tokenize(const cortiq_model* model, const char* text,
+                                         size_t text_length, int add_special, int32_t* tokens,
+                                         size_t capacity, size_t* n_tokens);
+
+/* The text of tokens[0 .. n_tokens) into text (capacity `capacity` bytes; NULL: only *length
+ * is stored), as Hugging Face tokenizers' decode: byte-fallback tokens become their bytes (a
+ * sequence that is not valid UTF-8 becomes U+FFFD per byte), special tokens are left out when
+ * skip_special != 0. Errors: INVALID_ARGUMENT (NULL model/length, NULL tokens with n_tokens > 0,
+ * a token id outside the tokenizer's vocabulary (naming its index), capacity < *length + 1),
+ * FAILED_PRECONDITION (no tokenizer). */
+CORTIQ_API cortiq_status cortiq_detokenize(const cortiq_model* model, const int32_t* tokens,
+                                           size_t n_tokens, int skip_special, char* text,
+                                           size_t capacity, size_t* length);
+
+/* The string of one token as the vocabulary spells it, before decoding ("▁Hello", "<0x0A>",
+ * "<bos>"; what `cortiq-tokenize --pieces` prints), into piece (capacity `capacity`; NULL: only
+ * *length). For text use cortiq_detokenize or a cortiq_decoder. Errors: INVALID_ARGUMENT (NULL
+ * model/length, token outside the vocabulary, capacity too small), FAILED_PRECONDITION. */
+CORTIQ_API cortiq_status cortiq_token_piece(const cortiq_model* model, int32_t token,
+                                            char* piece, size_t capacity, size_t* length);
+
+/* Stores in *token the id of the model's special token of `kind`, or -1 if the tokenizer has
+ * none. Errors: INVALID_ARGUMENT (NULL model/token, kind not a cortiq_token_kind),
+ * FAILED_PRECONDITION (no tokenizer). */
+CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
+                                                    cortiq_token_kind kind, int32_t* token);
+
+/* Stores in *result 1 if generation stops at `token`, else 0: the checkpoint's end-of-generation
+ * ids (generation_config.json eos_token_id, a GGUF's eos/eot; Gemma 4: <eos> 1 and <turn|> 106)
+ * and the chat format's end of turn. A model without a tokenizer has none (always 0). Errors:
+ * INVALID_ARGUMENT (NULL model/result, token outside [0, vocab_size)). */
+CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* model,
+                                                           int32_t token, int* result);
+
+/* Renders messages[0 .. n_messages) in the model's chat format — the Gemma 4 format, built in,
+ * as the official chat_template.jinja renders it: <bos>, a system turn if a system message comes
+ * first or enable_thinking != 0 (<|think|>), then <|turn>ROLE\n CONTENT <turn|>\n per message
+ * (content trimmed; earlier model turns without their <|channel>…<channel|> thought parts) and,
+ * with add_generation_prompt != 0, <|turn>model\n — into text (NULL: only *length). Tokenize
+ * the result with add_special = 1 (its <bos> is not doubled). Errors: INVALID_ARGUMENT (NULL
+ * model/length, NULL messages with n_messages > 0, no messages, a NULL role or content (naming
+ * the message), a "tool" message (tool turns are not supported), capacity too small),
+ * FAILED_PRECONDITION (no tokenizer). */
+CORTIQ_API cortiq_status cortiq_model_chat_format(const cortiq_model* model,
+                                                  const cortiq_chat_message* messages,
+                                                  size_t n_messages, int add_generation_prompt,
+                                                  int enable_thinking, char* text,
+                                                  size_t capacity, size_t* length);
+
+/* A stream decoder for generated ids: push each id and get the text that is final so far —
+ * whole UTF-8 characters only (a character spelled by several byte-fallback tokens is held back
+ * until complete); the concatenation of every push and the finish equals cortiq_detokenize of
+ * all the ids. Stores a new decoder in *decoder (skip_special != 0: special tokens left out).
+ * One thread at a time. Errors: INVALID_ARGUMENT (NULL model/decoder), FAILED_PRECONDITION (no
+ * tokenizer), OUT_OF_MEMORY. */
+CORTIQ_API cortiq_status cortiq_decoder_create(const cortiq_model* model, int skip_special,
+                                               cortiq_decoder** decoder);
+
+/* Adds `token`; stores in *text / *length the newly final text (often empty), NUL-terminated,
+ * valid until the next call on the decoder. Errors (the decoder unchanged): INVALID_ARGUMENT
+ * (NULL decoder/text/length, token outside the vocabulary). */
+CORTIQ_API cortiq_status cortiq_decoder_push(cortiq_decoder* decoder, int32_t token,
+                                             const char** text, size_t* length);
+
+/* The rest of the text (held-back bytes, as U+FFFD if they never completed a character), as
+ * cortiq_decoder_push returns it; the decoder then starts anew. Errors: INVALID_ARGUMENT (NULL
+ * decoder/text/length). */
+CORTIQ_API cortiq_status cortiq_decoder_finish(cortiq_decoder* decoder, const char** text,
+                                               size_t* length);
+
+/* Frees the decoder. NULL is ignored. */
+CORTIQ_API void cortiq_decoder_free(cortiq_decoder* decoder);
+
+/* ---- Sampling (API 1.3) ------------------------------------------------------------------
+ * llama.cpp's default sampler chain: logit bias → repetition / frequency / presence penalties
+ * over the last repeat_last_n accepted tokens → top_k → typical_p → top_p → min_p → temperature
+ * → a seeded draw (greedy at temperature 0). The same options, seed, logits and accepted tokens
+ * give the same tokens on every machine and for every thread count. */
+
+/* Seed meaning "draw one at random" (cortiq_sampler_seed then tells it). */
+#define CORTIQ_SEED_RANDOM UINT64_MAX
+
+/* Options of cortiq_sampler_create; start from cortiq_sampler_default_options (the model's).
+ * Versioned like cortiq_session_options (struct_size; fields a newer header adds must be 0). */
+typedef struct cortiq_sampler_options {
+  size_t struct_size;      /* bytes: sizeof(cortiq_sampler_options) as the caller compiled it */
+  float temperature;       /* >= 0; 0 = greedy */
+  int32_t top_k;           /* >= 0; 0 = off */
+  float top_p;             /* (0, 1]; 1 = off */
+  float min_p;             /* [0, 1]; 0 = off */
+  float typical_p;         /* (0, 1]; 1 = off */
+  float repeat_penalty;    /* > 0; 1 = off (transformers' repetition_penalty) */
+  int32_t repeat_last_n;   /* penalty window: >= -1; 0 = off, -1 = every accepted token */
+  float frequency_penalty; /* OpenAI frequency_penalty; 0 = off */
+  float presence_penalty;  /* OpenAI presence_penalty; 0 = off */
+  int32_t min_keep;        /* >= 0: top_p / min_p / typical_p keep at least this many */
+  uint64_t seed;           /* CORTIQ_SEED_RANDOM = a random seed */
+} cortiq_sampler_options;
+
+/* The model's sampling defaults into *options (struct_size set): its generation config's
+ * (Gemma 4: temperature 1, top_k 64, top_p 0.95), llama.cpp's for the rest (min_p 0.05,
+ * repeat_last_n 64, penalties off), seed CORTIQ_SEED_RANDOM; llama.cpp's alone for a model
+ * without a tokenizer. Errors: INVALID_ARGUMENT (NULL model/options). */
+CORTIQ_API cortiq_status cortiq_sampler_default_options(const cortiq_model* model,
+                                                        cortiq_sampler_options* options);
+
+/* Creates a sampler for `model` (options NULL = cortiq_sampler_default_options) and stores it in
+ * *sampler. Ids the tokenizer has no string for (rows of a padded LM head) are never sampled.
+ * The sampler may outlive the model handle. Errors: INVALID_ARGUMENT (NULL model/sampler, a
+ * struct_size or option out of range, naming it: "top_p must be in (0, 1], got 1.5"),
+ * OUT_OF_MEMORY. */
+CORTIQ_API cortiq_status cortiq_sampler_create(const cortiq_model* model,
+                                               const cortiq_sampler_options* options,
+                                               cortiq_sampler** sampler);
+
+/* Samples the next token from `session`'s last logits (see cortiq_session_logits) into *token.
+ * Does not accept it (call cortiq_sampler_accept, as llama.cpp's samplers do). Errors:
+ * INVALID_ARGUMENT (NULL sampler/session/token, a session of another model's vocabulary size),
+ * FAILED_PRECONDITION (the session has no logits; or every logit is -inf after the bias),
+ * NUMERIC_ERROR (a logit is NaN or +inf), BUSY (the session or the sampler is in use). */
+CORTIQ_API cortiq_status cortiq_sampler_sample(cortiq_sampler* sampler, cortiq_session* session,
+                                               int32_t* token);
+
+/* Adds `token` to the penalty history (accept the prompt's tokens too, so that repeats of the
+ * prompt are penalized). Errors: INVALID_ARGUMENT (NULL sampler, token outside
+ * [0, vocab_size)), BUSY. */
+CORTIQ_API cortiq_status cortiq_sampler_accept(cortiq_sampler* sampler, int32_t token);
+
+/* Forgets the history and restarts the generator from the seed: the sampler then draws what a
+ * new one would. Errors: INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_sampler_reset(cortiq_sampler* sampler);
+
+/* Stores in *seed the seed in use (the one drawn when the options said CORTIQ_SEED_RANDOM).
+ * Errors: INVALID_ARGUMENT (NULL), BUSY. */
+CORTIQ_API cortiq_status cortiq_sampler_seed(cortiq_sampler* sampler, uint64_t* seed);
+
+/* Frees the sampler. NULL is ignored. */
+CORTIQ_API void cortiq_sampler_free(cortiq_sampler* sampler);
 
 #ifdef __cplusplus
 } /* extern "C" */

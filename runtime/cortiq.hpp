@@ -25,8 +25,16 @@ struct ModelDeleter {
 struct SessionDeleter {
   void operator()(cortiq_session* session) const noexcept { cortiq_session_free(session); }
 };
+struct SamplerDeleter {
+  void operator()(cortiq_sampler* sampler) const noexcept { cortiq_sampler_free(sampler); }
+};
+struct DecoderDeleter {
+  void operator()(cortiq_decoder* decoder) const noexcept { cortiq_decoder_free(decoder); }
+};
 using ModelPtr = std::unique_ptr<cortiq_model, ModelDeleter>;
 using SessionPtr = std::unique_ptr<cortiq_session, SessionDeleter>;
+using SamplerPtr = std::unique_ptr<cortiq_sampler, SamplerDeleter>;
+using DecoderPtr = std::unique_ptr<cortiq_decoder, DecoderDeleter>;
 
 // A failed C API call: the status and cortiq_last_error()'s message.
 class Error : public std::runtime_error {
@@ -65,6 +73,68 @@ class Model {
   // Checks every weight against its hashes (cortiq_model_verify); throws Error (CORRUPT_DATA
   // naming the damaged weights, FAILED_PRECONDITION without hashes).
   void Verify(int32_t threads = 1) const { Check(cortiq_model_verify(model_.get(), threads)); }
+
+  // The ids of `text` (cortiq_tokenize; add_special: <bos> first unless the text has it).
+  std::vector<int32_t> Tokenize(const std::string& text, bool add_special = true) const {
+    size_t n = 0;
+    Check(cortiq_tokenize(model_.get(), text.data(), text.size(), add_special, nullptr, 0, &n));
+    std::vector<int32_t> ids(n);
+    Check(cortiq_tokenize(model_.get(), text.data(), text.size(), add_special, ids.data(),
+                          ids.size(), &n));
+    return ids;
+  }
+  // The text of `tokens` (cortiq_detokenize).
+  std::string Detokenize(const std::vector<int32_t>& tokens, bool skip_special = false) const {
+    size_t length = 0;
+    Check(cortiq_detokenize(model_.get(), tokens.data(), tokens.size(), skip_special, nullptr, 0,
+                            &length));
+    std::string text(length + 1, '\0');
+    Check(cortiq_detokenize(model_.get(), tokens.data(), tokens.size(), skip_special, &text[0],
+                            text.size(), &length));
+    text.resize(length);
+    return text;
+  }
+  // The vocabulary's string of `token` (cortiq_token_piece).
+  std::string TokenPiece(int32_t token) const {
+    size_t length = 0;
+    Check(cortiq_token_piece(model_.get(), token, nullptr, 0, &length));
+    std::string piece(length + 1, '\0');
+    Check(cortiq_token_piece(model_.get(), token, &piece[0], piece.size(), &length));
+    piece.resize(length);
+    return piece;
+  }
+  // The id of a special token, -1 if none (cortiq_model_special_token).
+  int32_t SpecialToken(cortiq_token_kind kind) const {
+    int32_t id = -1;
+    Check(cortiq_model_special_token(model_.get(), kind, &id));
+    return id;
+  }
+  bool IsEndOfGeneration(int32_t token) const {
+    int result = 0;
+    Check(cortiq_token_is_end_of_generation(model_.get(), token, &result));
+    return result != 0;
+  }
+  // The conversation in the model's chat format (cortiq_model_chat_format); each pair is
+  // {role, content}.
+  std::string ChatFormat(const std::vector<std::pair<std::string, std::string>>& messages,
+                         bool add_generation_prompt = true, bool enable_thinking = false) const {
+    std::vector<cortiq_chat_message> m;
+    for (const auto& [role, content] : messages) m.push_back({role.c_str(), content.c_str()});
+    size_t length = 0;
+    Check(cortiq_model_chat_format(model_.get(), m.data(), m.size(), add_generation_prompt,
+                                   enable_thinking, nullptr, 0, &length));
+    std::string text(length + 1, '\0');
+    Check(cortiq_model_chat_format(model_.get(), m.data(), m.size(), add_generation_prompt,
+                                   enable_thinking, &text[0], text.size(), &length));
+    text.resize(length);
+    return text;
+  }
+  // The model's sampling defaults (cortiq_sampler_default_options).
+  cortiq_sampler_options DefaultSamplerOptions() const {
+    cortiq_sampler_options options{};
+    Check(cortiq_sampler_default_options(model_.get(), &options));
+    return options;
+  }
 
   cortiq_model* get() const noexcept { return model_.get(); }
 
@@ -139,6 +209,64 @@ class Session {
  private:
   size_t vocab_size_;
   SessionPtr session_;
+};
+
+// A sampler chain (cortiq_sampler_*) for one sequence. Movable, not copyable.
+class Sampler {
+ public:
+  // With the model's defaults.
+  explicit Sampler(const Model& model) { Create(model, nullptr); }
+  Sampler(const Model& model, const cortiq_sampler_options& options) { Create(model, &options); }
+
+  // The next token from the session's last logits; not accepted (see Accept).
+  int32_t Sample(Session& session) {
+    int32_t token = -1;
+    Check(cortiq_sampler_sample(sampler_.get(), session.get(), &token));
+    return token;
+  }
+  void Accept(int32_t token) { Check(cortiq_sampler_accept(sampler_.get(), token)); }
+  void Reset() { Check(cortiq_sampler_reset(sampler_.get())); }
+  uint64_t Seed() {
+    uint64_t seed = 0;
+    Check(cortiq_sampler_seed(sampler_.get(), &seed));
+    return seed;
+  }
+  cortiq_sampler* get() const noexcept { return sampler_.get(); }
+
+ private:
+  void Create(const Model& model, const cortiq_sampler_options* options) {
+    cortiq_sampler* sampler = nullptr;
+    Check(cortiq_sampler_create(model.get(), options, &sampler));
+    sampler_.reset(sampler);
+  }
+  SamplerPtr sampler_;
+};
+
+// Streamed ids to whole UTF-8 text (cortiq_decoder_*). Movable, not copyable.
+class Decoder {
+ public:
+  explicit Decoder(const Model& model, bool skip_special = true) {
+    cortiq_decoder* decoder = nullptr;
+    Check(cortiq_decoder_create(model.get(), skip_special, &decoder));
+    decoder_.reset(decoder);
+  }
+  // The text that `token` makes final (often empty).
+  std::string Push(int32_t token) {
+    const char* text = nullptr;
+    size_t length = 0;
+    Check(cortiq_decoder_push(decoder_.get(), token, &text, &length));
+    return std::string(text, length);
+  }
+  // The held-back rest; the decoder starts anew.
+  std::string Finish() {
+    const char* text = nullptr;
+    size_t length = 0;
+    Check(cortiq_decoder_finish(decoder_.get(), &text, &length));
+    return std::string(text, length);
+  }
+
+ private:
+  DecoderPtr decoder_;
 };
 
 }  // namespace api

@@ -7,7 +7,9 @@
  * TOKENS is a comma-separated list ("2,80,78") or a file holding the ids (e.g. a JSON array,
  * tests/data/golden/<case>/tokens.json). REF.f32 is raw float32 [T, vocab_size], row t = the
  * logits after tokens 0..t (the golden logits_ref.f32); with it the exit status is 0 only if
- * max |logit - ref| <= 1e-3. Exit status 1 on any error. */
+ * max |logit - ref| <= 1e-3. Then, if the model carries a tokenizer, it prints the prompt as text
+ * and a greedy continuation of 16 tokens streamed through the sampler and the stream decoder
+ * (API 1.3). Exit status 1 on any error. */
 #include <cortiq/cortiq.h>
 
 #include <math.h>
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
          (long long)info.max_context, (unsigned long long)info.weight_bytes);
   vocab = (size_t)info.vocab_size;
 
-  options.ctx_size = n_tokens;
+  options.ctx_size = n_tokens + 16; /* room for the continuation */
   status = cortiq_session_create(model, &options, &session);
   if (status != CORTIQ_STATUS_OK) {
     exit_code = fail("cortiq_session_create", status);
@@ -173,6 +175,73 @@ int main(int argc, char** argv) {
     free(ref);
     printf("max |logit - ref| over %zu positions: %.3g (tolerance 1e-3)\n", n_tokens, max_diff);
     if (!(max_diff <= 1e-3)) exit_code = 1;
+  }
+
+  /* Text (API 1.3): the prompt, then 16 greedy tokens, stopping at an end-of-generation id. */
+  {
+    size_t length = 0;
+    char* text;
+    cortiq_sampler_options sampler_options;
+    cortiq_sampler* sampler = NULL;
+    cortiq_decoder* decoder = NULL;
+    int step;
+    status = cortiq_detokenize(model, tokens, n_tokens, 0, NULL, 0, &length);
+    if (status == CORTIQ_STATUS_FAILED_PRECONDITION) {
+      printf("(the model has no tokenizer: no text)\n");
+      goto done;
+    }
+    if (status != CORTIQ_STATUS_OK) {
+      exit_code = fail("cortiq_detokenize", status);
+      goto done;
+    }
+    text = (char*)malloc(length + 1);
+    if (text == NULL || cortiq_detokenize(model, tokens, n_tokens, 0, text, length + 1,
+                                          &length) != CORTIQ_STATUS_OK) {
+      free(text);
+      exit_code = fail("cortiq_detokenize", CORTIQ_STATUS_OUT_OF_MEMORY);
+      goto done;
+    }
+    printf("prompt: %s\ncontinuation: ", text);
+    free(text);
+    if ((status = cortiq_sampler_default_options(model, &sampler_options)) != CORTIQ_STATUS_OK ||
+        (sampler_options.temperature = 0.0f,
+         (status = cortiq_sampler_create(model, &sampler_options, &sampler)) != CORTIQ_STATUS_OK) ||
+        (status = cortiq_decoder_create(model, 1, &decoder)) != CORTIQ_STATUS_OK) {
+      exit_code = fail("creating the sampler and decoder", status);
+      cortiq_sampler_free(sampler);
+      goto done;
+    }
+    for (i = 0; i < n_tokens; ++i) cortiq_sampler_accept(sampler, tokens[i]);
+    for (step = 0; step < 16; ++step) {
+      int32_t next = 0;
+      int end = 0;
+      const char* piece;
+      size_t piece_length;
+      if ((status = cortiq_sampler_sample(sampler, session, &next)) != CORTIQ_STATUS_OK ||
+          (status = cortiq_sampler_accept(sampler, next)) != CORTIQ_STATUS_OK ||
+          (status = cortiq_token_is_end_of_generation(model, next, &end)) != CORTIQ_STATUS_OK) {
+        exit_code = fail("sampling", status);
+        break;
+      }
+      if (end) break;
+      if ((status = cortiq_decoder_push(decoder, next, &piece, &piece_length)) != CORTIQ_STATUS_OK ||
+          (status = cortiq_session_eval(session, &next, 1, NULL, 0)) != CORTIQ_STATUS_OK) {
+        exit_code = fail("decoding", status);
+        break;
+      }
+      fwrite(piece, 1, piece_length, stdout);
+      fflush(stdout);
+    }
+    {
+      const char* rest;
+      size_t rest_length;
+      if (cortiq_decoder_finish(decoder, &rest, &rest_length) == CORTIQ_STATUS_OK) {
+        fwrite(rest, 1, rest_length, stdout);
+      }
+    }
+    printf("\n");
+    cortiq_decoder_free(decoder);
+    cortiq_sampler_free(sampler);
   }
 
 done:

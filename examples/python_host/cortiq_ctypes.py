@@ -9,7 +9,17 @@ raise CortiqError for a failed call.
         session.eval([2, 17, 300])
         logits = session.logits()          # array('f') of vocab_size floats
 
-As a script it checks a compiled model against a golden case:
+Text (API 1.3): model.tokenize(text), model.detokenize(ids), model.chat_format(messages),
+model.is_end_of_generation(id), Sampler(model, temperature=..., seed=...) and
+Decoder(model); chat(model) is a small chat program over them (the `chat` command below).
+
+    cortiq_ctypes.py [--lib LIBCORTIQ] chat MODEL.cortiq [--temp T] [--seed S] [-n N]
+
+reads one user message per line from stdin and streams each reply to stdout (one line per
+reply on a pipe), keeping the conversation in the session: each turn evaluates only the tokens
+of the rendered conversation that the session does not already hold.
+
+As a script it otherwise checks a compiled model against a golden case:
 
     cortiq_ctypes.py [--lib LIBCORTIQ] MODEL.cortiq TOKENS.json LOGITS_REF.f32
 
@@ -68,6 +78,27 @@ class SessionOptions(ctypes.Structure):
     ]
 
 
+class SamplerOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("temperature", ctypes.c_float),
+        ("top_k", ctypes.c_int32),
+        ("top_p", ctypes.c_float),
+        ("min_p", ctypes.c_float),
+        ("typical_p", ctypes.c_float),
+        ("repeat_penalty", ctypes.c_float),
+        ("repeat_last_n", ctypes.c_int32),
+        ("frequency_penalty", ctypes.c_float),
+        ("presence_penalty", ctypes.c_float),
+        ("min_keep", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+class ChatMessage(ctypes.Structure):
+    _fields_ = [("role", ctypes.c_char_p), ("content", ctypes.c_char_p)]
+
+
 class Library:
     """libcortiq.so, with the prototypes of cortiq.h declared."""
 
@@ -99,6 +130,30 @@ class Library:
             "cortiq_session_save": (st, [P, ctypes.c_void_p, ctypes.c_size_t]),
             "cortiq_session_restore": (st, [P, ctypes.c_void_p, ctypes.c_size_t]),
         }
+        ints = ctypes.POINTER(ctypes.c_int32)
+        text_protos = {  # API 1.3
+            "cortiq_tokenize": (st, [P, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int, ints,
+                                     ctypes.c_size_t, size_p]),
+            "cortiq_detokenize": (st, [P, ints, ctypes.c_size_t, ctypes.c_int, ctypes.c_char_p,
+                                       ctypes.c_size_t, size_p]),
+            "cortiq_token_is_end_of_generation": (st, [P, ctypes.c_int32,
+                                                       ctypes.POINTER(ctypes.c_int)]),
+            "cortiq_model_chat_format": (st, [P, ctypes.POINTER(ChatMessage), ctypes.c_size_t,
+                                              ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                              ctypes.c_size_t, size_p]),
+            "cortiq_sampler_default_options": (st, [P, ctypes.POINTER(SamplerOptions)]),
+            "cortiq_sampler_create": (st, [P, ctypes.POINTER(SamplerOptions), ctypes.POINTER(P)]),
+            "cortiq_sampler_sample": (st, [P, P, ints]),
+            "cortiq_sampler_accept": (st, [P, ctypes.c_int32]),
+            "cortiq_sampler_free": (None, [P]),
+            "cortiq_decoder_create": (st, [P, ctypes.c_int, ctypes.POINTER(P)]),
+            "cortiq_decoder_push": (st, [P, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p),
+                                         size_p]),
+            "cortiq_decoder_finish": (st, [P, ctypes.POINTER(ctypes.c_char_p), size_p]),
+            "cortiq_decoder_free": (None, [P]),
+        }
+        if (self.lib.cortiq_api_version() & 0xFFFF) >= 3:  # an older library has no text calls
+            protos.update(text_protos)
         for name, (restype, argtypes) in protos.items():
             fn = getattr(L, name)
             fn.restype = restype
@@ -133,6 +188,44 @@ class Model:
 
     def new_session(self, ctx_size=0, threads=0, batch_size=0):
         return Session(self, ctx_size, threads, batch_size)
+
+    def tokenize(self, text, add_special=True):
+        """The ids of `text` (str), <bos> first with add_special (not doubled)."""
+        data = text.encode()
+        n = ctypes.c_size_t()
+        self.library.call("cortiq_tokenize", self.handle, data, len(data), int(add_special),
+                          None, 0, ctypes.byref(n))
+        ids = (ctypes.c_int32 * n.value)()
+        self.library.call("cortiq_tokenize", self.handle, data, len(data), int(add_special),
+                          ids, n.value, ctypes.byref(n))
+        return list(ids)
+
+    def detokenize(self, ids, skip_special=False):
+        arr = (ctypes.c_int32 * len(ids))(*ids)
+        n = ctypes.c_size_t()
+        self.library.call("cortiq_detokenize", self.handle, arr, len(ids), int(skip_special),
+                          None, 0, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value + 1)
+        self.library.call("cortiq_detokenize", self.handle, arr, len(ids), int(skip_special),
+                          buf, n.value + 1, ctypes.byref(n))
+        return buf.raw[:n.value].decode(errors="replace")
+
+    def chat_format(self, messages, add_generation_prompt=True, thinking=False):
+        """`messages`: [(role, content)] -> the prompt text in the model's chat format."""
+        arr = (ChatMessage * len(messages))(
+            *[ChatMessage(r.encode(), c.encode()) for r, c in messages])
+        n = ctypes.c_size_t()
+        args = (self.handle, arr, len(messages), int(add_generation_prompt), int(thinking))
+        self.library.call("cortiq_model_chat_format", *args, None, 0, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value + 1)
+        self.library.call("cortiq_model_chat_format", *args, buf, n.value + 1, ctypes.byref(n))
+        return buf.raw[:n.value].decode()
+
+    def is_end_of_generation(self, token):
+        result = ctypes.c_int()
+        self.library.call("cortiq_token_is_end_of_generation", self.handle, token,
+                          ctypes.byref(result))
+        return bool(result.value)
 
     def close(self):
         if self.handle:
@@ -220,6 +313,104 @@ class Session:
 
 # ---- Golden check (script mode) -------------------------------------------------------------
 
+class Sampler:
+    """cortiq_sampler: the model's sampling defaults, overridden by keyword (temperature=0 is
+    greedy; seed=None a random seed)."""
+
+    def __init__(self, model, seed=None, **overrides):
+        self.library = model.library
+        options = SamplerOptions()
+        self.library.call("cortiq_sampler_default_options", model.handle, ctypes.byref(options))
+        for name, value in overrides.items():
+            setattr(options, name, value)
+        if seed is not None:
+            options.seed = seed
+        self.handle = ctypes.c_void_p()
+        self.library.call("cortiq_sampler_create", model.handle, ctypes.byref(options),
+                          ctypes.byref(self.handle))
+
+    def sample(self, session):
+        token = ctypes.c_int32()
+        self.library.call("cortiq_sampler_sample", self.handle, session.handle,
+                          ctypes.byref(token))
+        return token.value
+
+    def accept(self, token):
+        self.library.call("cortiq_sampler_accept", self.handle, token)
+
+    def close(self):
+        if self.handle:
+            self.library.lib.cortiq_sampler_free(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class Decoder:
+    """cortiq_decoder: generated ids in, whole UTF-8 characters out."""
+
+    def __init__(self, model, skip_special=True):
+        self.library = model.library
+        self.handle = ctypes.c_void_p()
+        self.library.call("cortiq_decoder_create", model.handle, int(skip_special),
+                          ctypes.byref(self.handle))
+
+    def _text(self, name, *args):
+        text, n = ctypes.c_char_p(), ctypes.c_size_t()
+        self.library.call(name, self.handle, *args, ctypes.byref(text), ctypes.byref(n))
+        return ctypes.string_at(text, n.value).decode()
+
+    def push(self, token):
+        return self._text("cortiq_decoder_push", token)
+
+    def finish(self):
+        return self._text("cortiq_decoder_finish")
+
+    def close(self):
+        if self.handle:
+            self.library.lib.cortiq_decoder_free(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+def chat(model, lines, out, temperature=None, seed=None, max_tokens=-1, ctx_size=4096):
+    """A chat over `lines` (user messages): each reply streamed to `out`, then a newline.
+    Returns the number of tokens each turn evaluated."""
+    overrides = {} if temperature is None else {"temperature": temperature}
+    sampler = Sampler(model, seed=seed, **overrides)
+    history, evaluated = [], []
+    with model.new_session(ctx_size=ctx_size) as session:
+        cached = []  # the ids the session holds
+        for line in lines:
+            history.append(("user", line.rstrip("\n")))
+            prompt = model.tokenize(model.chat_format(history))
+            keep = 0
+            while keep < min(len(cached), len(prompt) - 1) and cached[keep] == prompt[keep]:
+                keep += 1
+            session.truncate(keep)
+            session.eval(prompt[keep:])
+            evaluated.append(len(prompt) - keep)
+            cached = list(prompt)
+            for token in prompt:
+                sampler.accept(token)
+            decoder, reply = Decoder(model, skip_special=False), []
+            while max_tokens < 0 or len(reply) < max_tokens:
+                token = sampler.sample(session)
+                sampler.accept(token)
+                if model.is_end_of_generation(token):
+                    break
+                reply.append(token)
+                out.write(decoder.push(token))
+                out.flush()
+                if session.length() >= session.context_size():
+                    break
+                session.eval([token])
+                cached.append(token)
+            out.write(decoder.finish() + "\n")
+            out.flush()
+            decoder.close()
+            history.append(("assistant", model.detokenize(reply)))
+    sampler.close()
+    return evaluated
+
+
 def _read_tokens(path):
     with open(path) as f:
         text = f.read()
@@ -240,7 +431,26 @@ def _expect_error(status, action):
     raise AssertionError(f"expected status {status}, the call succeeded")
 
 
+def chat_main(argv):
+    parser = argparse.ArgumentParser(description="chat with a compiled model over libcortiq")
+    parser.add_argument("--lib", help="path of libcortiq.so")
+    parser.add_argument("model")
+    parser.add_argument("--temp", type=float, default=None)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("-n", type=int, default=-1, help="tokens per reply at most")
+    parser.add_argument("-c", type=int, default=4096, help="context size")
+    args = parser.parse_args(argv)
+    library = Library(args.lib)
+    with library.open_model(args.model) as model:
+        evaluated = chat(model, sys.stdin, sys.stdout, args.temp, args.seed, args.n, args.c)
+    print(f"prompt tokens evaluated per turn: {evaluated}", file=sys.stderr)
+    return 0
+
+
 def main(argv):
+    if "chat" in argv[:3]:
+        i = argv.index("chat")
+        return chat_main(argv[:i] + argv[i + 1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", help="path of libcortiq.so (default: $CORTIQ_LIBRARY, then "
                         "the system's library search)")
