@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hwy/base.h"  // HWY_ASSERT
+#include "ops/quantize_rounding.h"
 
 namespace cortiq {
 namespace ops {
@@ -49,18 +50,7 @@ uint16_t F32ToF16Bits(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-namespace {
-
-// (int8_t)v for the values the reference quantizers convert: finite values
-// truncate toward zero (they are within int8 range by construction); +-inf and
-// NaN, which the C code leaves undefined, give 0 as on x86 (cvttss2si yields
-// 0x80000000, whose low byte is 0).
-int8_t TruncateToInt8(float v) {
-  if (!isfinite(v)) return 0;
-  return static_cast<int8_t>(static_cast<int>(v));
-}
-
-}  // namespace
+using quant_internal::TruncateToInt8;
 
 void QuantizeRowQ8_0(const float* x, size_t n, void* blocks) {
   HWY_ASSERT(n % kQuantBlockSize == 0);
@@ -110,6 +100,23 @@ void QuantizeRowQ4_0(const float* x, size_t n, void* blocks) {
       block.qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
     }
     memcpy(out + b * kQ4_0BlockBytes, &block, kQ4_0BlockBytes);
+  }
+}
+
+void QuantizeRowF16(const float* x, size_t n, void* out) {
+  uint8_t* bytes = static_cast<uint8_t*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t h = F32ToF16Bits(x[i]);
+    memcpy(bytes + 2 * i, &h, sizeof(h));
+  }
+}
+
+void DequantizeRowF16(const void* in, size_t n, float* y) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(in);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    memcpy(&h, bytes + 2 * i, sizeof(h));
+    y[i] = F16BitsToF32(h);
   }
 }
 

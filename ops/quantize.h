@@ -1,8 +1,10 @@
 // llama.cpp's Q8_0 and Q4_0 block formats (byte for byte, so GGUF tensors are
 // used in place), their reference quantizers and dequantizers, and IEEE half
-// (f16) conversion for the block scales. Plain scalar C++: quantization runs at
-// compile time; the kernels that read these blocks are ops/linear.h
-// (LinearQ8_0, LinearQ4_0) and ops/gather.h (GatherRowQ8_0, GatherRowQ4_0).
+// (f16) conversion for the block scales and for F16 weights. Plain scalar
+// C++: quantization runs at compile time; the kernels that read these blocks
+// are ops/linear.h, ops/matmul.h and ops/gather.h. The other block formats:
+// ops/quantize_legacy.h (Q4_1, Q5_0, Q5_1), ops/quantize_k.h (Q2_K ... Q6_K),
+// ops/quantize_iq4.h (IQ4_NL, IQ4_XS).
 
 #ifndef CORTIQ_OPS_QUANTIZE_H_
 #define CORTIQ_OPS_QUANTIZE_H_
@@ -76,6 +78,14 @@ inline float F16BitsToF32(uint16_t h) {
 // FP16 library's fp16_ieee_from_fp32_value) for every input, and to x86's
 // _cvtss_sh(f, 0) for every non-NaN input.
 uint16_t F32ToF16Bits(float f);
+
+// F16 as a weight format (GGUF type F16): out[i] = F32ToF16Bits(x[i]) for
+// i < n (2 bytes each, little-endian, no alignment needed), as llama-quantize
+// converts to F16 (ggml_fp32_to_fp16_row). DequantizeRowF16 widens them
+// exactly (F16BitsToF32).
+void QuantizeRowF16(const float* x, size_t n, void* out);
+void DequantizeRowF16(const void* in, size_t n, float* y);
+constexpr size_t F16RowBytes(size_t cols) { return cols * 2; }
 
 // Quantizes x[0, n) into n / 32 Q8_0 blocks at `blocks` (34 bytes each, no
 // alignment needed). n must be a multiple of 32 (checked: aborts otherwise).
