@@ -1,5 +1,5 @@
-// Per-target scaled row gather (GatherRow<T> for f32 / bf16 tables,
-// GatherRowQuant<Format> for Q8_0 / Q4_0 tables); API: ops/gather.h.
+// Per-target scaled row gather (GatherRow<T> for f32 / bf16 / f16 tables,
+// GatherRowQuant<Format> for the block formats); API: ops/gather.h.
 //
 // Per-target code (Highway "toggle" include guard).
 
@@ -54,30 +54,30 @@ inline void GatherRowBF16(const hwy::bfloat16_t* table, size_t cols, size_t row,
 }
 
 // y[j] = scale * w(row, col_begin + j), j < count, for a table of Format
-// blocks (cols a multiple of 32). Whole blocks are decoded straight into y; a
-// block only partly inside [col_begin, col_begin + count) is decoded into a
-// stack buffer and the needed part copied, so nothing outside y[0, count) is
-// written. Same rounding either way (DecodeBlockScaled).
+// blocks (cols a multiple of Format::kBlockWeights). Whole blocks are decoded
+// straight into y; a block only partly inside [col_begin, col_begin + count)
+// is decoded into a stack buffer and the needed part copied, so nothing
+// outside y[0, count) is written. Same rounding either way
+// (DecodeBlockScaled: the f32 weight times scale, rounded once).
 template <class Format>
 HWY_INLINE void GatherRowQuant(Format tag, const void* HWY_RESTRICT table,
                                size_t cols, size_t row, size_t col_begin,
                                size_t count, float scale,
                                float* HWY_RESTRICT y) {
-  HWY_DASSERT(cols % kQuantBlockSize == 0 && col_begin + count <= cols);
+  constexpr size_t kB = Format::kBlockWeights;
+  HWY_DASSERT(cols % kB == 0 && col_begin + count <= cols);
   const QuantDF df;
-  const uint8_t* row_blocks =
-      static_cast<const uint8_t*>(table) +
-      row * (cols / kQuantBlockSize) * Format::kBlockBytes;
+  const uint8_t* row_blocks = static_cast<const uint8_t*>(table) +
+                              row * (cols / kB) * Format::kBlockBytes;
   const size_t end = col_begin + count;
   for (size_t c = col_begin; c < end;) {
-    const size_t offset = c % kQuantBlockSize;
-    const size_t take = HWY_MIN(kQuantBlockSize - offset, end - c);
-    const uint8_t* block =
-        row_blocks + c / kQuantBlockSize * Format::kBlockBytes;
-    if (take == kQuantBlockSize) {
+    const size_t offset = c % kB;
+    const size_t take = HWY_MIN(kB - offset, end - c);
+    const uint8_t* block = row_blocks + c / kB * Format::kBlockBytes;
+    if (take == kB) {
       DecodeBlockScaled(tag, df, block, scale, y);
     } else {
-      float buf[kQuantBlockSize];
+      float buf[kB];
       DecodeBlockScaled(tag, df, block, scale, buf);
       memcpy(y, buf + offset, take * sizeof(float));
     }

@@ -1,5 +1,6 @@
 // Scaled copy of part of one table row to f32: the token-embedding lookup and
-// the per-layer (PLE) table lookup, for f32, bf16, Q8_0 or Q4_0 tables.
+// the per-layer (PLE) table lookup, for f32, bf16 or f16 tables or any of
+// llama.cpp's block formats (those of ops/linear.h).
 
 #ifndef CORTIQ_OPS_GATHER_H_
 #define CORTIQ_OPS_GATHER_H_
@@ -44,6 +45,38 @@ void GatherRowQ8_0(const void* table, size_t cols, size_t row, size_t col_begin,
 // As GatherRowQ8_0 for a Q4_0 table (row r at byte r * Q4_0RowBytes(cols)).
 void GatherRowQ4_0(const void* table, size_t cols, size_t row, size_t col_begin,
                    size_t count, float scale, float* y);
+
+// As GatherRowBF16 for an IEEE binary16 table (entries widened exactly).
+void GatherRowF16(const hwy::float16_t* table, size_t cols, size_t row,
+                  size_t col_begin, size_t count, float scale, float* y);
+
+// As GatherRowQ8_0 for the other block formats, with the table laid out as a
+// weight matrix of the same format (ops/linear.h): cols a multiple of 32
+// (Q4_1, Q5_0, Q5_1, IQ4_NL) or 256 (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS;
+// debug-asserted), col_begin and count arbitrary. Each entry is decoded to its
+// f32 value (the format's DequantizeRow*, ops/quantize_*.h) and multiplied by
+// scale once, bit-identical to the reference. Gemma-4's PLE slices (256
+// columns at multiples of 256) are whole super-blocks.
+void GatherRowQ4_1(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ5_0(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ5_1(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowIQ4_NL(const void* table, size_t cols, size_t row,
+                     size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ2_K(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ3_K(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ4_K(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ5_K(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ6_K(const void* table, size_t cols, size_t row,
+                   size_t col_begin, size_t count, float scale, float* y);
+void GatherRowIQ4_XS(const void* table, size_t cols, size_t row,
+                     size_t col_begin, size_t count, float scale, float* y);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -1,6 +1,8 @@
 // Matrix-vector product y = W x (the decoder's Linear layers and the tied LM
-// head), with f32, bf16, Q8_0 or Q4_0 weights and f32 activations, over a
-// range of output rows (for splitting across threads).
+// head), with f32, bf16 or f16 weights or any of llama.cpp's block formats
+// (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_XS) and f32 activations, over a range of output rows (for splitting
+// across threads).
 
 #ifndef CORTIQ_OPS_LINEAR_H_
 #define CORTIQ_OPS_LINEAR_H_
@@ -28,7 +30,7 @@ namespace ops {
 // same order whatever [row_begin, row_end) contains it (rows in groups of four
 // from row_begin, leftover rows by a one-row path with the groups' order), so
 // splitting the rows between threads at any boundaries gives the bits of a
-// single call (tests: TestRangeIndependent). Same for all four formats.
+// single call (tests: TestRangeIndependent). Same for every format below.
 // Precision: f32 FMAs in 8 vector accumulators (2 per row), then a horizontal
 // sum. Worst case |y - exact| <= k * 2^-24 * sum_c |w_c x_c| with
 // k ~ cols / (2 * lanes) + 8 (AVX-512, cols = 2560: k ~ 90, i.e. 5e-6);
@@ -70,6 +72,68 @@ void LinearQ8_0(const void* w, const float* x, float* y, size_t rows,
 // Scalar reference: LinearQ4_0Reference.
 void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearBF16 with IEEE binary16 weights (row-major [rows, cols], any
+// cols): each weight is widened exactly to f32 in registers (vcvtph2ps where
+// available), then the f32 kernel's summation order is kept, so the result is
+// bit-identical to LinearF32 on the widened matrix.
+// Scalar reference: LinearF16Reference.
+void LinearF16(const hwy::float16_t* w, const float* x, float* y, size_t rows,
+               size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearQ8_0 for the other 32-weight block formats Q4_1, Q5_0, Q5_1
+// (ops/quantize_legacy.h) and IQ4_NL (ops/quantize_iq4.h): w holds rows *
+// cols / 32 blocks, row r at byte r * <Format>RowBytes(cols) (20, 22, 24 and
+// 18 bytes per block), used in place (a GGUF tensor's data as is); cols a
+// multiple of 32 (debug-asserted).
+//
+// Per row and block, s = sum_j q_j x_j in f32 lanes (q: the small integer or
+// level the block's scale d multiplies, exact in f32; Q5_0 q - 16, IQ4_NL
+// kIQ4NLValues[nibble]), then acc += d * s by one FMA, as LinearQ8_0. Q4_1 /
+// Q5_1 (w = d q + m) add m * X_b, X_b = sum of x over block b (computed once
+// per call in f32), by one more FMA per block. Error: |y - exact| <= k *
+// 2^-24 * sum_c (|d q_c| + |m|) |x_c| with k ~ cols / 32 + 32 / N + log2 N + 6
+// (N = f32 lanes, at most 16; m = 0 for Q5_0 / IQ4_NL).
+// Scalar references: LinearQ4_1Reference, ... (ops/reference.h).
+void LinearQ4_1(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ5_0(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ5_1(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearIQ4_NL(const void* w, const float* x, float* y, size_t rows,
+                  size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearQ8_0 for the 256-weight super-block formats Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K (ops/quantize_k.h) and IQ4_XS (ops/quantize_iq4.h): w holds
+// rows * cols / 256 super-blocks, row r at byte r * <Format>RowBytes(cols)
+// (84, 110, 144, 176, 210 and 136 bytes per super-block), used in place; cols
+// a multiple of 256 (debug-asserted).
+//
+// Per super-block, the sub-block scales (and mins) are decoded once into f32
+// (exact); per sub-block k (16 or 32 weights), s_k = sum q_i x_i in f32 lanes
+// over the sub-block's unsigned quants (IQ4_XS: the levels), then acc +=
+// scale_k * s_k by one FMA. The offsets -dmin * m_k (Q2_K, Q4_K, Q5_K) and
+// the quants' constant biases -4 (Q3_K) and -32 (Q6_K) are added as
+// sum_k coef_k * X_k with X_k = sum of x over sub-block k, precomputed once
+// per call in f32, by one 16-lane FMA per super-block. Error: |y - exact| <=
+// k * 2^-24 * sum_c T_c |x_c| with T_c = |scale q_c| + |offset_c| (the
+// magnitudes of the two terms weight c is split into: Q6_K |d sc| (q + 32),
+// Q3_K |d s| (q + 4), Q2_K / Q4_K / Q5_K |d sc q| + |dmin m|, IQ4_XS |w|) and
+// k ~ cols / 16 + 32 / N + log2 N + 8.
+// Scalar references: LinearQ4_KReference, ... (ops/reference.h).
+void LinearQ2_K(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ3_K(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ4_K(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ5_K(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearQ6_K(const void* w, const float* x, float* y, size_t rows,
+                size_t cols, size_t row_begin, size_t row_end);
+void LinearIQ4_XS(const void* w, const float* x, float* y, size_t rows,
+                  size_t cols, size_t row_begin, size_t row_end);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -1,7 +1,8 @@
-// Per-target matrix-vector product over Q8_0 / Q4_0 weight rows
-// (LinearQuantRows<Format>), shared by the translation units linear_q8_0.cc and
-// linear_q4_0.cc, which each instantiate one format. Blocks are decoded in
-// registers (ops/quant_block-inl.h); no f32 copy of a row is made. Public API:
+// Per-target matrix-vector product over rows of 32-weight blocks
+// (LinearQuantRows<Format>: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), shared by
+// the translation units linear_q8_0.cc, linear_q4_0.cc and kernels_<format>.cc,
+// which each instantiate one format. Blocks are decoded in registers
+// (ops/quant_block-inl.h); no f32 copy of a row is made. Public API:
 // ops/linear.h.
 //
 // Per-target code (Highway "toggle" include guard).
@@ -16,10 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "hwy/base.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "ops/dot-inl.h"
+#include "ops/block_sums-inl.h"
 #include "ops/quant_block-inl.h"
 #include "ops/quantize.h"
 #include "ops/vec_util-inl.h"
@@ -59,6 +63,26 @@ HWY_INLINE V BlockDot(Q4_0Format /*tag*/, DF df, const uint8_t* block,
                    hn::Mul(lo, hn::LoadU(df, xb)));
   for (size_t k = N; k < kHalf; k += N) {
     Q4_0QuantsLut(df, block, k, lo, hi);
+    s = hn::MulAdd(lo, hn::LoadU(df, xb + k), s);
+    s = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf + k), s);
+  }
+  return s;
+}
+
+// The same for Q5_0, Q4_1, Q5_1 and IQ4_NL (BlockQuants: the values the
+// block's scale multiplies; Q4_1 / Q5_1's offset m is added by the caller as
+// m * sum(x over the block)), in Q4_0's order.
+template <class Format, class DF, class V = hn::VFromD<DF>>
+HWY_INLINE V BlockDot(Format tag, DF df, const uint8_t* block,
+                      const float* xb) {
+  const size_t N = hn::Lanes(df);
+  constexpr size_t kHalf = kQuantBlockSize / 2;
+  V lo, hi;
+  BlockQuants(tag, df, block, 0, lo, hi);
+  V s = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf),
+                   hn::Mul(lo, hn::LoadU(df, xb)));
+  for (size_t k = N; k < kHalf; k += N) {
+    BlockQuants(tag, df, block, k, lo, hi);
     s = hn::MulAdd(lo, hn::LoadU(df, xb + k), s);
     s = hn::MulAdd(hi, hn::LoadU(df, xb + kHalf + k), s);
   }
@@ -128,24 +152,32 @@ HWY_INLINE void DecodeScales16(const uint8_t* blocks, float* out) {
 // (or the thread's row range) that computes it. `next` is the byte distance to
 // the same row of the next pass (prefetch target once `distance` runs past the
 // row's end).
+//
+// Formats with an offset (Format::kHasMin) add m * xsum[b] per block b, xsum
+// holding the sums of x over each block (unused otherwise), in a second
+// accumulator whose lanes all hold the same sum: y = ReduceSum(acc) + that.
 template <size_t kRows, class Format, class DF>
 HWY_INLINE void LinearQuantPass(Format tag, DF df, const uint8_t* w0,
                                 size_t row_bytes, size_t num_blocks,
-                                const float* HWY_RESTRICT x, size_t distance,
+                                const float* HWY_RESTRICT x,
+                                const float* HWY_RESTRICT xsum, size_t distance,
                                 size_t next, float* HWY_RESTRICT y) {
   using V = hn::VFromD<DF>;
   constexpr size_t kBytes = Format::kBlockBytes;
   const uint8_t* rows[kRows];
   V acc[kRows];
+  V accm[kRows];  // Format::kHasMin: sum_b m_b X_b (every lane the same)
   for (size_t i = 0; i < kRows; ++i) {
     rows[i] = w0 + i * row_bytes;
     acc[i] = hn::Zero(df);
+    accm[i] = hn::Zero(df);
   }
   const size_t wrap = next - row_bytes;
   size_t off = 0;
   size_t b = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  if constexpr (kBytes == kQ4_0BlockBytes && hn::MaxLanes(DF()) == 16) {
+  if constexpr (kBytes == kQ4_0BlockBytes && !Format::kHasMin &&
+                hn::MaxLanes(DF()) == 16) {
     // Scales of 16 blocks at a time, decoded per row into a stack buffer by
     // DecodeScales16; the block loop then multiplies by a broadcast memory
     // operand (vfmadd231ps m32{1to16}). Measured, one thread, from cache:
@@ -180,9 +212,17 @@ HWY_INLINE void LinearQuantPass(Format tag, DF df, const uint8_t* w0,
     for (size_t i = 0; i < kRows; ++i) {
       const V s = BlockDot(tag, df, rows[i] + off, xb);
       acc[i] = hn::MulAdd(s, BroadcastBlockScale(df, rows[i] + off), acc[i]);
+      if constexpr (Format::kHasMin) {
+        // m * X_b, identical in every lane of accm (read from lane 0).
+        accm[i] = hn::MulAdd(BroadcastBlockScale(df, rows[i] + off + 2),
+                             hn::Set(df, xsum[b]), accm[i]);
+      }
     }
   }
-  for (size_t i = 0; i < kRows; ++i) y[i] = ReduceSum(df, acc[i]);
+  for (size_t i = 0; i < kRows; ++i) {
+    y[i] = ReduceSum(df, acc[i]);
+    if constexpr (Format::kHasMin) y[i] += hn::GetLane(accm[i]);
+  }
 }
 
 // Rows per pass of LinearQuantRows: the activations of a block are loaded once
@@ -193,7 +233,7 @@ constexpr size_t kQuantRowsPerPass = 4;
 
 // y[r] = sum_c w_rc * x[c] for r in [row_begin, row_end), w in Format's blocks
 // (row r starts at byte r * cols / 32 * Format::kBlockBytes of w). Contract
-// and precision: LinearQ8_0 / LinearQ4_0 in ops/linear.h.
+// and precision: LinearQ8_0 / LinearQ4_0 / LinearQ4_1 ... in ops/linear.h.
 //
 // Rows go kQuantRowsPerPass at a time (the activations of a block are loaded
 // once for the pass), the < kQuantRowsPerPass leftover rows one at a time,
@@ -248,19 +288,25 @@ HWY_INLINE void LinearQuantRows(Format tag, const void* HWY_RESTRICT w,
   const size_t row_bytes = num_blocks * kBytes;
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t distance = QuantPrefetchDistance(row_bytes);
+  // Formats with an offset: the sum of x over each block, once per call.
+  std::conditional_t<Format::kHasMin, BlockSums, NoBlockSums> xsum;
+  if (Format::kHasMin && row_begin != row_end) {
+    xsum.Compute(x, num_blocks, kQuantBlockSize, 1.0f);
+  }
   size_t r = row_begin;
   for (; r + kPass <= row_end; r += kPass) {
     LinearQuantPass<kPass>(tag, df, base + r * row_bytes, row_bytes,
-                           num_blocks, x, distance, kPass * row_bytes, y + r);
+                           num_blocks, x, xsum.data(), distance,
+                           kPass * row_bytes, y + r);
   }
   if (kPass > 4 && r + 4 <= row_end) {
     LinearQuantPass<4>(tag, df, base + r * row_bytes, row_bytes, num_blocks, x,
-                       distance, 4 * row_bytes, y + r);
+                       xsum.data(), distance, 4 * row_bytes, y + r);
     r += 4;
   }
   for (; r < row_end; ++r) {
     LinearQuantPass<1>(tag, df, base + r * row_bytes, row_bytes, num_blocks, x,
-                       distance, row_bytes, y + r);
+                       xsum.data(), distance, row_bytes, y + r);
   }
 }
 

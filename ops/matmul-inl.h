@@ -64,13 +64,17 @@ struct BF16Weights {
   const hwy::bfloat16_t* w;
   size_t cols;
 };
+struct F16Weights {
+  const hwy::float16_t* w;
+  size_t cols;
+};
 template <class Format>
 struct QuantWeights {
   const uint8_t* w;
   size_t row_bytes;
 };
 
-// f32 / bf16: a copy (exact widening for bf16), the last partial vector
+// f32 / bf16 / f16: a copy (exact widening for bf16 and f16), the last partial vector
 // zero-padded (reads only the n columns).
 template <class DF, typename WT>
 HWY_INLINE void DecodeRowChunkDense(DF df, const WT* HWY_RESTRICT src, size_t n,
@@ -95,36 +99,23 @@ HWY_INLINE void DecodeRowChunk(DF df, const BF16Weights& m, size_t r, size_t k0,
   DecodeRowChunkDense(df, m.w + r * m.cols + k0, n, dst);
 }
 
-// Q8_0 / Q4_0: k0 and n are multiples of 32 (whole blocks), so no padding is
-// needed (every lane count divides 32). w = d * q is exact in f32.
-HWY_INLINE void DecodeBlock(Q8_0Format /*tag*/, const uint8_t* block,
-                            float* HWY_RESTRICT out) {
-  const QuantDF dq;
-  const size_t N = hn::Lanes(dq);
-  const auto vd = hn::Set(dq, BlockScale(block));
-  for (size_t k = 0; k < kQuantBlockSize; k += N) {
-    hn::StoreU(hn::Mul(Q8_0Quants(dq, block, k), vd), dq, out + k);
-  }
+template <class DF>
+HWY_INLINE void DecodeRowChunk(DF df, const F16Weights& m, size_t r, size_t k0,
+                               size_t n, float* HWY_RESTRICT dst) {
+  DecodeRowChunkDense(df, m.w + r * m.cols + k0, n, dst);
 }
-HWY_INLINE void DecodeBlock(Q4_0Format /*tag*/, const uint8_t* block,
-                            float* HWY_RESTRICT out) {
-  const QuantDF dq;
-  const size_t N = hn::Lanes(dq);
-  const auto vd = hn::Set(dq, BlockScale(block));
-  for (size_t k = 0; k < kQuantBlockSize / 2; k += N) {
-    hn::VFromD<QuantDF> lo, hi;
-    Q4_0Quants(dq, block, k, lo, hi);
-    hn::StoreU(hn::Mul(lo, vd), dq, out + k);
-    hn::StoreU(hn::Mul(hi, vd), dq, out + kQuantBlockSize / 2 + k);
-  }
-}
+
+// Block formats: k0 and n are multiples of the block size (whole blocks),
+// which every lane count divides, so no padding is needed; DecodeBlock
+// (ops/quant_block-inl.h, ops/kquant_block-inl.h) gives the exact f32
+// weights.
 template <class DF, class Format>
 HWY_INLINE void DecodeRowChunk(DF /*df*/, const QuantWeights<Format>& m,
                                size_t r, size_t k0, size_t n,
                                float* HWY_RESTRICT dst) {
   const uint8_t* block =
-      m.w + r * m.row_bytes + k0 / kQuantBlockSize * Format::kBlockBytes;
-  for (size_t i = 0; i < n; i += kQuantBlockSize) {
+      m.w + r * m.row_bytes + k0 / Format::kBlockWeights * Format::kBlockBytes;
+  for (size_t i = 0; i < n; i += Format::kBlockWeights) {
     DecodeBlock(Format(), block, dst + i);
     block += Format::kBlockBytes;
   }
@@ -146,12 +137,16 @@ HWY_INLINE void PrefetchRowChunk(const BF16Weights& m, size_t r, size_t k0,
                                  size_t n) {
   PrefetchBytes(m.w + r * m.cols + k0, n * sizeof(hwy::bfloat16_t));
 }
+HWY_INLINE void PrefetchRowChunk(const F16Weights& m, size_t r, size_t k0,
+                                 size_t n) {
+  PrefetchBytes(m.w + r * m.cols + k0, n * sizeof(hwy::float16_t));
+}
 template <class Format>
 HWY_INLINE void PrefetchRowChunk(const QuantWeights<Format>& m, size_t r,
                                  size_t k0, size_t n) {
   PrefetchBytes(
-      m.w + r * m.row_bytes + k0 / kQuantBlockSize * Format::kBlockBytes,
-      n / kQuantBlockSize * Format::kBlockBytes);
+      m.w + r * m.row_bytes + k0 / Format::kBlockWeights * Format::kBlockBytes,
+      n / Format::kBlockWeights * Format::kBlockBytes);
 }
 
 // ---------------------------------------------------------------------------
@@ -295,7 +290,7 @@ HWY_INLINE void MatMulTileTail(DF df, size_t tokens, const float* wd,
 // Driver.
 
 // y[t * y_stride + r] = sum_c W[r, c] * x[t * x_stride + c] for t < batch and
-// r in [row_begin, row_end); Weights is F32Weights, BF16Weights or
+// r in [row_begin, row_end); Weights is F32Weights, BF16Weights, F16Weights or
 // QuantWeights<Format> (cols a multiple of 32). Contract, precision and tiling:
 // ops/matmul.h.
 template <class Weights>

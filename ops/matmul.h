@@ -1,6 +1,7 @@
 // Matrix-matrix product Y = X W^T (the decoder's Linear layers over a batch of
-// token rows, for batched prefill), with f32, bf16, Q8_0 or Q4_0 weights and
-// f32 activations, over a range of output rows (for splitting across threads).
+// token rows, for batched prefill), with f32, bf16 or f16 weights or any of
+// llama.cpp's block formats (those of ops/linear.h) and f32 activations, over
+// a range of output rows (for splitting across threads).
 // The batched counterpart of ops/linear.h: same weight formats and layout.
 
 #ifndef CORTIQ_OPS_MATMUL_H_
@@ -100,6 +101,52 @@ void MatMulQ8_0(const void* w, const float* x, size_t x_stride, float* y,
 void MatMulQ4_0(const void* w, const float* x, size_t x_stride, float* y,
                 size_t y_stride, size_t batch, size_t rows, size_t cols,
                 size_t row_begin, size_t row_end);
+
+// As MatMulBF16 with IEEE binary16 weights (row-major [rows, cols]), widened
+// exactly to f32 when a row block is decoded: bit-identical to MatMulF32 on
+// the widened matrix. Scalar reference: MatMulF16Reference.
+void MatMulF16(const hwy::float16_t* w, const float* x, size_t x_stride,
+               float* y, size_t y_stride, size_t batch, size_t rows,
+               size_t cols, size_t row_begin, size_t row_end);
+
+// As MatMulQ8_0 for the other block formats, with w laid out as for the
+// Linear kernel of the same format (ops/linear.h): cols a multiple of 32
+// (Q4_1, Q5_0, Q5_1, IQ4_NL) or 256 (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS;
+// debug-asserted). Each weight is decoded once per call (and token block) to
+// its f32 value, exactly the value of the format's DequantizeRow*
+// (ops/quantize_*.h; llama.cpp's dequantizer bit for bit), so the result
+// equals MatMulF32 on the dequantized matrix bit for bit. Same precision.
+// Scalar references: MatMulQ4_1Reference, ... (ops/reference.h).
+void MatMulQ4_1(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ5_0(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ5_1(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulIQ4_NL(const void* w, const float* x, size_t x_stride, float* y,
+                  size_t y_stride, size_t batch, size_t rows, size_t cols,
+                  size_t row_begin, size_t row_end);
+void MatMulQ2_K(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ3_K(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ4_K(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ5_K(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulQ6_K(const void* w, const float* x, size_t x_stride, float* y,
+                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end);
+void MatMulIQ4_XS(const void* w, const float* x, size_t x_stride, float* y,
+                  size_t y_stride, size_t batch, size_t rows, size_t cols,
+                  size_t row_begin, size_t row_end);
 
 }  // namespace ops
 }  // namespace cortiq

@@ -11,6 +11,9 @@
 
 #include "hwy/base.h"
 #include "ops/quantize.h"
+#include "ops/quantize_iq4.h"
+#include "ops/quantize_k.h"
+#include "ops/quantize_legacy.h"
 
 namespace cortiq {
 namespace ops {
@@ -114,7 +117,76 @@ void GatherRowQuantReference(const void* table, size_t row_bytes,
   }
 }
 
+// Rows [row_begin, row_end) of y = W x for a matrix of `row_bytes`-byte rows
+// that `dequantize` turns into f32 weights, summed in double.
+using DequantizeFn = void (*)(const void*, size_t, float*);
+void LinearDequantizedReference(const void* w, size_t row_bytes,
+                                DequantizeFn dequantize, const float* x,
+                                float* y, size_t cols, size_t row_begin,
+                                size_t row_end) {
+  std::vector<float> row(cols);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    dequantize(static_cast<const uint8_t*>(w) + r * row_bytes, cols,
+               row.data());
+    double sum = 0.0;
+    for (size_t c = 0; c < cols; ++c) {
+      sum += static_cast<double>(row[c]) * static_cast<double>(x[c]);
+    }
+    y[r] = static_cast<float>(sum);
+  }
+}
+
+void GatherRowDequantizedReference(const void* table, size_t row_bytes,
+                                   DequantizeFn dequantize, size_t cols,
+                                   size_t row, size_t col_begin, size_t count,
+                                   float scale, float* y) {
+  std::vector<float> values(cols);
+  dequantize(static_cast<const uint8_t*>(table) + row * row_bytes, cols,
+             values.data());
+  for (size_t j = 0; j < count; ++j) {
+    y[j] = static_cast<float>(static_cast<double>(scale) *
+                              static_cast<double>(values[col_begin + j]));
+  }
+}
+
 }  // namespace
+
+#define CORTIQ_DEFINE_FORMAT_REFERENCES(NAME, WT)                              \
+  void Linear##NAME##Reference(const WT* w, const float* x, float* y,          \
+                               size_t rows, size_t cols, size_t row_begin,     \
+                               size_t row_end) {                               \
+    (void)rows;                                                                \
+    LinearDequantizedReference(w, NAME##RowBytes(cols), &DequantizeRow##NAME,  \
+                               x, y, cols, row_begin, row_end);                \
+  }                                                                            \
+  void MatMul##NAME##Reference(const WT* w, const float* x, size_t x_stride,   \
+                               float* y, size_t y_stride, size_t batch,        \
+                               size_t rows, size_t cols, size_t row_begin,     \
+                               size_t row_end) {                               \
+    for (size_t t = 0; t < batch; ++t) {                                       \
+      Linear##NAME##Reference(w, x + t * x_stride, y + t * y_stride, rows,     \
+                              cols, row_begin, row_end);                       \
+    }                                                                          \
+  }                                                                            \
+  void GatherRow##NAME##Reference(const WT* table, size_t cols, size_t row,    \
+                                  size_t col_begin, size_t count, float scale, \
+                                  float* y) {                                  \
+    GatherRowDequantizedReference(table, NAME##RowBytes(cols),                 \
+                                  &DequantizeRow##NAME, cols, row, col_begin,  \
+                                  count, scale, y);                            \
+  }
+CORTIQ_DEFINE_FORMAT_REFERENCES(F16, hwy::float16_t)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_1, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_0, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_1, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(IQ4_NL, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q2_K, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q3_K, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_K, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_K, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q6_K, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(IQ4_XS, void)
+#undef CORTIQ_DEFINE_FORMAT_REFERENCES
 
 void LinearF32Reference(const float* w, const float* x, float* y, size_t rows,
                         size_t cols, size_t row_begin, size_t row_end) {

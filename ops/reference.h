@@ -49,6 +49,37 @@ void MatMulQ4_0Reference(const void* w, const float* x, size_t x_stride,
                          float* y, size_t y_stride, size_t batch, size_t rows,
                          size_t cols, size_t row_begin, size_t row_end);
 
+// ops/linear.h, ops/matmul.h and ops/gather.h for F16 weights and the other
+// block formats: each row is dequantized by the format's DequantizeRow*
+// (ops/quantize.h, ops/quantize_legacy.h, ops/quantize_k.h,
+// ops/quantize_iq4.h: llama.cpp's dequantizers bit for bit, every weight the
+// exact value of its block's formula rounded at most once), then, as above,
+// the products are summed in double in column order (Linear, MatMul) or
+// scale * w is formed in double (GatherRow), and rounded once to f32.
+#define CORTIQ_DECLARE_FORMAT_REFERENCES(NAME, WT)                             \
+  void Linear##NAME##Reference(const WT* w, const float* x, float* y,          \
+                               size_t rows, size_t cols, size_t row_begin,     \
+                               size_t row_end);                                \
+  void MatMul##NAME##Reference(const WT* w, const float* x, size_t x_stride,   \
+                               float* y, size_t y_stride, size_t batch,        \
+                               size_t rows, size_t cols, size_t row_begin,     \
+                               size_t row_end);                                \
+  void GatherRow##NAME##Reference(const WT* table, size_t cols, size_t row,    \
+                                  size_t col_begin, size_t count, float scale, \
+                                  float* y);
+CORTIQ_DECLARE_FORMAT_REFERENCES(F16, hwy::float16_t)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q4_1, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q5_0, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q5_1, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(IQ4_NL, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q2_K, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q3_K, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q4_K, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q5_K, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q6_K, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(IQ4_XS, void)
+#undef CORTIQ_DECLARE_FORMAT_REFERENCES
+
 // ops/rms_norm.h. Mean square, root and both products in double.
 void RmsNormReference(const float* x, const float* gain, float* y, size_t n,
                       size_t group_size, float eps);

@@ -1,6 +1,6 @@
 // Per-target SIMD building blocks shared by the ops/ kernels: tail-safe loads
-// and stores, bf16 -> f32 widening loads, and element-wise transform loops with
-// a vector tail.
+// and stores, bf16 / f16 -> f32 widening loads, and element-wise transform
+// loops with a vector tail.
 //
 // Per-target code (Highway "toggle" include guard): include this after
 // hwy/highway.h from a -inl.h or from a .cc that is re-included by
@@ -59,10 +59,42 @@ HWY_INLINE hn::VFromD<DF> LoadAsF32(DF df, const hwy::bfloat16_t* p) {
   return hn::PromoteTo(df, hn::LoadU(dbf, p));
 }
 
+
+// The IEEE binary16 values whose bits are in the u16 lanes of `bits`, widened
+// exactly to f32 (zero, subnormal, normal, inf; a NaN stays a NaN), as
+// F16BitsToF32 (ops/quantize.h). x86 targets with F16C (AVX2, AVX-512): one
+// vcvtph2ps. Elsewhere integer code (Highway's emulated conversion would turn
+// inf and NaN into finite values).
+template <class DF>
+HWY_INLINE hn::VFromD<DF> PromoteF16Bits(
+    DF df, hn::VFromD<hn::Rebind<uint16_t, DF>> bits) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  return hn::PromoteTo(df, hn::BitCast(df16, bits));
+#else
+  const hn::Rebind<uint32_t, DF> du;
+  const hn::Rebind<int32_t, DF> di;
+  const auto b = hn::PromoteTo(du, bits);
+  const auto sign = hn::ShiftLeft<16>(hn::And(b, hn::Set(du, 0x8000u)));
+  const auto exp = hn::And(hn::ShiftRight<10>(b), hn::Set(du, 0x1Fu));
+  const auto mant = hn::And(b, hn::Set(du, 0x3FFu));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exp, hn::Set(du, 112u))),
+                             hn::ShiftLeft<13>(mant));
+  const auto inf_nan = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(mant));
+  const auto subnormal = hn::BitCast(
+      du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mant)),
+                  hn::Set(df, 1.0f / 16777216.0f)));  // mant * 2^-24, exact
+  const auto magnitude = hn::IfThenElse(
+      hn::Eq(exp, hn::Zero(du)), subnormal,
+      hn::IfThenElse(hn::Eq(exp, hn::Set(du, 0x1Fu)), inf_nan, normal));
+  return hn::BitCast(df, hn::Or(sign, magnitude));
+#endif
+}
+
 template <class DF>
 HWY_INLINE hn::VFromD<DF> LoadAsF32(DF df, const hwy::float16_t* p) {
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(df, hn::LoadU(dh, p));  // exact: every binary16 is an f32
+  const hn::Rebind<uint16_t, DF> du16;
+  return PromoteF16Bits(df, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
 }
 
 // As LoadAsF32, but reads only p[0, count) and zeroes the remaining lanes
@@ -77,10 +109,13 @@ HWY_INLINE hn::VFromD<DF> LoadAsF32Padded(DF df, const hwy::bfloat16_t* p,
   const hn::Rebind<hwy::bfloat16_t, DF> dbf;
   return hn::PromoteTo(df, LoadPadded(dbf, p, count));
 }
+
 template <class DF>
-HWY_INLINE hn::VFromD<DF> LoadAsF32Padded(DF df, const hwy::float16_t* p, size_t count) {
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(df, LoadPadded(dh, p, count));
+HWY_INLINE hn::VFromD<DF> LoadAsF32Padded(DF df, const hwy::float16_t* p,
+                                          size_t count) {
+  const hn::Rebind<uint16_t, DF> du16;
+  return PromoteF16Bits(
+      df, LoadPadded(du16, reinterpret_cast<const uint16_t*>(p), count));
 }
 
 // Horizontal sum of all lanes of v, as a scalar.
@@ -93,7 +128,7 @@ HWY_INLINE hn::TFromD<D> ReduceSum(D d, hn::VFromD<D> v) {
 // final partial vector goes through LoadAsF32Padded / StorePartial, so every
 // element is computed by the same vector code (no scalar fallback whose
 // rounding could differ). x and y may be the same array (in place); otherwise
-// they must not overlap. T is float or hwy::bfloat16_t.
+// they must not overlap. T is float, hwy::bfloat16_t or hwy::float16_t.
 template <class DF, typename T, class Func>
 HWY_INLINE void TransformUnary(DF df, const T* x, float* y, size_t n,
                                const Func& func) {

@@ -1,6 +1,6 @@
 // Per-target checks of LinearRows<WT> (ops/linear-inl.h) and of the dispatched
-// public function against the double reference; shared by linear_f32_test.cc
-// and linear_bf16_test.cc.
+// public function against the double reference; shared by linear_f32_test.cc,
+// linear_bf16_test.cc and kernels_f16_test.cc.
 //
 // Per-target code (Highway "toggle" include guard).
 
@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "hwy/highway.h"
 #include "ops/linear-inl.h"
+#include "ops/quantize.h"
 #include "tests/ops/test_util.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -41,6 +42,24 @@ inline std::vector<float> WidenWeights(const std::vector<hwy::bfloat16_t>& w) {
   return test::ToF32(w);
 }
 
+inline std::vector<float> WidenWeights(const std::vector<hwy::float16_t>& w) {
+  std::vector<float> out(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    uint16_t bits;
+    memcpy(&bits, &w[i], sizeof(bits));
+    out[i] = F16BitsToF32(bits);
+  }
+  return out;
+}
+
+// f32 -> f16 (F32ToF16Bits) as hwy::float16_t.
+inline hwy::float16_t ToF16(float f) {
+  const uint16_t bits = F32ToF16Bits(f);
+  hwy::float16_t h;
+  memcpy(&h, &bits, sizeof(h));
+  return h;
+}
+
 // Random weights of type WT in [-1, 1).
 template <typename WT>
 std::vector<WT> RandomWeights(size_t n, uint32_t seed);
@@ -52,6 +71,14 @@ template <>
 inline std::vector<hwy::bfloat16_t> RandomWeights<hwy::bfloat16_t>(
     size_t n, uint32_t seed) {
   return test::ToBF16(test::RandomFloats(n, -1.0f, 1.0f, seed));
+}
+template <>
+inline std::vector<hwy::float16_t> RandomWeights<hwy::float16_t>(
+    size_t n, uint32_t seed) {
+  const std::vector<float> f = test::RandomFloats(n, -1.0f, 1.0f, seed);
+  std::vector<hwy::float16_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = ToF16(f[i]);
+  return out;
 }
 
 // Runs the per-target kernel and `dispatched` on rows [rb, re) of w x and
@@ -189,8 +216,10 @@ void TestLinearExactIntegers(LinearFn<WT> reference, LinearFn<WT> dispatched) {
       x[c] = static_cast<float>(static_cast<int>(c % 13) - 6);
     std::vector<WT> w(wf.size());
     for (size_t i = 0; i < wf.size(); ++i) {
-      if constexpr (sizeof(WT) == 2) {
+      if constexpr (hwy::IsSame<WT, hwy::bfloat16_t>()) {
         w[i] = F32ToBF16(wf[i]);
+      } else if constexpr (hwy::IsSame<WT, hwy::float16_t>()) {
+        w[i] = ToF16(wf[i]);
       } else {
         w[i] = wf[i];
       }
