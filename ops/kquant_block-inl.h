@@ -40,6 +40,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // kNoSums: none.
 enum class SumLayout { kNoSums, kSums16, kSumsUpper32 };
 
+// AVX-512 targets decode super-blocks to exact weights through per-sub-block
+// tables (ops/kquant_dot_avx3-inl.h) and need no sums; the portable code
+// below uses them.
+#undef CORTIQ_KQUANT_TABLE_DOT
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define CORTIQ_KQUANT_TABLE_DOT 1
+#else
+#define CORTIQ_KQUANT_TABLE_DOT 0
+#endif
+constexpr bool kTableDot = CORTIQ_KQUANT_TABLE_DOT;
+
 // Format tags. kSumFactor multiplies the sums: the kernel adds, per
 // super-block, sum_k coef_k * kSumFactor * (sum of x over sub-block k), with
 // coef_k the second half of the scales vector (mins) or the scales themselves
@@ -47,31 +58,31 @@ enum class SumLayout { kNoSums, kSums16, kSumsUpper32 };
 struct Q2_KFormat {
   static constexpr size_t kBlockWeights = kSuperBlockSize;
   static constexpr size_t kBlockBytes = kQ2_KBlockBytes;
-  static constexpr SumLayout kSums = SumLayout::kSums16;
+  static constexpr SumLayout kSums = kTableDot ? SumLayout::kNoSums : SumLayout::kSums16;
   static constexpr float kSumFactor = -1.0f;  // - dmin * m * sum
 };
 struct Q3_KFormat {
   static constexpr size_t kBlockWeights = kSuperBlockSize;
   static constexpr size_t kBlockBytes = kQ3_KBlockBytes;
-  static constexpr SumLayout kSums = SumLayout::kSums16;
+  static constexpr SumLayout kSums = kTableDot ? SumLayout::kNoSums : SumLayout::kSums16;
   static constexpr float kSumFactor = -4.0f;  // the quants' bias of -4
 };
 struct Q4_KFormat {
   static constexpr size_t kBlockWeights = kSuperBlockSize;
   static constexpr size_t kBlockBytes = kQ4_KBlockBytes;
-  static constexpr SumLayout kSums = SumLayout::kSumsUpper32;
+  static constexpr SumLayout kSums = kTableDot ? SumLayout::kNoSums : SumLayout::kSumsUpper32;
   static constexpr float kSumFactor = -1.0f;  // - dmin * m * sum
 };
 struct Q5_KFormat {
   static constexpr size_t kBlockWeights = kSuperBlockSize;
   static constexpr size_t kBlockBytes = kQ5_KBlockBytes;
-  static constexpr SumLayout kSums = SumLayout::kSumsUpper32;
+  static constexpr SumLayout kSums = kTableDot ? SumLayout::kNoSums : SumLayout::kSumsUpper32;
   static constexpr float kSumFactor = -1.0f;
 };
 struct Q6_KFormat {
   static constexpr size_t kBlockWeights = kSuperBlockSize;
   static constexpr size_t kBlockBytes = kQ6_KBlockBytes;
-  static constexpr SumLayout kSums = SumLayout::kSums16;
+  static constexpr SumLayout kSums = kTableDot ? SumLayout::kNoSums : SumLayout::kSums16;
   static constexpr float kSumFactor = -32.0f;  // the quants' bias of -32
 };
 struct IQ4_XSFormat {
@@ -289,8 +300,8 @@ HWY_INLINE void IQ4_XSQuants(DF df, const uint8_t* block, size_t k, size_t j,
 }
 
 // ---------------------------------------------------------------------------
-// One super-block's contribution to a row's dot product: returns acc plus
-// the block's sum_i w_i x_i as lane-wise partial sums, for the 256
+// One super-block's contribution to a row's dot product: adds the block's
+// sum_i w_i x_i as lane-wise partial sums to acc0 (and acc1), for the 256
 // activations x of the block and its 16 precomputed sums xs (SumLayout).
 //
 // Per sub-block k the quants are dotted with x in f32 (s_k, lane-wise), then
@@ -298,6 +309,10 @@ HWY_INLINE void IQ4_XSQuants(DF df, const uint8_t* block, size_t k, size_t j,
 // biases of the quants (Q3_K, Q6_K) enter as one 16-lane FMA of the scales
 // vector with xs. The operations and their order depend only on the block
 // and x, not on the row or the rows computed with it.
+
+#if !CORTIQ_KQUANT_TABLE_DOT
+// The portable SuperBlockDot (AVX-512: ops/kquant_dot_avx3-inl.h). acc +=
+// the super-block's contribution; the second accumulator is unused here.
 
 // acc += sum_{i < 16} coef[i] * xs[i].
 template <class DF, class V = hn::VFromD<DF>>
@@ -317,9 +332,9 @@ HWY_INLINE V DotStep(DF df, bool first, V q, const float* x, V s) {
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(Q4_KFormat /*tag*/, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(Q4_KFormat /*tag*/, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT xs, V acc) {
+                           const float* HWY_RESTRICT xs, V& acc, V& /*acc1*/) {
   const size_t N = hn::Lanes(df);
   HWY_ALIGN float sm[16];
   KScaleMins(df, block, kQ4_KScales, sm);
@@ -335,13 +350,12 @@ HWY_INLINE V SuperBlockDot(Q4_KFormat /*tag*/, DF df, const uint8_t* block,
     acc = hn::MulAdd(s0, hn::Set(df, sm[2 * c]), acc);
     acc = hn::MulAdd(s1, hn::Set(df, sm[2 * c + 1]), acc);
   }
-  return acc;
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(Q5_KFormat /*tag*/, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(Q5_KFormat /*tag*/, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT xs, V acc) {
+                           const float* HWY_RESTRICT xs, V& acc, V& /*acc1*/) {
   const size_t N = hn::Lanes(df);
   HWY_ALIGN float sm[16];
   KScaleMins(df, block, kQ5_KScales, sm);
@@ -357,7 +371,6 @@ HWY_INLINE V SuperBlockDot(Q5_KFormat /*tag*/, DF df, const uint8_t* block,
     acc = hn::MulAdd(s0, hn::Set(df, sm[2 * c]), acc);
     acc = hn::MulAdd(s1, hn::Set(df, sm[2 * c + 1]), acc);
   }
-  return acc;
 }
 
 // Q6_K, Q3_K, Q2_K: sub-blocks of 16; weights 128 h + 32 t + l for l in
@@ -392,40 +405,40 @@ HWY_INLINE V Dot16(Format /*tag*/, DF df, const uint8_t* block,
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(Q6_KFormat tag, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(Q6_KFormat tag, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT xs, V acc) {
+                           const float* HWY_RESTRICT xs, V& acc, V& /*acc1*/) {
   HWY_ALIGN float sm[16];
   Q6_KScales(df, block, sm);
   acc = AddSums(df, sm, xs, acc);  // the -32 of every quant
-  return Dot16(tag, df, block, x, sm, acc);
+  acc = Dot16(tag, df, block, x, sm, acc);
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(Q3_KFormat tag, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(Q3_KFormat tag, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT xs, V acc) {
+                           const float* HWY_RESTRICT xs, V& acc, V& /*acc1*/) {
   HWY_ALIGN float sm[16];
   Q3_KScales(df, block, sm);
   acc = AddSums(df, sm, xs, acc);  // the -4 of every quant
-  return Dot16(tag, df, block, x, sm, acc);
+  acc = Dot16(tag, df, block, x, sm, acc);
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(Q2_KFormat tag, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(Q2_KFormat tag, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT xs, V acc) {
+                           const float* HWY_RESTRICT xs, V& acc, V& /*acc1*/) {
   HWY_ALIGN float sm[16];
   HWY_ALIGN float mins[16];
   Q2_KScales(df, block, sm, mins);
   acc = AddSums(df, mins, xs, acc);  // - dmin * m * sum
-  return Dot16(tag, df, block, x, sm, acc);
+  acc = Dot16(tag, df, block, x, sm, acc);
 }
 
 template <class DF, class V = hn::VFromD<DF>>
-HWY_INLINE V SuperBlockDot(IQ4_XSFormat /*tag*/, DF df, const uint8_t* block,
+HWY_INLINE void SuperBlockDot(IQ4_XSFormat /*tag*/, DF df, const uint8_t* block,
                            const float* HWY_RESTRICT x,
-                           const float* HWY_RESTRICT /*xs*/, V acc) {
+                           const float* HWY_RESTRICT /*xs*/, V& acc, V& /*acc1*/) {
   const size_t N = hn::Lanes(df);
   HWY_ALIGN float sm[16];
   IQ4_XSScales(df, block, sm);
@@ -439,8 +452,9 @@ HWY_INLINE V SuperBlockDot(IQ4_XSFormat /*tag*/, DF df, const uint8_t* block,
     }
     acc = hn::MulAdd(s, hn::Set(df, sm[k]), acc);
   }
-  return acc;
 }
+
+#endif  // !CORTIQ_KQUANT_TABLE_DOT
 
 // ---------------------------------------------------------------------------
 // out[0, 256) = the super-block's f32 weights, exactly the values of its

@@ -22,6 +22,7 @@
 #include "ops/block_sums-inl.h"
 #include "ops/dot-inl.h"  // PrefetchAt
 #include "ops/kquant_block-inl.h"
+#include "ops/kquant_dot_avx3-inl.h"
 #include "ops/linear_quant-inl.h"  // QuantPrefetchDistance
 #include "ops/vec_util-inl.h"
 
@@ -46,7 +47,8 @@ HWY_INLINE void ComputeSuperBlockSums(const float* x, size_t num_blocks,
 // Rows [0, kRows) of y = W x for the kRows consecutive weight rows starting at
 // w0 (row_bytes apart): y[i] for i < kRows. Per row, the same operations in the
 // same order whatever kRows is. Super-block b of each row adds
-// SuperBlockDot(block, x + 256 b, sums + 16 b) to the row's accumulator; every
+// SuperBlockDot(block, x + 256 b, sums + 16 b) to the row's accumulators (on
+// AVX3: every row's SuperBlockScales, then each row's SuperBlockDotScaled); every
 // 64-byte line of the rows is software-prefetched `distance` bytes ahead,
 // wrapping past the end of a row to the same row of the next pass (`next`
 // bytes on), as LinearQuantPass does.
@@ -60,10 +62,11 @@ HWY_INLINE void LinearSuperBlockPass(Format tag, DF df, const uint8_t* w0,
   using V = hn::VFromD<DF>;
   constexpr size_t kBytes = Format::kBlockBytes;
   const uint8_t* rows[kRows];
-  V acc[kRows];
+  V acc[kRows], acc1[kRows];  // two accumulators per row (two FMA chains)
   for (size_t i = 0; i < kRows; ++i) {
     rows[i] = w0 + i * row_bytes;
     acc[i] = hn::Zero(df);
+    acc1[i] = hn::Zero(df);
   }
   const size_t wrap = next - row_bytes;
   size_t off = 0;
@@ -76,12 +79,22 @@ HWY_INLINE void LinearSuperBlockPass(Format tag, DF df, const uint8_t* w0,
       for (size_t i = 0; i < kRows; ++i) PrefetchAt(rows[i], ahead);
     }
     const float* xb = x + b * kSuperBlockSize;
+#if CORTIQ_KQUANT_TABLE_DOT
+    (void)sums;
+    HWY_ALIGN float sm[kRows][kScaleFloats];
+    for (size_t i = 0; i < kRows; ++i) SuperBlockScales(tag, rows[i] + off, sm[i]);
+    avx3::ReloadScales();
+    for (size_t i = 0; i < kRows; ++i) {
+      SuperBlockDotScaled(tag, rows[i] + off, xb, sm[i], acc[i].raw, acc1[i].raw);
+    }
+#else
     const float* sb = sums == nullptr ? nullptr : sums + 16 * b;
     for (size_t i = 0; i < kRows; ++i) {
-      acc[i] = SuperBlockDot(tag, df, rows[i] + off, xb, sb, acc[i]);
+      SuperBlockDot(tag, df, rows[i] + off, xb, sb, acc[i], acc1[i]);
     }
+#endif
   }
-  for (size_t i = 0; i < kRows; ++i) y[i] = ReduceSum(df, acc[i]);
+  for (size_t i = 0; i < kRows; ++i) y[i] = ReduceSum(df, hn::Add(acc[i], acc1[i]));
 }
 
 // y[r] = sum_c w_rc * x[c] for r in [row_begin, row_end), w in Format's
