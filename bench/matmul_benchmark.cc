@@ -1,5 +1,5 @@
 // cortiq-matmul-benchmark: Google Benchmark micro-benchmarks of Y = X W^T (ops/matmul.h) for
-// each weight format (f32, bf16, Q8_0, Q4_0) at the Gemma-4 E4B shapes and batches of 64 and 512
+// each weight format (f32, bf16, f16 and every llama.cpp block format) at the Gemma-4 E4B shapes and batches of 64 and 512
 // tokens (batched prefill), single thread, in GFLOP/s. How to run it and the numbers of this
 // machine: bench/README.md.
 //
@@ -40,39 +40,11 @@ using namespace bench;  // NOLINT: the shared test-weight helpers (bench/bench_w
 
 void MatMul(Format f, const uint8_t* w, const float* x, float* y, size_t batch, size_t rows,
             size_t cols) {
-  switch (f) {
-    case Format::kF32:
-      ops::MatMulF32(reinterpret_cast<const float*>(w), x, cols, y, rows, batch, rows, cols, 0,
-                     rows);
-      break;
-    case Format::kBF16:
-      ops::MatMulBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, cols, y, rows, batch, rows,
-                      cols, 0, rows);
-      break;
-    case Format::kQ8_0:
-      ops::MatMulQ8_0(w, x, cols, y, rows, batch, rows, cols, 0, rows);
-      break;
-    case Format::kQ4_0:
-      ops::MatMulQ4_0(w, x, cols, y, rows, batch, rows, cols, 0, rows);
-      break;
-  }
+  Info(f).matmul(w, x, cols, y, rows, batch, rows, cols, 0, rows);
 }
 
 void Linear(Format f, const uint8_t* w, const float* x, float* y, size_t rows, size_t cols) {
-  switch (f) {
-    case Format::kF32:
-      ops::LinearF32(reinterpret_cast<const float*>(w), x, y, rows, cols, 0, rows);
-      break;
-    case Format::kBF16:
-      ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, 0, rows);
-      break;
-    case Format::kQ8_0:
-      ops::LinearQ8_0(w, x, y, rows, cols, 0, rows);
-      break;
-    case Format::kQ4_0:
-      ops::LinearQ4_0(w, x, y, rows, cols, 0, rows);
-      break;
-  }
+  Info(f).linear(w, x, y, rows, cols, 0, rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -106,14 +78,8 @@ const Weights& GetWeights(Format format, size_t rows, size_t cols) {
   w.cols = cols;
   w.bytes = rows * RowBytes(format, cols);
   w.data = AllocateBytes(w.bytes);
-  // Random f32 rows, quantized per row as the compiler does.
-  Rng rng{0x5EED0000ull + rows * 31 + cols};
-  std::vector<float> row(cols);
-  const size_t row_bytes = RowBytes(format, cols);
-  for (size_t r = 0; r < rows; ++r) {
-    FillUniform(rng, row.data(), cols);
-    EncodeRow(format, row.data(), cols, w.data.get() + r * row_bytes);
-  }
+  // Random f32 rows, quantized per row as the compiler does (FillMatrix).
+  FillMatrix(format, rows, cols, 0x5EED0000ull + rows * 31 + cols, w.data.get());
   return w;
 }
 
@@ -177,7 +143,7 @@ constexpr Shape kE4BShapes[] = {
 constexpr size_t kBatches[] = {64, 512};
 
 void RegisterAll() {
-  for (Format format : {Format::kF32, Format::kBF16, Format::kQ8_0, Format::kQ4_0}) {
+  for (Format format : kAllFormats) {
     for (const Shape& shape : kE4BShapes) {
       const std::string suffix = std::string(FormatName(format)) + "/" + std::to_string(shape.out) +
                                  "x" + std::to_string(shape.in);
