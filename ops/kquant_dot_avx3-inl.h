@@ -209,22 +209,26 @@ HWY_INLINE void Q6_KHalf(const uint8_t* block, size_t h, const float* sm, const 
   // (A & B) | C = 0xEA; minus 32: the signed quants.
   const __m512i q01 = _mm512_sub_epi8(_mm512_ternarylogic_epi32(h01, m30, lo, 0xEA), bias);
   const __m512i q23 = _mm512_sub_epi8(_mm512_ternarylogic_epi32(h23, m30, hi, 0xEA), bias);
+  // Stored and widened from memory (a load and one shuffle per 16 weights,
+  // cheaper than extracting the 128-bit lanes).
+  HWY_ALIGN int8_t q[128];  // weights 128h + [0, 128) in order
+  _mm512_store_si512(q, q01);
+  _mm512_store_si512(q + 64, q23);
+  ReloadScales();
   const float* xh = x + 128 * h;
   const float* sh = sm + 8 * h;
-  const auto dot = [&](__m128i q, size_t t, size_t part, __m512& acc) HWY_ATTR {
-    // Sub-block 8h + 2t + part: weights 128h + 32t + 16 part + [0, 16).
-    const __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)),
-                                   _mm512_set1_ps(sh[2 * t + part]));
-    acc = _mm512_fmadd_ps(w, _mm512_loadu_ps(xh + 32 * t + 16 * part), acc);
-  };
-  dot(_mm512_castsi512_si128(q01), 0, 0, a0);
-  dot(_mm512_extracti32x4_epi32(q01, 1), 0, 1, a1);
-  dot(_mm512_extracti32x4_epi32(q01, 2), 1, 0, a0);
-  dot(_mm512_extracti32x4_epi32(q01, 3), 1, 1, a1);
-  dot(_mm512_castsi512_si128(q23), 2, 0, a0);
-  dot(_mm512_extracti32x4_epi32(q23, 1), 2, 1, a1);
-  dot(_mm512_extracti32x4_epi32(q23, 2), 3, 0, a0);
-  dot(_mm512_extracti32x4_epi32(q23, 3), 3, 1, a1);
+  for (size_t g = 0; g < 8; ++g) {
+    // Sub-block 8h + g: weights 128h + 16g + [0, 16).
+    const __m512 w = _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+            _mm_load_si128(reinterpret_cast<const __m128i*>(q + 16 * g)))),
+        _mm512_set1_ps(sh[g]));
+    if (g % 2 == 0) {
+      a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(xh + 16 * g), a0);
+    } else {
+      a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(xh + 16 * g), a1);
+    }
+  }
 }
 
 // Q3_K: out[k] = d * (s_k - 32), k < 16 (Q3_KScale, four at a time as
@@ -312,13 +316,47 @@ HWY_INLINE void SuperBlockDotScaled(Q4_KFormat, const uint8_t* block, const floa
 
 HWY_INLINE void SuperBlockDotScaled(Q5_KFormat, const uint8_t* block, const float* x,
                                     const float* sm, __m512& a0, __m512& a1) {
-  const __m512i h0 = avx3::Bytes16(block + kQ5_KQh);
-  const __m512i h1 = avx3::Bytes16(block + kQ5_KQh + 16);
-  const uint8_t* qs = block + kQ5_KQs;
-  avx3::Q5_KChunk<0>(qs, sm, x, h0, h1, a0, a1);
-  avx3::Q5_KChunk<1>(qs, sm, x, h0, h1, a0, a1);
-  avx3::Q5_KChunk<2>(qs, sm, x, h0, h1, a0, a1);
-  avx3::Q5_KChunk<3>(qs, sm, x, h0, h1, a0, a1);
+  // The 5-bit quants of all 256 weights, built byte-wise 128 at a time: for
+  // chunks c = 2p, 2p + 1 (64 bytes of qs), the low nibbles with qh bit 2c at
+  // bit 4 (lo[p]: chunk 2p in bytes 0..31, 2p + 1 in 32..63) and the high
+  // nibbles with bit 2c + 1 (hi[p]); 16-bit shifts move the qh bits (the bits
+  // a byte receives from its neighbour are masked off).
+  HWY_ALIGN uint8_t q5[2][2][64];  // [p][0: low nibbles, 1: high][byte]
+  const __m512i qh = _mm512_broadcast_i64x4(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + kQ5_KQh)));
+  const __m512i m0F = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
+  const __m512i c42 = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+  const __m512i c31 = _mm512_inserti64x4(_mm512_set1_epi16(3), _mm256_set1_epi16(1), 1);
+  const __m512i c02 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+  const __m512i c13 = _mm512_inserti64x4(_mm512_set1_epi16(1), _mm256_set1_epi16(3), 1);
+  for (int p = 0; p < 2; ++p) {
+    const __m512i q = _mm512_loadu_si512(block + kQ5_KQs + 64 * p);
+    const __m512i lo = _mm512_and_si512(q, m0F);
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m0F);
+    // Chunk c's bits 2c (low) and 2c + 1 (high) to bit 4: left by 4, 2 (low,
+    // c = 0, 1), 3, 1 (high); right by 0, 2 and 1, 3 for c = 2, 3.
+    const __m512i hl = p == 0 ? _mm512_sllv_epi16(qh, c42) : _mm512_srlv_epi16(qh, c02);
+    const __m512i hh = p == 0 ? _mm512_sllv_epi16(qh, c31) : _mm512_srlv_epi16(qh, c13);
+    _mm512_store_si512(q5[p][0], _mm512_ternarylogic_epi32(hl, m10, lo, 0xEA));
+    _mm512_store_si512(q5[p][1], _mm512_ternarylogic_epi32(hh, m10, hi, 0xEA));
+  }
+  avx3::ReloadScales();
+  const __m512 iota = avx3::Iota();
+  const __m512 iota16 = _mm512_add_ps(iota, _mm512_set1_ps(16.0f));
+  for (size_t c = 0; c < 4; ++c) {
+    for (size_t half = 0; half < 2; ++half) {  // sub-block 2c + half
+      const __m512 ds = _mm512_set1_ps(sm[4 * c + 2 * half]);
+      const __m512 dm = _mm512_set1_ps(sm[4 * c + 2 * half + 1]);
+      const __m512 t0 = _mm512_fmsub_ps(iota, ds, dm);
+      const __m512 t1 = _mm512_fmsub_ps(iota16, ds, dm);
+      const uint8_t* q = q5[c / 2][half] + 32 * (c % 2);
+      const float* xs = x + 64 * c + 32 * half;
+      a0 = _mm512_fmadd_ps(_mm512_permutex2var_ps(t0, avx3::Bytes16(q), t1),
+                           _mm512_loadu_ps(xs), a0);
+      a1 = _mm512_fmadd_ps(_mm512_permutex2var_ps(t0, avx3::Bytes16(q + 16), t1),
+                           _mm512_loadu_ps(xs + 16), a1);
+    }
+  }
 }
 
 HWY_INLINE void SuperBlockDotScaled(Q6_KFormat, const uint8_t* block, const float* x,

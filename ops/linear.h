@@ -111,16 +111,21 @@ void LinearIQ4_NL(const void* w, const float* x, float* y, size_t rows,
 // a multiple of 256 (debug-asserted).
 //
 // Per super-block, the sub-block scales (and mins) are decoded once into f32
-// (exact); per sub-block k (16 or 32 weights), s_k = sum q_i x_i in f32 lanes
-// over the sub-block's unsigned quants (IQ4_XS: the levels), then acc +=
-// scale_k * s_k by one FMA. The offsets -dmin * m_k (Q2_K, Q4_K, Q5_K) and
-// the quants' constant biases -4 (Q3_K) and -32 (Q6_K) are added as
-// sum_k coef_k * X_k with X_k = sum of x over sub-block k, precomputed once
-// per call in f32, by one 16-lane FMA per super-block. Error: |y - exact| <=
-// k * 2^-24 * sum_c T_c |x_c| with T_c = |scale q_c| + |offset_c| (the
-// magnitudes of the two terms weight c is split into: Q6_K |d sc| (q + 32),
-// Q3_K |d s| (q + 4), Q2_K / Q4_K / Q5_K |d sc q| + |dmin m|, IQ4_XS |w|) and
-// k ~ cols / 16 + 32 / N + log2 N + 8.
+// (exact). AVX-512 (ops/kquant_dot_avx3-inl.h): every weight is decoded to its
+// exact f32 value (DequantizeRow*'s) by a table lookup per sub-block and
+// multiplied into two f32 accumulators per row, i.e. an f32 dot product of the
+// dequantized row; error <= k * 2^-24 * sum_c |w_c x_c| with k ~ cols / 32 +
+// log2 16 + 4. Other targets (ops/kquant_block-inl.h): per sub-block k (16 or
+// 32 weights), s_k = sum q_i x_i in f32 lanes over the sub-block's unsigned
+// quants (IQ4_XS: the levels), then acc += scale_k * s_k by one FMA; the
+// offsets -dmin * m_k (Q2_K, Q4_K, Q5_K) and the quants' constant biases -4
+// (Q3_K) and -32 (Q6_K) are added as sum_k coef_k * X_k with X_k = sum of x
+// over sub-block k, precomputed once per call in f32, by 16-lane FMAs per
+// super-block; error <= k * 2^-24 * sum_c T_c |x_c| with T_c = |scale q_c| +
+// |offset_c| (the magnitudes of the two terms weight c is split into: Q6_K
+// |d sc| (q + 32), Q3_K |d s| (q + 4), Q2_K / Q4_K / Q5_K |d sc q| + |dmin
+// m|, IQ4_XS |w|) and k ~ cols / 16 + 32 / N + log2 N + 8. (T_c >= |w_c|: the
+// tests hold both paths to the second bound.)
 // Scalar references: LinearQ4_KReference, ... (ops/reference.h).
 void LinearQ2_K(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);
