@@ -72,6 +72,10 @@ class SafetensorsReader final : public ReaderBase {
     return info == nullptr ? std::string() : info->dtype_name;
   }
 
+  std::string StoredName(const std::string& name) const override {
+    return checkpoint_.Find(name) == nullptr ? std::string() : name;
+  }
+
   absl::Status ReadAsF32(const std::string& name, float* out) const override {
     const TensorInfo* info = checkpoint_.Find(name);
     if (info == nullptr) return NoSuchTensor(source_, name);
@@ -122,6 +126,11 @@ class GgufReader final : public ReaderBase {
     return info == nullptr ? std::string() : std::string(info->type_name);
   }
 
+  std::string StoredName(const std::string& name) const override {
+    const GgufTensorInfo* info = Info(name);
+    return info == nullptr ? std::string() : info->name;
+  }
+
   absl::Status ReadAsF32(const std::string& name, float* out) const override {
     const GgufTensorInfo* info = Info(name);
     if (info == nullptr) return NoSuchTensor(source_, name);
@@ -140,7 +149,7 @@ class GgufReader final : public ReaderBase {
     if (info->dtype == DType::kUnsupported) {
       return Named(absl::UnimplementedError(absl::StrCat(
                        source_, ": unsupported type ", ToAbsl(info->type_name), " for tensor ",
-                       info->name, " (F32, F16, BF16, Q8_0 and Q4_0 can be read)")),
+                       info->name, " (", kReadableGgufTypes, " can be read)")),
                    *info, name);
     }
     absl::StatusOr<absl::Span<const uint8_t>> data = gguf_.Data(*info);

@@ -30,10 +30,10 @@ class CheckpointReader {
 
   // The tensors, under HF names ("model.language_model.layers.3.self_attn.q_proj.weight") with
   // HF shapes ([out, in] for a linear; GGUF's ne reversed) and their stored dtype: F32, BF16,
-  // F16, Q8_0, Q4_0, or kUnsupported (another safetensors dtype or ggml type: listed, fails when
-  // read; StoredTypeName names it). A safetensors checkpoint lists every tensor of its files
+  // F16, a block type (Q8_0 .. IQ4_XS, formats/dtype.h), or kUnsupported (another safetensors
+  // dtype or ggml type: listed, fails when read; StoredTypeName names it). A safetensors checkpoint lists every tensor of its files
   // (vision/audio towers too; the importer ignores them); a GGUF file lists its decoder tensors
-  // (Gemma4TensorsFromGguf). Q8_0 / Q4_0 tensors have a last dimension that is a multiple of 32.
+  // (Gemma4TensorsFromGguf). Block-type tensors have a last dimension of whole blocks.
   virtual const std::vector<TensorSpec>& tensors() const = 0;
 
   // The entry of tensors() called `name`, or nullptr.
@@ -43,10 +43,14 @@ class CheckpointReader {
   // empty if there is no such tensor.
   virtual std::string StoredTypeName(const std::string& name) const = 0;
 
+  // The name tensor `name` has in its file: the GGUF tensor name ("blk.0.ffn_down.weight") for
+  // a GGUF file, `name` itself for safetensors; empty if there is no such tensor.
+  virtual std::string StoredName(const std::string& name) const = 0;
+
   // Writes the tensor's product(shape) values as f32 to `out` (F32 copied, BF16/F16 widened,
-  // Q8_0/Q4_0 dequantized exactly as llama.cpp does). Errors, naming the source and the tensor:
-  // NotFound for an unknown name; Unimplemented for an unsupported type ("unsupported type Q4_K
-  // for tensor …"); FailedPrecondition when the safetensors data were not mapped (a GGUF file
+  // block types dequantized exactly as llama.cpp does). Errors, naming the source and the
+  // tensor: NotFound for an unknown name; Unimplemented for an unsupported type ("unsupported
+  // type IQ2_XXS for tensor …"); FailedPrecondition when the safetensors data were not mapped (a GGUF file
   // is read with positional reads then).
   virtual absl::Status ReadAsF32(const std::string& name, float* out) const = 0;
 
@@ -55,7 +59,7 @@ class CheckpointReader {
   virtual absl::Status ReadAsBF16(const std::string& name, uint16_t* out) const = 0;
 
   // The tensor's bytes as stored, in place in the mapping: TensorBytes(dtype, shape) bytes, e.g.
-  // Q8_0 / Q4_0 blocks to use without requantizing. Errors: NotFound, Unimplemented as
+  // GGUF blocks to use without requantizing. Errors: NotFound, Unimplemented as
   // ReadAsF32; FailedPrecondition if opened with map_data = false.
   virtual absl::StatusOr<absl::Span<const uint8_t>> RawData(const std::string& name) const = 0;
 

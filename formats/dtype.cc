@@ -1,6 +1,11 @@
 // Element types of checkpoint tensors and their scalar conversions (see dtype.h).
 #include "formats/dtype.h"
 
+#include "ops/quantize.h"
+#include "ops/quantize_iq4.h"
+#include "ops/quantize_k.h"
+#include "ops/quantize_legacy.h"
+
 #include <cstring>
 
 namespace cortiq {
@@ -20,6 +25,46 @@ float BitsToFloat(uint32_t bits) {
 
 }  // namespace
 
+namespace {
+
+// ggml-common.h: QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK4_NL = 32, QK_K = 256, and the
+// sizes of the block structs.
+struct BlockInfo {
+  DType dtype;
+  std::string_view name;
+  size_t elements;
+  size_t bytes;
+};
+constexpr BlockInfo kBlockTypes[] = {
+    {DType::kQ8_0, "Q8_0", 32, 34},    {DType::kQ4_0, "Q4_0", 32, 18},
+    {DType::kQ4_1, "Q4_1", 32, 20},    {DType::kQ5_0, "Q5_0", 32, 22},
+    {DType::kQ5_1, "Q5_1", 32, 24},    {DType::kQ2_K, "Q2_K", 256, 84},
+    {DType::kQ3_K, "Q3_K", 256, 110},  {DType::kQ4_K, "Q4_K", 256, 144},
+    {DType::kQ5_K, "Q5_K", 256, 176},  {DType::kQ6_K, "Q6_K", 256, 210},
+    {DType::kIQ4_NL, "IQ4_NL", 32, 18}, {DType::kIQ4_XS, "IQ4_XS", 256, 136},
+};
+
+const BlockInfo* FindBlockType(DType dtype) {
+  for (const BlockInfo& info : kBlockTypes) {
+    if (info.dtype == dtype) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool IsBlockDType(DType dtype) { return FindBlockType(dtype) != nullptr; }
+
+size_t DTypeBlockElements(DType dtype) {
+  const BlockInfo* info = FindBlockType(dtype);
+  return info != nullptr ? info->elements : 0;
+}
+
+size_t DTypeBlockBytes(DType dtype) {
+  const BlockInfo* info = FindBlockType(dtype);
+  return info != nullptr ? info->bytes : 0;
+}
+
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
     case DType::kF32:
@@ -27,12 +72,9 @@ size_t DTypeSize(DType dtype) {
     case DType::kBF16:
     case DType::kF16:
       return 2;
-    case DType::kUnsupported:
-    case DType::kQ8_0:
-    case DType::kQ4_0:
-      return 0;
+    default:
+      return 0;  // kUnsupported and the block types
   }
-  return 0;
 }
 
 std::string_view DTypeName(DType dtype) {
@@ -43,24 +85,22 @@ std::string_view DTypeName(DType dtype) {
       return "BF16";
     case DType::kF16:
       return "F16";
-    case DType::kQ8_0:
-      return "Q8_0";
-    case DType::kQ4_0:
-      return "Q4_0";
     case DType::kUnsupported:
       return "unsupported";
+    default:
+      break;
   }
-  return "unsupported";
+  const BlockInfo* info = FindBlockType(dtype);
+  return info != nullptr ? info->name : "unsupported";
 }
 
 uint64_t TensorBytes(DType dtype, const std::vector<int64_t>& shape) {
   uint64_t elements = 1;
   for (int64_t dim : shape) elements *= static_cast<uint64_t>(dim);
-  if (dtype != DType::kQ8_0 && dtype != DType::kQ4_0) return elements * DTypeSize(dtype);
-  // llama.cpp's QK8_0 = QK4_0 = 32 weights per block; block_q8_0 is 34 bytes, block_q4_0 18.
-  constexpr uint64_t kBlockWeights = 32;
-  if (shape.empty() || shape.back() % static_cast<int64_t>(kBlockWeights) != 0) return 0;
-  return elements / kBlockWeights * (dtype == DType::kQ8_0 ? 34 : 18);
+  const BlockInfo* info = FindBlockType(dtype);
+  if (info == nullptr) return elements * DTypeSize(dtype);
+  if (shape.empty() || shape.back() % static_cast<int64_t>(info->elements) != 0) return 0;
+  return elements / info->elements * info->bytes;
 }
 
 DType DTypeFromName(std::string_view name) {
@@ -160,6 +200,27 @@ bool FloatElementsToF32(DType dtype, const uint8_t* src, uint64_t count, float* 
     default:
       return false;
   }
+}
+
+bool DequantizeBlocks(DType dtype, const uint8_t* src, uint64_t count, float* out) {
+  void (*dequantize)(const void*, size_t, float*) = nullptr;
+  switch (dtype) {
+    case DType::kQ8_0: dequantize = ops::DequantizeRowQ8_0; break;
+    case DType::kQ4_0: dequantize = ops::DequantizeRowQ4_0; break;
+    case DType::kQ4_1: dequantize = ops::DequantizeRowQ4_1; break;
+    case DType::kQ5_0: dequantize = ops::DequantizeRowQ5_0; break;
+    case DType::kQ5_1: dequantize = ops::DequantizeRowQ5_1; break;
+    case DType::kQ2_K: dequantize = ops::DequantizeRowQ2_K; break;
+    case DType::kQ3_K: dequantize = ops::DequantizeRowQ3_K; break;
+    case DType::kQ4_K: dequantize = ops::DequantizeRowQ4_K; break;
+    case DType::kQ5_K: dequantize = ops::DequantizeRowQ5_K; break;
+    case DType::kQ6_K: dequantize = ops::DequantizeRowQ6_K; break;
+    case DType::kIQ4_NL: dequantize = ops::DequantizeRowIQ4_NL; break;
+    case DType::kIQ4_XS: dequantize = ops::DequantizeRowIQ4_XS; break;
+    default: return false;
+  }
+  if (count > 0) dequantize(src, static_cast<size_t>(count), out);
+  return true;
 }
 
 bool FloatElementsToBF16(DType dtype, const uint8_t* src, uint64_t count, uint16_t* out) {

@@ -15,24 +15,37 @@ namespace cortiq {
 // ...); such tensors are listed with `kUnsupported` (the original string is kept in
 // `TensorInfo::dtype_name`) and only fail when they are read.
 //
-// kQ8_0 and kQ4_0 are llama.cpp's block formats (ops/quantize.h): each row (the last,
-// fastest-varying dimension, a multiple of 32) is stored as blocks of 32 weights, 34 bytes
-// (Q8_0) or 18 bytes (Q4_0) each. Only GGUF files hold them; safetensors never does.
-enum class DType { kF32, kBF16, kF16, kUnsupported, kQ8_0, kQ4_0 };
+// kQ8_0 .. kIQ4_XS are llama.cpp's block formats (ggml-common.h; ops/quantize.h,
+// quantize_legacy.h, quantize_k.h, quantize_iq4.h): each row (the last, fastest-varying
+// dimension, a multiple of the block size) is stored as blocks of 32 weights (Q8_0, Q4_0, Q4_1,
+// Q5_0, Q5_1, IQ4_NL) or super-blocks of 256 (Q2_K .. Q6_K, IQ4_XS). Only GGUF files hold them;
+// safetensors never does.
+enum class DType {
+  kF32, kBF16, kF16, kUnsupported, kQ8_0, kQ4_0,
+  kQ4_1, kQ5_0, kQ5_1, kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kIQ4_NL, kIQ4_XS,
+};
+
+// True for the block formats (kQ8_0 .. kIQ4_XS).
+bool IsBlockDType(DType dtype);
 
 // Size of one element in bytes: 4 (F32), 2 (BF16, F16); 0 for kUnsupported and for the block
-// types kQ8_0 / kQ4_0, which have no per-element size (use TensorBytes).
+// types, which have no per-element size (use TensorBytes).
 size_t DTypeSize(DType dtype);
 
-// The dtype's name: "F32", "BF16", "F16" (the safetensors strings), "Q8_0", "Q4_0" (ggml's);
-// "unsupported" for kUnsupported.
+// Weights per block (32 or 256) and bytes per block (ggml's type_size: Q8_0 34, Q4_K 144, ...)
+// of a block type; 0 for the others.
+size_t DTypeBlockElements(DType dtype);
+size_t DTypeBlockBytes(DType dtype);
+
+// The dtype's name: "F32", "BF16", "F16" (the safetensors strings), the block types' ggml names
+// ("Q8_0", "Q4_K", "IQ4_XS"); "unsupported" for kUnsupported.
 std::string_view DTypeName(DType dtype);
 
 // Bytes of a tensor of `dtype` and `shape` (row-major, HF order: the last dimension is the
-// row): product(shape) · DTypeSize for F32/BF16/F16; for kQ8_0 / kQ4_0, (product(shape) / 32)
-// blocks of 34 / 18 bytes, which requires a non-empty shape whose last dimension is a multiple
-// of 32 (0 is returned otherwise). 0 for kUnsupported. No overflow check (as
-// TensorSpecNumBytes); negative dimensions are the caller's error.
+// row): product(shape) · DTypeSize for F32/BF16/F16; for a block type, product(shape) / block
+// elements blocks of DTypeBlockBytes, which requires a non-empty shape whose last dimension is
+// a multiple of the block size (0 is returned otherwise). 0 for kUnsupported. No overflow check
+// (as TensorSpecNumBytes); negative dimensions are the caller's error.
 uint64_t TensorBytes(DType dtype, const std::vector<int64_t>& shape);
 
 // Maps a safetensors dtype string to a DType: "F32", "BF16", "F16" (case-sensitive, as the
@@ -62,6 +75,11 @@ uint16_t F32ToF16(float value);
 // Converts `count` little-endian F32 / BF16 / F16 elements at `src` (any alignment) to f32,
 // exactly. Returns false, writing nothing, for any other dtype.
 bool FloatElementsToF32(DType dtype, const uint8_t* src, uint64_t count, float* out);
+
+// Decodes `count` weights of a block type at `src` (count / DTypeBlockElements blocks, count a
+// multiple of the block size) to their exact f32 values with llama.cpp's dequantizers
+// (ops/quantize*.h DequantizeRow*). Returns false, writing nothing, for a non-block dtype.
+bool DequantizeBlocks(DType dtype, const uint8_t* src, uint64_t count, float* out);
 
 // The same to bf16 bits: BF16 is copied, F32 rounded to nearest even, F16 widened to f32 first
 // (exact) and then rounded. Returns false, writing nothing, for any other dtype.

@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/absl_compat.h"
-#include "ops/quantize.h"
 #include "base/file_checks.h"
 #include "base/status_macros.h"
 
@@ -194,6 +193,26 @@ DType DTypeFromGgmlType(uint32_t type) {
       return DType::kQ8_0;
     case GgmlType::kQ4_0:
       return DType::kQ4_0;
+    case GgmlType::kQ4_1:
+      return DType::kQ4_1;
+    case GgmlType::kQ5_0:
+      return DType::kQ5_0;
+    case GgmlType::kQ5_1:
+      return DType::kQ5_1;
+    case GgmlType::kQ2_K:
+      return DType::kQ2_K;
+    case GgmlType::kQ3_K:
+      return DType::kQ3_K;
+    case GgmlType::kQ4_K:
+      return DType::kQ4_K;
+    case GgmlType::kQ5_K:
+      return DType::kQ5_K;
+    case GgmlType::kQ6_K:
+      return DType::kQ6_K;
+    case GgmlType::kIQ4_NL:
+      return DType::kIQ4_NL;
+    case GgmlType::kIQ4_XS:
+      return DType::kIQ4_XS;
     default:
       return DType::kUnsupported;
   }
@@ -578,7 +597,7 @@ absl::StatusOr<absl::Span<const uint8_t>> GgufFile::Bytes(const GgufTensorInfo& 
 absl::Status GgufFile::UnsupportedTypeError(const GgufTensorInfo& info) const {
   return absl::UnimplementedError(absl::StrCat(path(), ": unsupported type ",
                                                ToAbsl(info.type_name), " for tensor ", info.name,
-                                               " (F32, F16, BF16, Q8_0 and Q4_0 can be read)"));
+                                               " (", kReadableGgufTypes, " can be read)"));
 }
 
 absl::Status GgufFile::ConvertTensor(
@@ -594,56 +613,28 @@ absl::Status GgufFile::ConvertTensor(
 
 absl::Status GgufFile::ReadAsF32(const GgufTensorInfo& info, float* out) const {
   return ConvertTensor(info, [&](const uint8_t* src, uint64_t count) {
-    switch (info.dtype) {
-      case DType::kF32:
-      case DType::kF16:
-      case DType::kBF16:
-        FloatElementsToF32(info.dtype, src, count, out);
-        break;
-      case DType::kQ8_0:
-        ops::DequantizeRowQ8_0(src, count, out);
-        break;
-      case DType::kQ4_0:
-        ops::DequantizeRowQ4_0(src, count, out);
-        break;
-      case DType::kUnsupported:
-        break;  // Rejected by ConvertTensor.
+    if (!FloatElementsToF32(info.dtype, src, count, out)) {
+      DequantizeBlocks(info.dtype, src, count, out);  // kUnsupported: rejected by ConvertTensor
     }
   });
 }
 
 absl::Status GgufFile::ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) const {
   return ConvertTensor(info, [&](const uint8_t* src, uint64_t count) {
-    switch (info.dtype) {
-      case DType::kBF16:
-      case DType::kF32:
-      case DType::kF16:
-        FloatElementsToBF16(info.dtype, src, count, out);
-        break;
-      case DType::kQ8_0:
-      case DType::kQ4_0: {
-        // One row at a time, so the f32 scratch is ne[0] values, not the whole tensor.
-        const uint64_t row = info.ne.empty() ? 1 : static_cast<uint64_t>(info.ne[0]);
-        const uint64_t block_bytes =
-            info.dtype == DType::kQ8_0 ? ops::kQ8_0BlockBytes : ops::kQ4_0BlockBytes;
-        const uint64_t row_bytes = row / ops::kQuantBlockSize * block_bytes;
-        // ne[0] comes from the file: a tensor with a zero dimension has no bytes to bound it
-        // (ne [2^62, 0] is valid and empty), so the scratch row is sized only when some row
-        // exists, and then row <= count <= 32 / 18 * num_bytes, inside the file.
-        if (count == 0) break;
-        std::vector<float> values(row);
-        for (uint64_t r = 0; r < count / row; ++r) {
-          if (info.dtype == DType::kQ8_0) {
-            ops::DequantizeRowQ8_0(src + r * row_bytes, row, values.data());
-          } else {
-            ops::DequantizeRowQ4_0(src + r * row_bytes, row, values.data());
-          }
-          for (uint64_t i = 0; i < row; ++i) out[r * row + i] = F32ToBf16(values[i]);
-        }
-        break;
-      }
-      case DType::kUnsupported:
-        break;  // Rejected by ConvertTensor.
+    if (FloatElementsToBF16(info.dtype, src, count, out)) return;
+    if (!IsBlockDType(info.dtype)) return;  // kUnsupported: rejected by ConvertTensor
+    // One row at a time, so the f32 scratch is ne[0] values, not the whole tensor.
+    const uint64_t row = info.ne.empty() ? 1 : static_cast<uint64_t>(info.ne[0]);
+    const uint64_t row_bytes =
+        row / DTypeBlockElements(info.dtype) * DTypeBlockBytes(info.dtype);
+    // ne[0] comes from the file: a tensor with a zero dimension has no bytes to bound it
+    // (ne [2^62, 0] is valid and empty), so the scratch row is sized only when some row
+    // exists, and then row <= count <= 256 / 84 * num_bytes, inside the file.
+    if (count == 0) return;
+    std::vector<float> values(row);
+    for (uint64_t r = 0; r < count / row; ++r) {
+      DequantizeBlocks(info.dtype, src + r * row_bytes, row, values.data());
+      for (uint64_t i = 0; i < row; ++i) out[r * row + i] = F32ToBf16(values[i]);
     }
   });
 }

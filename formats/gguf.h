@@ -120,8 +120,8 @@ struct GgufKeyValue {
   GgufValue value;
 };
 
-// ggml tensor types (ggml.h `enum ggml_type`) that this reader knows the block layout of. Only
-// F32, F16, BF16, Q8_0 and Q4_0 can be read; the others are listed (with their sizes checked)
+// ggml tensor types (ggml.h `enum ggml_type`) that this reader knows the block layout of. F32,
+// F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K, IQ4_NL and IQ4_XS can be read; the others are listed (with their sizes checked)
 // and give Unimplemented when read. Numbers absent here (4, 5, 31–33, 36–38: removed from ggml)
 // and numbers above the last are rejected on open, as llama.cpp does.
 enum class GgmlType : uint32_t {
@@ -174,7 +174,13 @@ struct GgmlTypeTraits {
 // bytes; ggml's block_q8_1 is 36).
 const GgmlTypeTraits* FindGgmlType(uint32_t type);
 
-// The DType a ggml type is read as: F32, F16, BF16, Q8_0, Q4_0; kUnsupported for the others.
+// The readable ggml types, for messages.
+inline constexpr char kReadableGgufTypes[] =
+    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and "
+    "IQ4_XS";
+
+// The DType a ggml type is read as: F32, F16, BF16 and the readable block types of the same
+// names; kUnsupported for the others.
 DType DTypeFromGgmlType(uint32_t type);
 
 // One tensor of a GGUF file.
@@ -253,15 +259,15 @@ class GgufFile {
   absl::StatusOr<std::vector<uint8_t>> CopyData(const GgufTensorInfo& info) const;
 
   // Writes the num_elements() values of `info` as f32 to `out`: F32 is copied, F16 and BF16 are
-  // widened exactly, Q8_0 and Q4_0 are dequantized as llama.cpp's dequantize_row_q8_0 /
-  // dequantize_row_q4_0 do (ops/quantize.h; exact in f32). Works with or without map_data; the
+  // widened exactly, the block types are dequantized as llama.cpp's dequantize_row_<type> do
+  // (DequantizeBlocks, ops/quantize*.h; exact in f32). Works with or without map_data; the
   // mapped pages of the tensor are dropped from this process afterwards (MADV_DONTNEED), as
-  // SafetensorsCheckpoint does. Errors: Unimplemented "<file>: unsupported type Q4_K for tensor
-  // <name> (F32, F16, BF16, Q8_0 and Q4_0 can be read)" for other types.
+  // SafetensorsCheckpoint does. Errors: Unimplemented "<file>: unsupported type IQ2_XXS for
+  // tensor <name> (F32, F16, ... can be read)" for other types.
   absl::Status ReadAsF32(const GgufTensorInfo& info, float* out) const;
 
-  // Writes the values of `info` as bf16 bits to `out`: BF16 is copied; F32, and F16 / Q8_0 /
-  // Q4_0 through their exact f32 values, are rounded to nearest even. Errors as ReadAsF32.
+  // Writes the values of `info` as bf16 bits to `out`: BF16 is copied; F32, and F16 / the
+  // block types through their exact f32 values, are rounded to nearest even. Errors as ReadAsF32.
   absl::Status ReadAsBF16(const GgufTensorInfo& info, uint16_t* out) const;
 
  private:

@@ -270,7 +270,7 @@ absl::StatusOr<double> FullRotaryFactor(const GgufFile& gguf, const KeyReader& k
   if (info->dtype == DType::kUnsupported) {
     return absl::UnimplementedError(absl::StrCat(
         gguf.path(), ": unsupported type ", ToAbsl(info->type_name),
-        " for tensor rope_freqs.weight (F32, F16, BF16, Q8_0 and Q4_0 can be read)"));
+        " for tensor rope_freqs.weight (", kReadableGgufTypes, " can be read)"));
   }
   std::vector<float> factors(pairs_total);
   CORTIQ_RETURN_IF_ERROR(gguf.ReadAsF32(*info, factors.data()));

@@ -20,7 +20,10 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       otherwise;
     - other matrices take `weights`; without it, a GGUF's blocks keep their
       `checkpoint(...)` format (no requantization) and other tensors follow their
-      element type (bf16 stays bf16; f32 and f16 become f32);
+      element type (bf16 stays bf16, f16 stays f16, f32 stays f32);
+    - a 256-weight format on a matrix whose rows are not whole super-blocks takes
+      llama-quantize's fallback (tensor_type_fallback: q2_k, q3_k -> q4_0; q4_k ->
+      q5_0; q5_k -> q5_1; q6_k -> q8_0; iq4_xs -> iq4_nl);
     - a block format on a matrix whose rows are not whole blocks becomes bf16 (the
       PLE projection's rows of 16 under q8_0 / q4_0).
     Every weight gets the policy's format, whatever it had before.
@@ -43,7 +46,7 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"weights", "weights", "std::string", /*default=*/"\"\"",
-           "storage format of the matrices (f32, bf16, q8_0, q4_0); empty: the checkpoint's">,
+           "storage format of the matrices (f32, bf16, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs); empty: the checkpoint's">,
     Option<"tables", "tables", "std::string", /*default=*/"\"\"",
            "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">
   ];

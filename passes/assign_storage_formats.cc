@@ -68,13 +68,36 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
     } else if (auto blocks = weight.getCheckpointFormat()) {
       format = *blocks;
     } else {
-      format = type.getElementType().isBF16() ? StorageFormat::BF16 : StorageFormat::F32;
+      // bf16 and f16 keep their bytes (no widening: half the bytes per token of f32).
+      const mlir::Type element = type.getElementType();
+      format = element.isBF16()  ? StorageFormat::BF16
+               : element.isF16() ? StorageFormat::F16
+                                 : StorageFormat::F32;
+    }
+    // A row that is not whole super-blocks takes llama-quantize's fallback for its type
+    // (tensor_type_fallback in llama.cpp's src/llama-quant.cpp), and one that is not whole
+    // 32-weight blocks either becomes bf16 (the PLE projection's rows of 16 under q8_0).
+    if (type.getRank() == 2 && type.getDimSize(1) % storageFormatBlockSize(format) != 0) {
+      format = SuperBlockFallback(format);
     }
     const int64_t block = storageFormatBlockSize(format);
     if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0)) {
       format = StorageFormat::BF16;
     }
     return format;
+  }
+
+  // llama-quantize's 32-weight type for a 256-weight one.
+  static StorageFormat SuperBlockFallback(StorageFormat format) {
+    switch (format) {
+      case StorageFormat::Q2_K:
+      case StorageFormat::Q3_K: return StorageFormat::Q4_0;
+      case StorageFormat::Q4_K: return StorageFormat::Q5_0;
+      case StorageFormat::Q5_K: return StorageFormat::Q5_1;
+      case StorageFormat::Q6_K: return StorageFormat::Q8_0;
+      case StorageFormat::IQ4_XS: return StorageFormat::IQ4_NL;
+      default: return format;
+    }
   }
 
   std::optional<StorageFormat> weights_;

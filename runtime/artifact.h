@@ -42,7 +42,8 @@ inline constexpr char kArtifactMagic[8] = {'C', 'O', 'R',  'T',
 // the header and weight section are the same in every version). 2.0: buffer views and
 // max_batch (prefill); 3.0: records carry their sizes and steps their parameters by name; 3.1:
 // the weights' chunk hashes (runtime/weight_hash.h), the rows each step runs on (Step::rows) and
-// named sections (the tokenizer) beside the weights, listed after the plan. A
+// named sections (the tokenizer) beside the weights, listed after the plan; 3.2: the weight
+// formats F16, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS (runtime/plan.h). A
 // reader accepts its own major with any minor (a minor only appends fields an older reader
 // skips, plan_encoding.h) and reads 2.0; it rejects newer majors and older ones.
 inline constexpr uint32_t kArtifactVersionMajor = kPlanFormatMajor;

@@ -79,12 +79,8 @@ CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** mode
     data->identity = cortiq::IdentifyModel(*data->artifact);
     const cortiq::Plan& plan = data->artifact->plan();
     for (const cortiq::WeightEntry& w : plan.weights) {
-      switch (w.format) {
-        case cortiq::WeightFormat::kF32: data->weight_formats |= CORTIQ_WEIGHT_F32; break;
-        case cortiq::WeightFormat::kBF16: data->weight_formats |= CORTIQ_WEIGHT_BF16; break;
-        case cortiq::WeightFormat::kQ8_0: data->weight_formats |= CORTIQ_WEIGHT_Q8_0; break;
-        case cortiq::WeightFormat::kQ4_0: data->weight_formats |= CORTIQ_WEIGHT_Q4_0; break;
-      }
+      // Bit n is format value n (cortiq.h); ValidatePlan admits only the enum's values.
+      data->weight_formats |= 1u << static_cast<uint32_t>(w.format);
     }
     for (const cortiq::CacheEntry& c : plan.caches) {
       if (c.sliding) data->sliding_window = std::max(data->sliding_window, c.window);

@@ -78,11 +78,24 @@ typedef enum cortiq_status {
   CORTIQ_STATUS_INTERNAL = 14            /* a bug in cortiq */
 } cortiq_status;
 
-/* Weight storage formats, as bits of cortiq_model_info.weight_formats. */
+/* Weight storage formats, as bits of cortiq_model_info.weight_formats: bit n is the artifact's
+ * format value n (runtime/plan.h WeightFormat); the block formats are llama.cpp's (GGUF type
+ * names). */
 #define CORTIQ_WEIGHT_F32 (1u << 0)
 #define CORTIQ_WEIGHT_BF16 (1u << 1)
 #define CORTIQ_WEIGHT_Q8_0 (1u << 2) /* llama.cpp Q8_0 blocks */
 #define CORTIQ_WEIGHT_Q4_0 (1u << 3) /* llama.cpp Q4_0 blocks */
+#define CORTIQ_WEIGHT_F16 (1u << 4)  /* IEEE binary16 */
+#define CORTIQ_WEIGHT_Q4_1 (1u << 5)
+#define CORTIQ_WEIGHT_Q5_0 (1u << 6)
+#define CORTIQ_WEIGHT_Q5_1 (1u << 7)
+#define CORTIQ_WEIGHT_Q2_K (1u << 8)
+#define CORTIQ_WEIGHT_Q3_K (1u << 9)
+#define CORTIQ_WEIGHT_Q4_K (1u << 10)
+#define CORTIQ_WEIGHT_Q5_K (1u << 11)
+#define CORTIQ_WEIGHT_Q6_K (1u << 12)
+#define CORTIQ_WEIGHT_IQ4_NL (1u << 13)
+#define CORTIQ_WEIGHT_IQ4_XS (1u << 14)
 
 typedef struct cortiq_model cortiq_model;     /* an opened artifact */
 typedef struct cortiq_session cortiq_session; /* one sequence being decoded */

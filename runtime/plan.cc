@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -25,17 +26,42 @@
 
 namespace cortiq {
 
+namespace {
+
+// ggml-common.h's block sizes (QK4_0 = QK8_0 = ... = 32, QK_K = 256) and type sizes.
+struct WeightFormatInfo {
+  const char* name;
+  size_t block_elements;
+  size_t block_bytes;
+};
+
+const WeightFormatInfo* FindWeightFormat(WeightFormat format) {
+  static constexpr WeightFormatInfo kInfo[] = {
+      {"f32", 1, 4},     {"bf16", 1, 2},    {"q8_0", 32, 34},   {"q4_0", 32, 18},
+      {"f16", 1, 2},     {"q4_1", 32, 20},  {"q5_0", 32, 22},   {"q5_1", 32, 24},
+      {"q2_k", 256, 84}, {"q3_k", 256, 110}, {"q4_k", 256, 144}, {"q5_k", 256, 176},
+      {"q6_k", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136},
+  };
+  static_assert(std::size(kInfo) == std::size(kAllWeightFormats));
+  const auto index = static_cast<uint32_t>(format);
+  return index < std::size(kInfo) ? &kInfo[index] : nullptr;
+}
+
+}  // namespace
+
 size_t WeightFormatElementSize(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32:
-      return 4;
-    case WeightFormat::kBF16:
-      return 2;
-    case WeightFormat::kQ8_0:
-    case WeightFormat::kQ4_0:
-      return 0;
-  }
-  return 0;
+  const WeightFormatInfo* info = FindWeightFormat(format);
+  return info != nullptr && info->block_elements == 1 ? info->block_bytes : 0;
+}
+
+size_t WeightFormatBlockElements(WeightFormat format) {
+  const WeightFormatInfo* info = FindWeightFormat(format);
+  return info != nullptr ? info->block_elements : 0;
+}
+
+size_t WeightFormatBlockBytes(WeightFormat format) {
+  const WeightFormatInfo* info = FindWeightFormat(format);
+  return info != nullptr ? info->block_bytes : 0;
 }
 
 const char* StepRowsName(StepRows rows) {
@@ -49,49 +75,35 @@ const char* StepRowsName(StepRows rows) {
 }
 
 const char* WeightFormatName(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32:
-      return "f32";
-    case WeightFormat::kBF16:
-      return "bf16";
-    case WeightFormat::kQ8_0:
-      return "q8_0";
-    case WeightFormat::kQ4_0:
-      return "q4_0";
-  }
-  return "unknown";
+  const WeightFormatInfo* info = FindWeightFormat(format);
+  return info != nullptr ? info->name : "unknown";
 }
 
 std::optional<WeightFormat> WeightFormatFromName(absl::string_view name) {
-  for (WeightFormat format :
-       {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kQ8_0, WeightFormat::kQ4_0}) {
+  for (WeightFormat format : kAllWeightFormats) {
     if (name == WeightFormatName(format)) return format;
   }
   return std::nullopt;
 }
 
-bool IsBlockFormat(WeightFormat format) {
-  return format == WeightFormat::kQ8_0 || format == WeightFormat::kQ4_0;
-}
+bool IsBlockFormat(WeightFormat format) { return WeightFormatBlockElements(format) > 1; }
 
 uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shape) {
   constexpr uint64_t kLimit = uint64_t{1} << 62;
+  const WeightFormatInfo* info = FindWeightFormat(format);
+  if (info == nullptr) return 0;
   uint64_t elements = 1;
   for (int64_t d : shape) {
     if (d <= 0 || static_cast<uint64_t>(d) > kLimit / elements) return 0;
     elements *= static_cast<uint64_t>(d);
   }
-  switch (format) {
-    case WeightFormat::kF32:
-    case WeightFormat::kBF16:
-      return elements <= kLimit / 4 ? elements * WeightFormatElementSize(format) : 0;
-    case WeightFormat::kQ8_0:
-    case WeightFormat::kQ4_0: {
-      if (shape.empty() || shape.back() % 32 != 0) return 0;
-      return elements / 32 * (format == WeightFormat::kQ8_0 ? 34 : 18);
-    }
+  if (info->block_elements > 1 &&
+      (shape.empty() || static_cast<uint64_t>(shape.back()) % info->block_elements != 0)) {
+    return 0;
   }
-  return 0;
+  // block_bytes / block_elements <= 4: no overflow below 2^62 * 4.
+  const uint64_t blocks = elements / info->block_elements;
+  return blocks <= kLimit / info->block_bytes ? blocks * info->block_bytes : 0;
 }
 
 int64_t WeightEntry::num_elements() const {
@@ -336,8 +348,7 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
     return absl::InvalidArgumentError(
         absl::StrCat("weight ", i, " '", w.name, "': ", message));
   };
-  const bool known = w.format == WeightFormat::kF32 || w.format == WeightFormat::kBF16 ||
-                     IsBlockFormat(w.format);
+  const bool known = WeightFormatBlockElements(w.format) != 0;
   if (!known) {
     return error(
         absl::StrCat("unknown format ", static_cast<uint32_t>(w.format)));

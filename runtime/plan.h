@@ -16,31 +16,59 @@
 
 namespace cortiq {
 
-// Storage format of a weight in the artifact. Values are part of the file format.
+// Storage format of a weight in the artifact. Values are part of the file format (3.2 added
+// kF16 and the formats after it).
 enum class WeightFormat : uint32_t {
   kF32 = 0,   // little-endian IEEE binary32
   kBF16 = 1,  // bfloat16 (top half of an f32)
   // llama.cpp's block formats (ggml-common.h), so GGUF tensors are used in place. A row of
-  // `cols` weights (cols % 32 == 0) is cols / 32 consecutive blocks; only matrices read by
-  // linear, lm_head and embedding steps may use them.
+  // `cols` weights (a multiple of the block size, 32 or 256) is cols / block size consecutive
+  // blocks; only matrices read by linear, lm_head and embedding steps may use them. Layouts and
+  // dequantization: ops/quantize.h, quantize_legacy.h, quantize_k.h, quantize_iq4.h.
   kQ8_0 = 2,  // block_q8_0: f16 scale d + 32 int8 q (34 bytes); w = d * q
   kQ4_0 = 3,  // block_q4_0: f16 scale d + 16 bytes of nibbles (18 bytes); w = d * (q - 8),
               // element j < 16 the low nibble of byte j, element j + 16 its high nibble
+  kF16 = 4,   // IEEE binary16 (GGML_TYPE_F16), an element format like bf16
+  kQ4_1 = 5,  // block_q4_1: 32 weights, f16 d and m + 16 nibble bytes (20); w = d q + m
+  kQ5_0 = 6,  // block_q5_0: 32 weights, f16 d, 4 bytes of fifth bits, 16 nibble bytes (22)
+  kQ5_1 = 7,  // block_q5_1: 32 weights, f16 d and m, fifth bits, nibbles (24)
+  kQ2_K = 8,  // block_q2_K: 256 weights in 16 sub-blocks of 16, 4-bit scales and mins (84)
+  kQ3_K = 9,  // block_q3_K: 256 weights, 3-bit quants, 6-bit sub-block scales (110)
+  kQ4_K = 10,  // block_q4_K: 256 weights in 8 sub-blocks of 32, 6-bit scales and mins (144)
+  kQ5_K = 11,  // block_q5_K: as Q4_K with a fifth bit per weight (176)
+  kQ6_K = 12,  // block_q6_K: 256 weights, 6-bit quants, 16 int8 sub-block scales (210)
+  kIQ4_NL = 13,  // block_iq4_nl: 32 weights, f16 d + 16 nibble bytes indexing a 16-level table (18)
+  kIQ4_XS = 14,  // block_iq4_xs: 256 weights, 6-bit sub-block scales, table levels (136)
 };
 
-// True for kQ8_0 and kQ4_0.
+// Every WeightFormat, in value order.
+inline constexpr WeightFormat kAllWeightFormats[] = {
+    WeightFormat::kF32,  WeightFormat::kBF16, WeightFormat::kQ8_0,  WeightFormat::kQ4_0,
+    WeightFormat::kF16,  WeightFormat::kQ4_1, WeightFormat::kQ5_0,  WeightFormat::kQ5_1,
+    WeightFormat::kQ2_K, WeightFormat::kQ3_K, WeightFormat::kQ4_K,  WeightFormat::kQ5_K,
+    WeightFormat::kQ6_K, WeightFormat::kIQ4_NL, WeightFormat::kIQ4_XS,
+};
+
+// True for llama.cpp's block formats (every format but f32, bf16 and f16).
 bool IsBlockFormat(WeightFormat format);
 
-// Bytes of a weight of `shape` stored as `format`: product(shape) × element size for f32/bf16;
-// for the block formats (rank ≥ 1, last dimension a multiple of 32) the number of 32-weight
-// blocks × 34 (Q8_0) or 18 (Q4_0). Returns 0 for an unknown format, a non-positive dimension,
-// a block format whose last dimension is not a multiple of 32, or a size past 2^62.
+// Weights per block: 1 for f32 / bf16 / f16, 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, 256
+// for the K-quants and IQ4_XS (QK_K); 0 for a value outside the enum.
+size_t WeightFormatBlockElements(WeightFormat format);
+// Bytes per block (per element for f32 / bf16 / f16), ggml's type_size; 0 outside the enum.
+size_t WeightFormatBlockBytes(WeightFormat format);
+
+// Bytes of a weight of `shape` stored as `format`: product(shape) / block elements × block
+// bytes (for the block formats rank ≥ 1 and the last dimension a multiple of the block size).
+// Returns 0 for an unknown format, a non-positive dimension, a block format whose last
+// dimension is not whole blocks, or a size past 2^62.
 uint64_t WeightFormatBytes(WeightFormat format, const std::vector<int64_t>& shape);
 
-// Bytes per element of `format` (f32 4, bf16 2); 0 for the block formats, whose sizes come
-// from WeightFormatBytes.
+// Bytes per element of `format` (f32 4, bf16 and f16 2); 0 for the block formats, whose sizes
+// come from WeightFormatBytes.
 size_t WeightFormatElementSize(WeightFormat format);
-// "f32" / "bf16" / "q8_0" / "q4_0".
+// The format's name: "f32", "bf16", "f16", and llama.cpp's type names in lower case ("q8_0",
+// "q4_k", "iq4_xs"); "unknown" outside the enum.
 const char* WeightFormatName(WeightFormat format);
 // The format WeightFormatName gives `name`, nullopt for any other string.
 std::optional<WeightFormat> WeightFormatFromName(absl::string_view name);
@@ -53,7 +81,7 @@ struct WeightEntry {
   uint64_t offset = 0;         // bytes from the start of the weight section; a multiple of
                                // kWeightAlignment
   uint64_t size_bytes = 0;     // WeightFormatBytes(format, shape): product(shape) * element
-                               // size, or the 32-weight blocks * block size (Q8_0, Q4_0)
+                               // size, or the blocks * block bytes (block formats)
   // Format 3.1: the XXH3-64 of each Plan::weight_hash_chunk_bytes chunk of the weight's bytes,
   // in order (runtime/weight_hash.h); empty when the plan has no hashes (chunk bytes 0).
   std::vector<uint64_t> xxh3_64;

@@ -21,6 +21,8 @@
 // 3.1 also appends the section list: byte ranges of the artifact file outside the metadata and
 // the weights, each named (kTokenizerSectionName: the tokenizer, runtime/text/tokenizer_section.h),
 // which the artifact reader checks and exposes (runtime/artifact.h). A 3.0 reader skips the list.
+// 3.2 adds WeightFormat values 4..14 (F16 and llama.cpp's other block formats); no record
+// changes.
 //
 // Growing it within major 3: a minor version appends fields at the end of a record (and sections
 // after the plan record); a reader skips the fields it does not know at the end of a record
@@ -45,9 +47,11 @@
 
 namespace cortiq {
 
-// The metadata format versions: 3.1 is written; 2.0 and 3.x are read. 3.1: the section list.
+// The metadata format versions: 3.2 is written; 2.0 and 3.x are read. 3.1: the weight hashes,
+// step rows and the section list; 3.2: the weight formats kF16 .. kIQ4_XS (values an older 3.x
+// reader rejects in ValidatePlan: "unknown format").
 inline constexpr uint32_t kPlanFormatMajor = 3;
-inline constexpr uint32_t kPlanFormatMinor = 1;
+inline constexpr uint32_t kPlanFormatMinor = 2;
 // The oldest format major ParsePlan reads.
 inline constexpr uint32_t kOldestPlanFormatMajor = 2;
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,7 @@
 #include "ops/gather.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
+#include "ops/quantize.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
 #include "base/status_macros.h"
@@ -46,6 +48,11 @@ float BF16ToF32(const uint8_t* p) {
 // Element `i` of a weight as f32.
 float WeightElement(const uint8_t* data, WeightFormat format, size_t i) {
   if (format == WeightFormat::kBF16) return BF16ToF32(data + 2 * i);
+  if (format == WeightFormat::kF16) {
+    uint16_t bits;
+    std::memcpy(&bits, data + 2 * i, sizeof(bits));
+    return ops::F16BitsToF32(bits);
+  }
   float f;
   std::memcpy(&f, data + 4 * i, sizeof(f));
   return f;
@@ -120,41 +127,62 @@ void GatherBF16(const void* table, size_t cols, size_t row, float scale, float* 
   ops::GatherRowBF16(reinterpret_cast<const hwy::bfloat16_t*>(table), cols, row, 0, cols, scale,
                      out);
 }
-void GatherQ8_0(const void* table, size_t cols, size_t row, float scale, float* out) {
-  ops::GatherRowQ8_0(table, cols, row, 0, cols, scale, out);
+void LinearF16(const void* w, const float* x, float* y, size_t rows, size_t cols,
+               size_t begin, size_t end) {
+  ops::LinearF16(reinterpret_cast<const hwy::float16_t*>(w), x, y, rows, cols, begin, end);
 }
-void GatherQ4_0(const void* table, size_t cols, size_t row, float scale, float* out) {
-  ops::GatherRowQ4_0(table, cols, row, 0, cols, scale, out);
+void MatMulF16(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+               size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+  ops::MatMulF16(reinterpret_cast<const hwy::float16_t*>(w), x, x_stride, y, y_stride, batch,
+                 rows, cols, begin, end);
 }
-
-LinearKernel LinearFor(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32: return LinearF32;
-    case WeightFormat::kBF16: return LinearBF16;
-    case WeightFormat::kQ8_0: return ops::LinearQ8_0;
-    case WeightFormat::kQ4_0: return ops::LinearQ4_0;
-  }
-  return nullptr;
+void GatherF16(const void* table, size_t cols, size_t row, float scale, float* out) {
+  ops::GatherRowF16(reinterpret_cast<const hwy::float16_t*>(table), cols, row, 0, cols, scale,
+                    out);
 }
 
-MatMulKernel MatMulFor(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32: return MatMulF32;
-    case WeightFormat::kBF16: return MatMulBF16;
-    case WeightFormat::kQ8_0: return ops::MatMulQ8_0;
-    case WeightFormat::kQ4_0: return ops::MatMulQ4_0;
-  }
-  return nullptr;
+// A whole row of a block-format table: ops::GatherRow<Format> over [0, cols).
+template <void (*kGather)(const void*, size_t, size_t, size_t, size_t, float, float*)>
+void GatherBlocks(const void* table, size_t cols, size_t row, float scale, float* out) {
+  kGather(table, cols, row, 0, cols, scale, out);
 }
 
-GatherKernel GatherFor(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32: return GatherF32;
-    case WeightFormat::kBF16: return GatherBF16;
-    case WeightFormat::kQ8_0: return GatherQ8_0;
-    case WeightFormat::kQ4_0: return GatherQ4_0;
+// The kernels of one weight format (ops/linear.h, ops/matmul.h, ops/gather.h).
+struct FormatKernels {
+  WeightFormat format;
+  LinearKernel linear;
+  MatMulKernel matmul;
+  GatherKernel gather;
+};
+
+constexpr FormatKernels kFormatKernels[] = {
+    {WeightFormat::kF32, LinearF32, MatMulF32, GatherF32},
+    {WeightFormat::kBF16, LinearBF16, MatMulBF16, GatherBF16},
+    {WeightFormat::kF16, LinearF16, MatMulF16, GatherF16},
+    {WeightFormat::kQ8_0, ops::LinearQ8_0, ops::MatMulQ8_0, GatherBlocks<ops::GatherRowQ8_0>},
+    {WeightFormat::kQ4_0, ops::LinearQ4_0, ops::MatMulQ4_0, GatherBlocks<ops::GatherRowQ4_0>},
+    {WeightFormat::kQ4_1, ops::LinearQ4_1, ops::MatMulQ4_1, GatherBlocks<ops::GatherRowQ4_1>},
+    {WeightFormat::kQ5_0, ops::LinearQ5_0, ops::MatMulQ5_0, GatherBlocks<ops::GatherRowQ5_0>},
+    {WeightFormat::kQ5_1, ops::LinearQ5_1, ops::MatMulQ5_1, GatherBlocks<ops::GatherRowQ5_1>},
+    {WeightFormat::kQ2_K, ops::LinearQ2_K, ops::MatMulQ2_K, GatherBlocks<ops::GatherRowQ2_K>},
+    {WeightFormat::kQ3_K, ops::LinearQ3_K, ops::MatMulQ3_K, GatherBlocks<ops::GatherRowQ3_K>},
+    {WeightFormat::kQ4_K, ops::LinearQ4_K, ops::MatMulQ4_K, GatherBlocks<ops::GatherRowQ4_K>},
+    {WeightFormat::kQ5_K, ops::LinearQ5_K, ops::MatMulQ5_K, GatherBlocks<ops::GatherRowQ5_K>},
+    {WeightFormat::kQ6_K, ops::LinearQ6_K, ops::MatMulQ6_K, GatherBlocks<ops::GatherRowQ6_K>},
+    {WeightFormat::kIQ4_NL, ops::LinearIQ4_NL, ops::MatMulIQ4_NL,
+     GatherBlocks<ops::GatherRowIQ4_NL>},
+    {WeightFormat::kIQ4_XS, ops::LinearIQ4_XS, ops::MatMulIQ4_XS,
+     GatherBlocks<ops::GatherRowIQ4_XS>},
+};
+static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
+              "every weight format has its kernels");
+
+// The kernels of `format`; ValidatePlan admits only formats of the enum.
+const FormatKernels& KernelsFor(WeightFormat format) {
+  for (const FormatKernels& k : kFormatKernels) {
+    if (k.format == format) return k;
   }
-  return nullptr;
+  return kFormatKernels[0];
 }
 
 }  // namespace
@@ -359,9 +387,10 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.weight = weights_ + w.offset;
       p.rows = static_cast<size_t>(w.shape[0]);
       p.cols = static_cast<size_t>(w.shape[1]);
-      p.linear = LinearFor(w.format);
-      p.matmul = MatMulFor(w.format);
-      p.gather = GatherFor(w.format);
+      const FormatKernels& kernels = KernelsFor(w.format);
+      p.linear = kernels.linear;
+      p.matmul = kernels.matmul;
+      p.gather = kernels.gather;
       p.parallel = pool_ != nullptr && p.rows >= 8 &&
                    static_cast<uint64_t>(p.rows) * p.cols >= kParallelMinElements;
     }

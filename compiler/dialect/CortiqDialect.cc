@@ -20,10 +20,22 @@ int64_t storageFormatBlockSize(StorageFormat format) {
   switch (format) {
     case StorageFormat::F32:
     case StorageFormat::BF16:
+    case StorageFormat::F16:
       return 1;
     case StorageFormat::Q8_0:
     case StorageFormat::Q4_0:
-      return 32;
+    case StorageFormat::Q4_1:
+    case StorageFormat::Q5_0:
+    case StorageFormat::Q5_1:
+    case StorageFormat::IQ4_NL:
+      return 32;  // QK8_0, QK4_0, QK4_1, QK5_0, QK5_1, QK4_NL
+    case StorageFormat::Q2_K:
+    case StorageFormat::Q3_K:
+    case StorageFormat::Q4_K:
+    case StorageFormat::Q5_K:
+    case StorageFormat::Q6_K:
+    case StorageFormat::IQ4_XS:
+      return 256;  // QK_K
   }
   return 1;
 }

@@ -36,12 +36,13 @@ class InPlace : public mlir::OpTrait::TraitBase<ConcreteType, InPlace> {
 
 }  // namespace OpTrait
 
-// Weights per block of `format`: 1 for the element formats (f32, bf16); 32 for llama.cpp's
-// Q8_0 and Q4_0 (ggml-common.h QK8_0, QK4_0). A weight stored in a block format is a matrix
-// whose rows are whole blocks.
+// Weights per block of `format`: 1 for the element formats (f32, bf16, f16); 32 for llama.cpp's
+// Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL, 256 for the K-quants and IQ4_XS (ggml-common.h
+// QK8_0 ... QK4_NL, QK_K). A weight stored in a block format is a matrix whose rows are whole
+// blocks.
 int64_t storageFormatBlockSize(StorageFormat format);
 
-// Every storage format's name, for messages: "f32, bf16, q8_0 or q4_0".
+// Every storage format's name, for messages: "f32, bf16, q8_0, ..., iq4_nl or iq4_xs".
 std::string listStorageFormats();
 
 }  // namespace cortiq

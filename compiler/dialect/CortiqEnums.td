@@ -30,7 +30,20 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     I32EnumAttrCase<"F32", 0, "f32">,    // IEEE binary32
     I32EnumAttrCase<"BF16", 1, "bf16">,  // bfloat16
     I32EnumAttrCase<"Q8_0", 2, "q8_0">,  // llama.cpp block_q8_0: 32 weights, f16 scale + 32 int8
-    I32EnumAttrCase<"Q4_0", 3, "q4_0">]> {  // block_q4_0: 32 weights, f16 scale + 16 nibble bytes
+    I32EnumAttrCase<"Q4_0", 3, "q4_0">,  // block_q4_0: 32 weights, f16 scale + 16 nibble bytes
+    I32EnumAttrCase<"F16", 4, "f16">,    // IEEE binary16
+    // llama.cpp's other block formats (ggml-common.h): 32-weight blocks ...
+    I32EnumAttrCase<"Q4_1", 5, "q4_1">,
+    I32EnumAttrCase<"Q5_0", 6, "q5_0">,
+    I32EnumAttrCase<"Q5_1", 7, "q5_1">,
+    // ... and 256-weight super-blocks (QK_K).
+    I32EnumAttrCase<"Q2_K", 8, "q2_k">,
+    I32EnumAttrCase<"Q3_K", 9, "q3_k">,
+    I32EnumAttrCase<"Q4_K", 10, "q4_k">,
+    I32EnumAttrCase<"Q5_K", 11, "q5_k">,
+    I32EnumAttrCase<"Q6_K", 12, "q6_k">,
+    I32EnumAttrCase<"IQ4_NL", 13, "iq4_nl">,  // 32 weights, the 16-level non-linear table
+    I32EnumAttrCase<"IQ4_XS", 14, "iq4_xs">]> {  // 256 weights, 6-bit scales, the same table
   let cppNamespace = "::cortiq";
 }
 

@@ -21,7 +21,7 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
     order, `[out, in]` for a linear) and its stored element type (`f32`, `bf16` or
     `f16`). Ops read it by symbol; the data stay in the checkpoint until the
     artifact is written. A tensor the checkpoint holds in llama.cpp blocks (a GGUF's
-    Q8_0 / Q4_0) has `f32` elements, the values its blocks decode to, and
+    Q8_0, Q4_K, IQ4_XS, ...) has `f32` elements, the values its blocks decode to, and
     `checkpoint(format)` names the block format.
 
     Passes derive new weights, which cortiq-compile materializes from their sources
@@ -33,8 +33,8 @@ def Cortiq_WeightOp : Cortiq_Op<"weight", [Symbol, HasParent<"::mlir::ModuleOp">
 
     `stored(format)` is the format the artifact stores the weight in, recorded by
     assign-storage-formats before the other passes (which carry it onto the weights
-    they derive) and read by lowering. A block format (`q8_0`, `q4_0`) needs a
-    matrix whose rows are whole blocks (storageFormatBlockSize weights).
+    they derive) and read by lowering. A block format (`q8_0`, `q4_k`, ...) needs
+    a matrix whose rows are whole blocks (storageFormatBlockSize weights).
 
     ```mlir
     cortiq.weight @"model.language_model.layers.0.self_attn.q_proj.weight" : tensor<64x64xbf16>

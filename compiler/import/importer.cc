@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "formats/checkpoint_reader.h"
+#include "formats/gguf.h"
 #include "base/file_util.h"
 #include "formats/safetensors.h"
 #include "compiler/dialect/CortiqDialect.h"
@@ -73,7 +74,7 @@ llvm::StringRef DecoderBuilder::W(const std::string& name) {
   auto it = declared_.find(full);
   if (it != declared_.end()) return it->second;
   const TensorSpec& spec = tensors_.at(full);
-  // Tensors in llama.cpp blocks (a GGUF's Q8_0 / Q4_0) are declared with their logical f32
+  // Tensors in llama.cpp blocks (a GGUF's Q8_0, Q4_K, IQ4_XS ...) are declared with their logical f32
   // values and the block format (the dtype's ggml name, in the dialect's spelling), so lowering
   // can keep the blocks as they are.
   std::optional<StorageFormat> blocks;
@@ -305,7 +306,7 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     }
     if (it->second.dtype == DType::kUnsupported) {
       return absl::InvalidArgumentError(absl::StrCat(
-          source_name, ": tensor '", spec.name, "' has an unsupported dtype (F32, BF16, F16, Q8_0, Q4_0 are)"));
+          source_name, ": tensor '", spec.name, "' has an unsupported dtype (F32, BF16, F16 and llama.cpp's ", kReadableGgufTypes, " are)"));
     }
   }
   DecoderBuilder builder(context, config, std::move(by_name), prefix);
@@ -351,9 +352,12 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportCheckpoint(mlir::MLIRCon
   }
   for (const TensorSpec& spec : checkpoint->tensors()) {
     if (spec.dtype == DType::kUnsupported && needed.contains(spec.name)) {
+      // Both names: the file's (a GGUF's "blk.0.ffn_down.weight") and the HF one.
+      const std::string stored = checkpoint->StoredName(spec.name);
       return absl::InvalidArgumentError(absl::StrCat(
           checkpoint->source(), ": unsupported type ", checkpoint->StoredTypeName(spec.name),
-          " for tensor '", spec.name, "' (F32, F16, BF16, Q8_0 and Q4_0 are supported)"));
+          " for tensor '", stored, "'", stored == spec.name ? "" : absl::StrCat(" (", spec.name, ")"),
+          " (", kReadableGgufTypes, " are supported)"));
     }
   }
   return ImportGemma4Text(context, checkpoint->config(), checkpoint->tensors(),

@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "formats/dtype.h"
 #include "compiler/dialect/CortiqDialect.h"
-#include "ops/quantize.h"
+#include "absl/strings/ascii.h"
+#include "runtime/weight_codec.h"
 #include "base/status_macros.h"
 
 namespace cortiq {
@@ -90,7 +91,7 @@ absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat for
   WeightOp op = Find(module_, name);
   if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
   if (auto sources = op.getConcatRowsAttr()) {
-    // Rows are stored independently in every format (a Q8_0/Q4_0 row is whole blocks), so the
+    // Rows are stored independently in every format (a block-format row is whole blocks), so the
     // stacked weight is its sources written one after the other: GGUF blocks are copied as
     // they are and quantized rows are the sources' own blocks.
     const uint64_t total = WeightFormatBytes(
@@ -115,24 +116,28 @@ absl::Status WeightMaterializer::Write(const std::string& name, WeightFormat for
     }
     return absl::OkStatus();
   }
-  if (IsBlockFormat(format)) return WriteBlocks(name, format, dst);
+  if (IsBlockFormat(format) || format == WeightFormat::kF16) return WriteRows(name, format, dst);
   CORTIQ_RETURN_IF_ERROR(WriteUnchecked(name, format, dst));
   return CheckFinite(name, format, dst, static_cast<size_t>(op.getTensorType().getNumElements()));
 }
 
-absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightFormat format,
-                                             uint8_t* dst) const {
+absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat format,
+                                           uint8_t* dst) const {
   WeightOp op = Find(module_, name);
   if (!op) return absl::NotFoundError(absl::StrCat("weight '", name, "' is not declared"));
   auto shape = op.getTensorType().getShape();
-  if (shape.size() != 2 || shape[1] % 32 != 0) {
+  const int64_t block = static_cast<int64_t>(WeightFormatBlockElements(format));
+  if (block > 1 && (shape.size() != 2 || shape[1] % block != 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "weight '", name, "': ", WeightFormatName(format),
-        " needs a matrix whose rows are multiples of 32 weights"));
+        " needs a matrix whose rows are multiples of ", block, " weights"));
   }
+  // Rows of the last dimension (a 1-D weight is one row).
+  const size_t cols = shape.empty() ? 1 : static_cast<size_t>(shape.back());
+  const size_t rows = cols == 0 ? 0 : static_cast<size_t>(op.getTensorType().getNumElements()) / cols;
+  const size_t row_bytes = WeightRowBytes(format, cols);
   // Row by row: a checkpoint table (E4B's PLE table is 2.8 G weights) is converted one row at
   // a time instead of as a whole f32 copy; derived weights (a layer's size) are computed whole.
-  const size_t cols_count = static_cast<size_t>(shape[1]);
   std::vector<float> values;
   const TensorSpec* spec = nullptr;
   absl::Span<const uint8_t> raw;
@@ -141,27 +146,25 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
     if (spec == nullptr) {
       return absl::NotFoundError(absl::StrCat("tensor '", name, "' is missing from the checkpoint"));
     }
-    const bool same_blocks = (spec->dtype == DType::kQ8_0 && format == WeightFormat::kQ8_0) ||
-                             (spec->dtype == DType::kQ4_0 && format == WeightFormat::kQ4_0);
-    if (same_blocks) {
-      // GGUF blocks in the target format: used as they are, byte for byte.
-      CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> blocks, checkpoint_.RawData(name));
-      const uint64_t bytes = WeightFormatBytes(
-          format, std::vector<int64_t>(shape.begin(), shape.end()));
-      if (blocks.size() != bytes) {
+    const bool same_format =
+        WeightFormatFromName(absl::AsciiStrToLower(std::string(DTypeName(spec->dtype)))) == format;
+    if (same_format) {
+      // GGUF blocks (or f16 elements) in the target format: used as they are, byte for byte.
+      CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> stored, checkpoint_.RawData(name));
+      if (stored.size() != rows * row_bytes) {
         return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' holds ",
-                                                       blocks.size(), " bytes, expected ", bytes));
+                                                       stored.size(), " bytes, expected ",
+                                                       rows * row_bytes));
       }
-      std::memcpy(dst, blocks.data(), bytes);
-      return CheckBlockScales(name, format, dst, static_cast<size_t>(shape[0]),
-                              static_cast<size_t>(shape[1]));
+      std::memcpy(dst, stored.data(), stored.size());
+      return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
-    const size_t element = spec->dtype == DType::kF32 ? 4 : 2;
+    const size_t element = DTypeSize(spec->dtype);
     const bool row_readable =
         spec->dtype == DType::kF32 || spec->dtype == DType::kBF16 || spec->dtype == DType::kF16;
     if (row_readable) {
       CORTIQ_ASSIGN_OR_RETURN(raw, checkpoint_.RawData(name));
-      if (raw.size() < static_cast<size_t>(shape[0]) * cols_count * element) spec = nullptr;
+      if (raw.size() < rows * cols * element) spec = nullptr;
     } else {
       spec = nullptr;  // other block formats: dequantize whole, then requantize
     }
@@ -169,45 +172,46 @@ absl::Status WeightMaterializer::WriteBlocks(const std::string& name, WeightForm
   if (spec == nullptr) {
     CORTIQ_ASSIGN_OR_RETURN(values, ComputeF32(name));
   }
-  std::vector<float> row_values(cols_count);
+  std::vector<float> row_values(cols);
   auto row_f32 = [&](size_t r) -> const float* {
-    if (spec == nullptr) return values.data() + r * cols_count;
-    const DType dtype = spec->dtype;
-    const size_t element = dtype == DType::kF32 ? 4 : 2;
-    FloatElementsToF32(dtype, raw.data() + r * cols_count * element, cols_count,
-                       row_values.data());
+    if (spec == nullptr) return values.data() + r * cols;
+    const size_t element = DTypeSize(spec->dtype);
+    FloatElementsToF32(spec->dtype, raw.data() + r * cols * element, cols, row_values.data());
     return row_values.data();
   };
-  const size_t cols = static_cast<size_t>(shape[1]);
-  const size_t row_bytes = format == WeightFormat::kQ8_0 ? ops::Q8_0RowBytes(cols)
-                                                         : ops::Q4_0RowBytes(cols);
-  for (size_t r = 0; r < static_cast<size_t>(shape[0]); ++r) {
-    uint8_t* row = dst + r * row_bytes;
+  for (size_t r = 0; r < rows; ++r) {
     const float* x = row_f32(r);
     CORTIQ_RETURN_IF_ERROR(
         CheckFinite(name, WeightFormat::kF32, reinterpret_cast<const uint8_t*>(x), cols));
-    if (format == WeightFormat::kQ8_0) {
-      ops::QuantizeRowQ8_0(x, cols, row);
-    } else {
-      ops::QuantizeRowQ4_0(x, cols, row);
-    }
+    EncodeWeightRow(format, x, cols, dst + r * row_bytes);
   }
-  return CheckBlockScales(name, format, dst, static_cast<size_t>(shape[0]), cols);
+  return CheckRows(name, format, dst, rows, cols, /*rounded=*/true);
 }
 
-absl::Status WeightMaterializer::CheckBlockScales(const std::string& name, WeightFormat format,
-                                                  const uint8_t* blocks, size_t rows,
-                                                  size_t cols) const {
-  // A block whose largest |w| passes 65504 · 127 (Q8_0) or · 8 (Q4_0) gets an infinite f16
-  // scale, and a GGUF block may hold any bits: an Inf/NaN scale would reach the logits.
-  const size_t block_bytes = format == WeightFormat::kQ8_0 ? 34 : 18;
-  for (size_t b = 0; b < rows * (cols / 32); ++b) {
-    uint16_t scale;
-    std::memcpy(&scale, blocks + b * block_bytes, 2);
-    if ((scale & 0x7C00u) == 0x7C00u) {
+absl::Status WeightMaterializer::CheckRows(const std::string& name, WeightFormat format,
+                                           const uint8_t* data, size_t rows, size_t cols,
+                                           bool rounded) const {
+  // A block whose largest |w| passes the f16 range times its largest quant gets an infinite
+  // f16 scale, an f16 weight past 65504 rounds to Inf, and a GGUF may hold any bits: an Inf or
+  // NaN would reach the logits. Every value a block decodes to is its f16 scale(s) times small
+  // integers (finite in f32), so a non-finite decoded weight means a non-finite scale.
+  const size_t row_bytes = WeightRowBytes(format, cols);
+  const size_t block = WeightFormatBlockElements(format);
+  std::vector<float> decoded(cols);
+  for (size_t r = 0; r < rows; ++r) {
+    DecodeWeightRow(format, data + r * row_bytes, cols, decoded.data());
+    for (size_t c = 0; c < cols; ++c) {
+      uint32_t bits;
+      std::memcpy(&bits, &decoded[c], sizeof(bits));
+      if ((bits & 0x7F800000u) != 0x7F800000u) continue;
+      if (block > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "weight '", name, "': row ", r, " block ", c / block,
+            " has a non-finite f16 scale (", WeightFormatName(format), ")"));
+      }
       return absl::InvalidArgumentError(absl::StrCat(
-          "weight '", name, "': row ", b / (cols / 32), " block ", b % (cols / 32),
-          " has a non-finite f16 scale (", WeightFormatName(format), ")"));
+          "weight '", name, "' has a non-finite value (NaN or Inf) at element ", r * cols + c,
+          rounded ? absl::StrCat(" (after rounding to ", WeightFormatName(format), ")") : ""));
     }
   }
   return absl::OkStatus();

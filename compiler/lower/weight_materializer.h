@@ -23,10 +23,12 @@ class WeightMaterializer {
       : module_(module), checkpoint_(checkpoint) {}
 
   // Writes weight `name` (a symbol of the module) as `format` into `dst`, which holds
-  // WeightFormatBytes(format, shape) bytes. Q8_0 / Q4_0 are quantized from f32 with
-  // llama.cpp's reference quantizers (ops/quantize.h), so blocks are bit-identical to its. Checkpoint tensors are converted straight
-  // from the file; derived ones are computed in f32 (products in f64, rounded once) and then
-  // rounded to the format (bf16: round to nearest even).
+  // WeightFormatBytes(format, shape) bytes. A checkpoint tensor already in `format` (a GGUF's
+  // Q4_K blocks, f16 elements) is copied byte for byte; otherwise the block formats are
+  // quantized from f32 with llama.cpp's reference quantizers (runtime/weight_codec.h), so blocks
+  // are bit-identical to llama-quantize's without an importance matrix. Checkpoint tensors are
+  // converted straight from the file; derived ones are computed in f32 (products in f64,
+  // rounded once) and then rounded to the format (bf16, f16: round to nearest even).
   // Errors: NotFound for an unknown symbol or a checkpoint tensor missing from the files;
   // InvalidArgument naming the weight and element for a NaN or Inf (in the checkpoint, or
   // produced by rounding to bf16); the checkpoint's read errors.
@@ -34,11 +36,13 @@ class WeightMaterializer {
 
  private:
   absl::Status WriteUnchecked(const std::string& name, WeightFormat format, uint8_t* dst) const;
-  // Q8_0 / Q4_0: the f32 values quantized row by row with llama.cpp's reference rounding.
-  absl::Status WriteBlocks(const std::string& name, WeightFormat format, uint8_t* dst) const;
-  // Rejects a block with an Inf/NaN f16 scale (from quantizing huge values, or in a GGUF).
-  absl::Status CheckBlockScales(const std::string& name, WeightFormat format,
-                                const uint8_t* blocks, size_t rows, size_t cols) const;
+  // The block formats and f16: checkpoint tensors of that format copied, others encoded row by
+  // row (EncodeWeightRow).
+  absl::Status WriteRows(const std::string& name, WeightFormat format, uint8_t* dst) const;
+  // Rejects rows that decode to an Inf/NaN: a block's f16 scale (from quantizing huge values,
+  // or in a GGUF), an f16 element (`rounded`: by rounding to f16).
+  absl::Status CheckRows(const std::string& name, WeightFormat format, const uint8_t* data,
+                         size_t rows, size_t cols, bool rounded) const;
   absl::StatusOr<std::vector<float>> ComputeF32(const std::string& name) const;
 
   mlir::ModuleOp module_;

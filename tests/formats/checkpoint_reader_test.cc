@@ -31,7 +31,7 @@ using testing_gguf::TensorOut;
 using testing_gguf::TensorRewrite;
 using testing_gguf::WriteFile;
 
-constexpr uint32_t kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 8;
+constexpr uint32_t kQ4_0 = 2, kQ8_0 = 8, kQ8_1 = 9;
 
 std::unique_ptr<CheckpointReader> Open(const std::string& path, bool map_data = true) {
   absl::StatusOr<std::unique_ptr<CheckpointReader>> reader = OpenCheckpoint(path, map_data);
@@ -240,30 +240,30 @@ TEST(CheckpointReaderTest, QuantizedGgufReadsBack) {
 TEST(CheckpointReaderTest, UnsupportedTypeFailsWhenRead) {
   absl::StatusOr<GgufFile> source = GgufFile::Open(ModelPath("tiny-a-f32.gguf"));
   ASSERT_TRUE(source.ok()) << Msg(source.status());
-  const TensorRewrite q4_1 = [](const GgufTensorInfo& info, const GgufFile& gguf) {
+  const TensorRewrite q8_1 = [](const GgufTensorInfo& info, const GgufFile& gguf) {
     if (info.name != "blk.0.attn_q.weight") {
       return std::optional<TensorOut>(TensorOut{info.type, StoredBytes(gguf, info)});
     }
-    return std::optional<TensorOut>(TensorOut{kQ4_1, std::string(64 * 64 / 32 * 20, '\0')});
+    return std::optional<TensorOut>(TensorOut{kQ8_1, std::string(64 * 64 / 32 * 36, '\0')});
   };
-  const std::string path = absl::StrCat(FreshDir("checkpoint_reader"), "/q4_1.gguf");
-  WriteFile(path, CopyGemma4Gguf(*source, nullptr, q4_1).Build());
+  const std::string path = absl::StrCat(FreshDir("checkpoint_reader"), "/q8_1.gguf");
+  WriteFile(path, CopyGemma4Gguf(*source, nullptr, q8_1).Build());
   std::unique_ptr<CheckpointReader> reader = Open(path);  // listing is fine
   ASSERT_NE(reader, nullptr);
   const std::string name = "model.language_model.layers.0.self_attn.q_proj.weight";
   ASSERT_NE(reader->Find(name), nullptr);
   EXPECT_EQ(reader->Find(name)->dtype, DType::kUnsupported);
-  EXPECT_EQ(reader->StoredTypeName(name), "Q4_1");
+  EXPECT_EQ(reader->StoredTypeName(name), "Q8_1");
   std::vector<float> values(64 * 64);
   const absl::Status status = reader->ReadAsF32(name, values.data());
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(Msg(status), HasSubstr("unsupported type Q4_1 for tensor blk.0.attn_q.weight"));
+  EXPECT_THAT(Msg(status), HasSubstr("unsupported type Q8_1 for tensor blk.0.attn_q.weight"));
   EXPECT_THAT(Msg(status), HasSubstr(name));
   std::vector<uint16_t> bits(64 * 64);
   EXPECT_EQ(reader->ReadAsBF16(name, bits.data()).code(), absl::StatusCode::kUnimplemented);
   absl::StatusOr<absl::Span<const uint8_t>> raw = reader->RawData(name);
   EXPECT_EQ(raw.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(Msg(raw.status()), HasSubstr("unsupported type Q4_1"));
+  EXPECT_THAT(Msg(raw.status()), HasSubstr("unsupported type Q8_1"));
 }
 
 TEST(CheckpointReaderTest, PathKinds) {

@@ -16,6 +16,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/quantize.h"
+#include "ops/quantize_iq4.h"
+#include "ops/quantize_k.h"
 #include "tests/formats/gguf_test_util.h"
 
 namespace cortiq {
@@ -31,7 +33,8 @@ using testing_gguf::ModelPath;
 using testing_gguf::Msg;
 using testing_gguf::WriteFile;
 
-constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kBF16 = 30;
+constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kIQ2_XXS = 16,
+                   kBF16 = 30;
 
 // Writes `bytes` to a file of the running test and opens it.
 absl::StatusOr<GgufFile> OpenBytes(const std::string& bytes, bool map_data = true,
@@ -297,22 +300,23 @@ TEST(GgufTest, QuantizedAndHalfTensors) {
 }
 
 TEST(GgufTest, UnsupportedTypeIsListedAndFailsWhenRead) {
+  // IQ2_XXS: a type ggml has and cortiq does not read (a 256-weight super-block of 66 bytes).
   GgufBuilder b;
-  b.Tensor("blk.0.attn_q.weight", {256, 2}, kQ4_K, std::string(2 * 144, '\x11'));
+  b.Tensor("blk.0.attn_q.weight", {256, 2}, kIQ2_XXS, std::string(2 * 66, '\x11'));
   b.Tensor("ok", {4}, kF32, F32Data({1, 2, 3, 4}));
   absl::StatusOr<GgufFile> gguf = OpenBytes(b.Build());
   ASSERT_TRUE(gguf.ok()) << Msg(gguf.status());
   const GgufTensorInfo* info = gguf->FindTensor("blk.0.attn_q.weight");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->type_name, "Q4_K");
+  EXPECT_EQ(info->type_name, "IQ2_XXS");
   EXPECT_EQ(info->dtype, DType::kUnsupported);
-  EXPECT_EQ(info->num_bytes, 288u);
+  EXPECT_EQ(info->num_bytes, 132u);
   std::vector<float> out(512);
   const absl::Status status = gguf->ReadAsF32(*info, out.data());
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(Msg(status), HasSubstr("unsupported type Q4_K for tensor blk.0.attn_q.weight"));
+  EXPECT_THAT(Msg(status), HasSubstr("unsupported type IQ2_XXS for tensor blk.0.attn_q.weight"));
   std::vector<uint16_t> bits(512);
-  EXPECT_THAT(Msg(gguf->ReadAsBF16(*info, bits.data())), HasSubstr("unsupported type Q4_K"));
+  EXPECT_THAT(Msg(gguf->ReadAsBF16(*info, bits.data())), HasSubstr("unsupported type IQ2_XXS"));
   // The bytes themselves are available.
   EXPECT_TRUE(gguf->Data(*info).ok());
 }
@@ -321,7 +325,8 @@ TEST(GgufTest, UnsupportedTypeIsListedAndFailsWhenRead) {
 // ne [2^62, 0] is a valid empty tensor, and reading it must allocate nothing sized by ne[0] (the
 // per-row scratch of the quantized bf16 read once was std::vector<float>(ne[0]): an abort).
 TEST(GgufTest, EmptyTensorWithAHugeRowReadsAsNothing) {
-  for (const uint32_t type : {kF32, kF16, kBF16, kQ8_0, kQ4_0}) {
+  for (const uint32_t type : {kF32, kF16, kBF16, kQ8_0, kQ4_0, 3u, 6u, 7u, 10u, 11u, 12u, 13u, 14u,
+                              20u, 23u}) {
     SCOPED_TRACE(type);
     GgufBuilder b;
     b.Tensor("empty", {int64_t{1} << 62, 0}, type, "");
@@ -357,7 +362,67 @@ TEST(GgufTest, GgmlTypeTable) {
   EXPECT_EQ(FindGgmlType(33), nullptr);  // Q4_0_8_8, removed
   EXPECT_EQ(FindGgmlType(1000), nullptr);
   EXPECT_EQ(DTypeFromGgmlType(kF16), DType::kF16);
-  EXPECT_EQ(DTypeFromGgmlType(kQ4_K), DType::kUnsupported);
+  EXPECT_EQ(DTypeFromGgmlType(kIQ2_XXS), DType::kUnsupported);
+  // The readable block types: ggml's type numbers (ggml.h), block sizes and type sizes
+  // (ggml-common.h), and the DType of the same name with the same geometry.
+  const struct {
+    uint32_t type;
+    const char* name;
+    uint32_t block_size, type_size;
+    DType dtype;
+  } kReadable[] = {
+      {2, "Q4_0", 32, 18, DType::kQ4_0},     {3, "Q4_1", 32, 20, DType::kQ4_1},
+      {6, "Q5_0", 32, 22, DType::kQ5_0},     {7, "Q5_1", 32, 24, DType::kQ5_1},
+      {8, "Q8_0", 32, 34, DType::kQ8_0},     {10, "Q2_K", 256, 84, DType::kQ2_K},
+      {11, "Q3_K", 256, 110, DType::kQ3_K},  {12, "Q4_K", 256, 144, DType::kQ4_K},
+      {13, "Q5_K", 256, 176, DType::kQ5_K},  {14, "Q6_K", 256, 210, DType::kQ6_K},
+      {20, "IQ4_NL", 32, 18, DType::kIQ4_NL}, {23, "IQ4_XS", 256, 136, DType::kIQ4_XS},
+  };
+  for (const auto& t : kReadable) {
+    SCOPED_TRACE(t.name);
+    ASSERT_NE(FindGgmlType(t.type), nullptr);
+    EXPECT_EQ(FindGgmlType(t.type)->name, t.name);
+    EXPECT_EQ(FindGgmlType(t.type)->block_size, t.block_size);
+    EXPECT_EQ(FindGgmlType(t.type)->type_size, t.type_size);
+    EXPECT_EQ(DTypeFromGgmlType(t.type), t.dtype);
+    EXPECT_EQ(DTypeName(t.dtype), t.name);
+    EXPECT_EQ(DTypeBlockElements(t.dtype), t.block_size);
+    EXPECT_EQ(DTypeBlockBytes(t.dtype), t.type_size);
+    EXPECT_EQ(TensorBytes(t.dtype, {3, 2 * int64_t{t.block_size}}), 6u * t.type_size);
+  }
+}
+
+// A Q4_K and an IQ4_XS tensor read as f32 are llama.cpp's dequantization of their blocks (the
+// scalar references, checked bit for bit against llama.cpp in tests/ops), and as bf16 those
+// values rounded.
+TEST(GgufTest, KQuantTensorsReadAsTheirDequantizedBlocks) {
+  std::vector<float> source(2 * 512);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = std::sin(0.37f * i) * (1 + i % 7);
+  std::string q4_k(2 * 2 * 144, '\0'), iq4_xs(2 * 2 * 136, '\0');
+  ops::QuantizeRowQ4_K(source.data(), source.size(), q4_k.data());
+  ops::QuantizeRowIQ4_XS(source.data(), source.size(), iq4_xs.data());
+  GgufBuilder b;
+  b.Tensor("q4_k", {512, 2}, kQ4_K, q4_k);
+  b.Tensor("iq4_xs", {512, 2}, 23, iq4_xs);
+  absl::StatusOr<GgufFile> gguf = OpenBytes(b.Build());
+  ASSERT_TRUE(gguf.ok()) << Msg(gguf.status());
+  for (const auto& [name, blocks] : {std::pair<std::string, std::string>{"q4_k", q4_k},
+                                     {"iq4_xs", iq4_xs}}) {
+    SCOPED_TRACE(name);
+    const GgufTensorInfo* info = gguf->FindTensor(name);
+    ASSERT_NE(info, nullptr);
+    std::vector<float> expected(source.size()), out(source.size());
+    if (name == "q4_k") {
+      ops::DequantizeRowQ4_K(blocks.data(), expected.size(), expected.data());
+    } else {
+      ops::DequantizeRowIQ4_XS(blocks.data(), expected.size(), expected.data());
+    }
+    ASSERT_TRUE(gguf->ReadAsF32(*info, out.data()).ok());
+    EXPECT_EQ(out, expected);
+    std::vector<uint16_t> bits(source.size());
+    ASSERT_TRUE(gguf->ReadAsBF16(*info, bits.data()).ok());
+    for (size_t i = 0; i < bits.size(); ++i) ASSERT_EQ(bits[i], F32ToBf16(expected[i])) << i;
+  }
 }
 
 TEST(GgufHostileTest, BadMagicAndVersions) {

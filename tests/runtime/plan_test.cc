@@ -26,10 +26,35 @@ using ::testing::HasSubstr;
 TEST(PlanTest, FormatAndKindNames) {
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kF32), 4u);
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kBF16), 2u);
-  EXPECT_EQ(WeightFormatElementSize(static_cast<WeightFormat>(9)), 0u);
+  EXPECT_EQ(WeightFormatElementSize(static_cast<WeightFormat>(15)), 0u);
+  EXPECT_EQ(WeightFormatElementSize(WeightFormat::kF16), 2u);
+  EXPECT_EQ(WeightFormatElementSize(WeightFormat::kQ4_K), 0u);
   EXPECT_STREQ(WeightFormatName(WeightFormat::kF32), "f32");
   EXPECT_STREQ(WeightFormatName(WeightFormat::kBF16), "bf16");
-  EXPECT_STREQ(WeightFormatName(static_cast<WeightFormat>(9)), "unknown");
+  EXPECT_STREQ(WeightFormatName(static_cast<WeightFormat>(15)), "unknown");
+  // llama.cpp's type names in lower case, and ggml's block geometry (ggml-common.h).
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kF16), "f16");
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kQ4_K), "q4_k");
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kIQ4_XS), "iq4_xs");
+  EXPECT_EQ(WeightFormatFromName("q6_k"), WeightFormat::kQ6_K);
+  EXPECT_EQ(WeightFormatFromName("Q6_K"), std::nullopt);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ4_K, {3, 512}), 3u * 2 * 144);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ4_K, {3, 288}), 0u);  // not whole super-blocks
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ5_1, {2, 64}), 2u * 2 * 24);
+  EXPECT_EQ(WeightFormatBytes(WeightFormat::kF16, {3, 5}), 30u);
+  const std::pair<WeightFormat, std::pair<size_t, size_t>> blocks[] = {
+      {WeightFormat::kQ4_1, {32, 20}},    {WeightFormat::kQ5_0, {32, 22}},
+      {WeightFormat::kQ5_1, {32, 24}},    {WeightFormat::kQ2_K, {256, 84}},
+      {WeightFormat::kQ3_K, {256, 110}},  {WeightFormat::kQ4_K, {256, 144}},
+      {WeightFormat::kQ5_K, {256, 176}},  {WeightFormat::kQ6_K, {256, 210}},
+      {WeightFormat::kIQ4_NL, {32, 18}},  {WeightFormat::kIQ4_XS, {256, 136}},
+  };
+  for (const auto& [format, geometry] : blocks) {
+    EXPECT_TRUE(IsBlockFormat(format)) << WeightFormatName(format);
+    EXPECT_EQ(WeightFormatBlockElements(format), geometry.first) << WeightFormatName(format);
+    EXPECT_EQ(WeightFormatBlockBytes(format), geometry.second) << WeightFormatName(format);
+  }
+  EXPECT_FALSE(IsBlockFormat(WeightFormat::kF16));
   EXPECT_STREQ(StepKindName(StepKind::kEmbedding), "embedding");
   EXPECT_STREQ(StepKindName(StepKind::kRmsNorm), "rms_norm");
   EXPECT_STREQ(StepKindName(StepKind::kKvAppend), "kv_append");
@@ -504,9 +529,9 @@ const BadPlanCase kBadPlans[] = {
      "step 4: unknown kind 99"},
     {"WeightUnknownFormat",
      [](Plan& p, uint64_t&) {
-       p.weights[1].format = static_cast<WeightFormat>(7);
+       p.weights[1].format = static_cast<WeightFormat>(15);
      },
-     "weight 1 'l0.in_norm': unknown format 7"},
+     "weight 1 'l0.in_norm': unknown format 15"},
     {"WeightSizeBytes",
      [](Plan& p, uint64_t&) { p.weights[2].size_bytes -= 4; },
      "weight 2 'l0.q': size_bytes"},

@@ -133,26 +133,27 @@ TEST(ImporterTest, ConfigErrorsPropagateWithTheFieldName) {
   EXPECT_THAT(std::string(module.status().message()), HasSubstr("no-such-dir"));
 }
 
-// A GGUF tensor the decoder reads, in a type cortiq cannot load, is named with its type.
+// A GGUF tensor the decoder reads, in a type cortiq cannot load, is named with its type, its
+// GGUF name and its HF name.
 TEST(ImporterTest, UnsupportedGgufTypeIsNamed) {
   using namespace testing_gguf;
-  constexpr uint32_t kQ4_1 = 3;  // ggml type number
+  constexpr uint32_t kQ8_1 = 9;  // ggml type number (32-weight blocks of 36 bytes)
   absl::StatusOr<GgufFile> source = GgufFile::Open(ModelPath("tiny-a-f32.gguf"));
   ASSERT_TRUE(source.ok()) << source.status();
-  const TensorRewrite q4_1 = [&](const GgufTensorInfo& info, const GgufFile& gguf) {
+  const TensorRewrite q8_1 = [&](const GgufTensorInfo& info, const GgufFile& gguf) {
     if (info.name != "blk.0.attn_q.weight") {
       return std::optional<TensorOut>(TensorOut{info.type, StoredBytes(gguf, info)});
     }
-    return std::optional<TensorOut>(TensorOut{kQ4_1, std::string(64 * 64 / 32 * 20, '\0')});
+    return std::optional<TensorOut>(TensorOut{kQ8_1, std::string(64 * 64 / 32 * 36, '\0')});
   };
-  const std::string path = FreshDir("importer") + "/q4_1.gguf";
-  WriteFile(path, CopyGemma4Gguf(*source, nullptr, q4_1).Build());
+  const std::string path = FreshDir("importer") + "/q8_1.gguf";
+  WriteFile(path, CopyGemma4Gguf(*source, nullptr, q8_1).Build());
   mlir::MLIRContext context;
   auto module = ImportCheckpoint(context, path, /*config_only=*/false);
   ASSERT_FALSE(module.ok());
   EXPECT_THAT(std::string(module.status().message()),
-              HasSubstr("unsupported type Q4_1 for tensor "
-                        "'model.language_model.layers.0.self_attn.q_proj.weight'"));
+              HasSubstr("unsupported type Q8_1 for tensor 'blk.0.attn_q.weight' "
+                        "(model.language_model.layers.0.self_attn.q_proj.weight)"));
 }
 
 }  // namespace

@@ -313,7 +313,12 @@ func.func @attention_nan_scale(%q: tensor<64xf32>, %k: tensor<32xf32>, %position
 
 // -----
 
-// expected-error @+1 {{expected a storage format (f32, bf16, q8_0 or q4_0), got 'q5_k'}}
+// expected-error @+1 {{expected a storage format (f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl or iq4_xs), got 'q8_1'}}
+cortiq.weight @w stored(q8_1) : tensor<32x64xf32>
+
+// -----
+
+// expected-error @+1 {{q5_k blocks need a matrix of whole 256-weight rows, the type is 'tensor<32x64xf32>'}}
 cortiq.weight @w stored(q5_k) : tensor<32x64xf32>
 
 // -----

@@ -5,11 +5,11 @@
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0' | FileCheck %s --check-prefix=Q4
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_0 tables=bf16' | FileCheck %s --check-prefix=Q8
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0 tables=q4_0' | FileCheck %s --check-prefix=Q4Q4
-// RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='weights=q5_k' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_1' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='tables=Q8_0' 2>&1 | FileCheck %s --check-prefix=BADTABLES
 
-// BAD: assign-storage-formats: weights must be f32, bf16, q8_0 or q4_0, not 'q5_k'
-// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0 or q4_0, not 'Q8_0'
+// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl or iq4_xs, not 'q8_1'
+// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or iq4_xs, not 'Q8_0'
 
 // Without options nothing is quantized, and the ops are left as they are.
 // NATIVE-NOT: stored(q
@@ -17,7 +17,7 @@
 // NATIVE: cortiq.weight @ple stored(f32) : tensor<512x128xf32>
 // NATIVE: cortiq.weight @norm stored(f32) : tensor<64xbf16>
 // NATIVE: cortiq.weight @[[Q:q]] stored(bf16) : tensor<64x64xbf16>
-// NATIVE: cortiq.weight @up stored(f32) : tensor<128x64xf16>
+// NATIVE: cortiq.weight @up stored(f16) : tensor<128x64xf16>
 // NATIVE: cortiq.weight @proj stored(bf16) : tensor<128x16xbf16>
 // NATIVE-NOT: stored(q
 // NATIVE-LABEL: func.func @decode_step
