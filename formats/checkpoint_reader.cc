@@ -177,6 +177,16 @@ class GgufReader final : public ReaderBase {
 absl::StatusOr<std::unique_ptr<CheckpointReader>> OpenGguf(const std::string& path, bool map_data) {
   absl::StatusOr<GgufFile> gguf = GgufFile::Open(path, map_data);
   if (!gguf.ok()) return gguf.status();
+  // A shard of llama-gguf-split's output (split.count > 1, written into every shard) holds only
+  // some of the tensors: refused by name rather than failing later on a "missing" tensor.
+  if (const GgufValue* count = gguf->FindValue("split.count");
+      count != nullptr && count->Int().value_or(1) > 1) {
+    const GgufValue* index = gguf->FindValue("split.no");
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": is shard ", index != nullptr ? index->Int().value_or(0) + 1 : 0, " of a split GGUF (",
+        "split.count = ", *count->Int(), "), which cortiq does not read; merge the shards into one "
+        "file first (llama-gguf-split --merge MODEL-00001-of-N.gguf MODEL.gguf)"));
+  }
   absl::StatusOr<Gemma4TextConfig> config = Gemma4ConfigFromGguf(*gguf);
   if (!config.ok()) return config.status();
   return std::unique_ptr<CheckpointReader>(

@@ -300,6 +300,11 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
 
   const ArtifactHeader h = DecodeArtifactHeader(base);
   if (std::memcmp(h.magic, kArtifactMagic, 8) != 0) {
+    if (std::memcmp(h.magic, "GGUF", 4) == 0) {
+      // The file people download: say what to do with it.
+      return invalid(absl::StrCat("a GGUF checkpoint, not a cortiq artifact: compile it first (",
+                                  "cortiq-compile ", path, " -o MODEL.cortiq)"));
+    }
     return invalid("not a cortiq artifact (bad magic)");
   }
   if (h.version_major > kArtifactVersionMajor) {

@@ -266,6 +266,23 @@ TEST(CheckpointReaderTest, UnsupportedTypeFailsWhenRead) {
   EXPECT_THAT(Msg(raw.status()), HasSubstr("unsupported type Q8_1"));
 }
 
+// A shard of a split GGUF (llama-gguf-split writes split.no / split.count / split.tensors.count
+// into each) is refused, saying it is split.
+TEST(CheckpointReaderTest, SplitGgufIsRefusedSayingItIsSplit) {
+  absl::StatusOr<GgufFile> source = GgufFile::Open(ModelPath("tiny-a-f32.gguf"));
+  ASSERT_TRUE(source.ok()) << Msg(source.status());
+  GgufBuilder b = CopyGemma4Gguf(*source);
+  b.Scalar("split.no", GgufValueType::kU16, uint16_t{0});
+  b.Scalar("split.count", GgufValueType::kU16, uint16_t{3});
+  const std::string path =
+      absl::StrCat(FreshDir("checkpoint_reader"), "/tiny-00001-of-00003.gguf");
+  WriteFile(path, b.Build());
+  absl::StatusOr<std::unique_ptr<CheckpointReader>> reader = OpenCheckpoint(path, false);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_THAT(Msg(reader.status()), HasSubstr("is shard 1 of a split GGUF (split.count = 3)"));
+  EXPECT_THAT(Msg(reader.status()), HasSubstr("llama-gguf-split --merge"));
+}
+
 TEST(CheckpointReaderTest, PathKinds) {
   const std::string dir = FreshDir("checkpoint_reader");
   absl::StatusOr<std::unique_ptr<CheckpointReader>> missing =

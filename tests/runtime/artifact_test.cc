@@ -116,6 +116,18 @@ absl::Status OpenStatus(const std::string& path) {
   return Artifact::Open(path).status();
 }
 
+// cortiq-run / -bench / -dump and the C API given the GGUF itself: told to compile it first.
+TEST(ArtifactTest, AGgufFileIsToldToBeCompiledFirst) {
+  const std::string path = std::string(CORTIQ_TEST_DATA_DIR) + "/models/tiny-a-f32.gguf";
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
+  ASSERT_FALSE(artifact.ok());
+  EXPECT_NE(std::string(artifact.status().message())
+                .find("a GGUF checkpoint, not a cortiq artifact: compile it first (cortiq-compile " +
+                      path + " -o MODEL.cortiq)"),
+            std::string::npos)
+      << artifact.status();
+}
+
 TEST(ArtifactTest, Fnv1aKnownValues) {
   // Published FNV-1a 64 test vectors.
   EXPECT_EQ(Fnv1a64(nullptr, 0), 0xcbf29ce484222325ull);
