@@ -11,10 +11,10 @@
 
 namespace cortiq {
 
-// assign-storage-formats{weights=... tables=...}; nullopt leaves an option empty.
+// assign-storage-formats{weights=... tables=... mix=...}; nullopt / "" leaves an option empty.
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(
     std::optional<StorageFormat> weights = std::nullopt,
-    std::optional<StorageFormat> tables = std::nullopt);
+    std::optional<StorageFormat> tables = std::nullopt, llvm::StringRef mix = "");
 std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createFoldNormGainPass();
 std::unique_ptr<mlir::Pass> createFuseLinearPass();

@@ -26,6 +26,11 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       q5_0; q5_k -> q5_1; q6_k -> q8_0; iq4_xs -> iq4_nl);
     - a block format on a matrix whose rows are not whole blocks becomes bf16 (the
       PLE projection's rows of 16 under q8_0 / q4_0).
+    - `mix` (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) picks each matrix's format as
+      llama-quantize does for that type without an importance matrix
+      (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp): the tables Q6_K,
+      attn_v / ffn_down of some layers more bits, per_layer_model_projection kept,
+      the rest the mix's base type (q3_k, q4_k, q5_k).
     Every weight gets the policy's format, whatever it had before.
 
     Before (`assign-storage-formats{weights=q4_0}`; `@embed` is read by
@@ -48,7 +53,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
     Option<"weights", "weights", "std::string", /*default=*/"\"\"",
            "storage format of the matrices (f32, bf16, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs); empty: the checkpoint's">,
     Option<"tables", "tables", "std::string", /*default=*/"\"\"",
-           "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">
+           "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">,
+    Option<"mix", "mix", "std::string", /*default=*/"\"\"",
+           "llama-quantize's per-tensor mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) instead of weights; tables still override its tables">
   ];
   let constructor = "::cortiq::createAssignStorageFormatsPass()";
 }

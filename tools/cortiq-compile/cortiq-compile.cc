@@ -28,11 +28,15 @@
 
 ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
 ABSL_FLAG(std::string, weights, "",
-          "weight storage format of the matrices: f32, bf16, q8_0 or q4_0 (llama.cpp blocks; "
-          "under q4_0 the embedding/LM-head and PLE tables are q8_0). Default: each tensor's "
-          "checkpoint dtype (f16 becomes f32). Norm gains and scalars are always f32.");
+          "weight storage format of the matrices: f32, bf16, f16, or a llama.cpp block format "
+          "(q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; under "
+          "q4_0 the embedding/LM-head and PLE tables are q8_0), quantized by llama.cpp's "
+          "reference quantizers; or a llama-quantize mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, "
+          "q5_k_m: per-tensor types as llama-quantize picks them). Default: each tensor's "
+          "checkpoint format (GGUF blocks kept as they are; f16 stays f16). Norm gains and "
+          "scalars are always f32.");
 ABSL_FLAG(std::string, tables, "",
-          "storage format of the embedding / LM-head and PLE tables (f32, bf16, q8_0, q4_0); "
+          "storage format of the embedding / LM-head and PLE tables (any --weights format); "
           "default: q8_0 under --weights q4_0, else as --weights");
 ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
 ABSL_FLAG(int64_t, max_batch, 512,
@@ -79,7 +83,7 @@ int main(int argc, char** argv) {
   cortiq::registerCortiqPasses();
   cortiq::registerCortiqPipelines();
   absl::SetProgramUsageMessage(
-      "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights f32|bf16|q8_0|q4_0] "
+      "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights FORMAT|MIX] "
       "[--tables F] [--max-batch N] [--no-opt] [--strict-config]\n"
       "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors, or a GGUF file of arch "
       "gemma4) into a cortiq artifact.");
@@ -90,7 +94,13 @@ int main(int argc, char** argv) {
   if (output.empty()) return Fail("-o MODEL.cortiq is required");
 
   // Storage formats: the assign-storage-formats pass applies the policy (passes/Passes.td).
-  const std::string weights = absl::GetFlag(FLAGS_weights);
+  std::string weights = absl::GetFlag(FLAGS_weights);
+  std::string mix;
+  if (weights == "q3_k_m" || weights == "q4_k_s" || weights == "q4_k_m" || weights == "q5_k_s" ||
+      weights == "q5_k_m") {
+    mix = weights;
+    weights.clear();
+  }
   std::optional<cortiq::StorageFormat> weights_format, tables_format;
   auto parse_format = [](const char* flag, const std::string& value,
                          std::optional<cortiq::StorageFormat>& format) {
@@ -99,7 +109,10 @@ int main(int argc, char** argv) {
       format = *parsed;
       return true;
     }
-    Fail(absl::StrCat(flag, " must be ", cortiq::listStorageFormats(), ", not '", value, "'"));
+    Fail(absl::StrCat(flag, " must be ", cortiq::listStorageFormats(),
+                      std::string(flag) == "--weights" ? " or q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m"
+                                                       : "",
+                      ", not '", value, "'"));
     return false;
   };
   if (!parse_format("--weights", weights, weights_format) ||
@@ -190,7 +203,7 @@ int main(int argc, char** argv) {
   }
   mlir::PassManager pm(&context);
   // First, so that the other passes know which weights are rounded or quantized later.
-  pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format));
+  pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format, mix));
   if (explicit_pipeline) {
     if (!pipeline.empty() && mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
