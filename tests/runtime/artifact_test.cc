@@ -775,7 +775,7 @@ TEST(ArtifactTest, NamedSectionsRoundTrip) {
   absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   const Artifact& a = **artifact;
-  EXPECT_EQ(a.header().version_minor, 1u);
+  EXPECT_EQ(a.header().version_minor, kArtifactVersionMinor);
   ExpectPlansEqual(AsWritten(toy), a.plan());
   ASSERT_EQ(a.sections().size(), 2u);
   const absl::Span<const uint8_t> t = a.tokenizer_section();
