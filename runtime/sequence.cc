@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -241,6 +242,37 @@ absl::Status Sequence::EvalChunks(absl::Span<const int32_t> tokens, BatchLogits 
   }
   if (logits != BatchLogits::kNone) logits_state_ = LogitsState::kLive;
   return absl::OkStatus();
+}
+
+absl::Status Sequence::EvalAcross(absl::Span<Sequence* const> sequences,
+                                  absl::Span<const int32_t> tokens) {
+  // The sessions of the rows, on the stack for the usual few slots.
+  absl::InlinedVector<Session*, 16> sessions(sequences.size(), nullptr);
+  absl::InlinedVector<int64_t, 16> before(sequences.size(), 0);
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    if (sequences[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("sequences[", i, "] is null"));
+    }
+    sessions[i] = sequences[i]->session_.get();
+    before[i] = sequences[i]->length();
+  }
+  // Session::EvalAcross checks everything before it evaluates; MarkWritten only narrows the
+  // valid ranges of the rows being written, so it is done once the call has succeeded or failed.
+  const absl::Status status = Session::EvalAcross(absl::MakeConstSpan(sessions), tokens);
+  if (!status.ok() && status.code() != absl::StatusCode::kDataLoss) return status;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    Sequence& s = *sequences[i];
+    // A failed row's KV rows were written at its position (now beyond length()), as for a
+    // successful one: its ring lost the same row either way.
+    s.MarkWritten(before[i], 1);
+    if (s.length() == before[i]) {
+      s.logits_state_ = LogitsState::kNone;
+      continue;
+    }
+    s.history_[static_cast<size_t>(before[i])] = tokens[i];
+    s.logits_state_ = LogitsState::kLive;
+  }
+  return status;
 }
 
 absl::StatusOr<absl::Span<const float>> Sequence::logits() const {

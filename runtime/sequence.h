@@ -118,6 +118,21 @@ class Sequence {
   absl::Status Eval(absl::Span<const int32_t> tokens, BatchLogits logits,
                     TokenObserver observer);
 
+  // One token for each of several sequences in one batched evaluation (Session::EvalAcross:
+  // row i is tokens[i] at sequences[i]->length(), attending to sequences[i]'s own caches; the
+  // linears as matrix-matrix products over the rows, each weight read once for all of them), on
+  // sequences[0]'s session (its arena and threads). Afterwards each sequence is as after
+  // Eval({tokens[i]}, BatchLogits::kLast): its history has the token and logits() its logits
+  // (within float rounding of Eval's: the products sum in another order; one sequence is Eval
+  // bit for bit). The sequences must be distinct sequences of one Artifact (or of one plan and
+  // weights), with batch_size() of sequences[0] >= their count. Errors: those of
+  // Session::EvalAcross (InvalidArgument, ResourceExhausted "sessions[i]: context full ...",
+  // nothing evaluated); DataLoss naming the first sequence whose logits are NaN or infinite:
+  // that sequence and every other failing one are not advanced and have no logits; the others
+  // are advanced.
+  static absl::Status EvalAcross(absl::Span<Sequence* const> sequences,
+                                 absl::Span<const int32_t> tokens);
+
   // The checks of Eval, for callers that want to reject an input before any side effect:
   // OkStatus if `tokens` fits the context after length() and every id is in [0, vocab_size).
   absl::Status CheckTokens(absl::Span<const int32_t> tokens) const;

@@ -34,6 +34,8 @@ constexpr int kMaxThreads = 256;
 // below it (64K elements = 128-256 KiB of weights, some tens of microseconds)
 // waking the workers costs about as much as the product itself.
 constexpr uint64_t kParallelMinElements = uint64_t{1} << 16;
+// RopeTable::batch_position of a table made for rows at positions of their own (EvalAcross).
+constexpr int64_t kPerRowPositions = -2;
 
 // Exact bf16 -> f32 widening (bf16 is the top half of an f32).
 float BF16ToF32(const uint8_t* p) {
@@ -189,10 +191,18 @@ const FormatKernels& KernelsFor(WeightFormat format) {
 
 // The rows of one evaluation a step runs over: rows [first, first + count) of a batch of `rows`
 // rows (1 for Eval) whose first position is `position`, row t holding tokens[t].
+// EvalAcross sets `sessions` and `positions`: row t then belongs to sessions[t] (its caches) at
+// positions[t]; otherwise every row is this session's, row t at position + t.
 struct Session::Rows {
   const int32_t* tokens;
   size_t rows, first, count;
   int64_t position;
+  Session* const* sessions = nullptr;
+  const int64_t* positions = nullptr;
+
+  int64_t PositionOf(size_t t) const {
+    return positions != nullptr ? positions[t] : position + static_cast<int64_t>(t);
+  }
 };
 
 // One step with everything resolved but its operands' rows (BatchRow places them for the
@@ -222,7 +232,14 @@ struct Session::Prepared {
   size_t num_heads = 0, num_kv_heads = 0, head_dim = 0;  // attention (head_dim: rope too)
   size_t rotated_pairs = 0;                             // rope
   KvCache* cache = nullptr;
+  int32_t cache_index = -1;  // plan().caches index of `cache` (EvalAcross: the row's session's)
   RopeTable* rope = nullptr;
+
+  // The cache row t of `r` appends to and reads.
+  KvCache* CacheOf(const Rows& r, size_t t) const {
+    return r.sessions != nullptr ? &r.sessions[t]->caches_[static_cast<size_t>(cache_index)]
+                                 : cache;
+  }
 };
 
 // cos/sin of one (theta, head_dim, rotated_pairs) RoPE configuration for the
@@ -233,7 +250,8 @@ struct Session::RopeTable {
   size_t head_dim = 0;
   size_t pairs = 0;
   // cos / sin of the positions of the current evaluation: [batch_size, pairs] each.
-  int64_t batch_position = -1;  // first position they hold, -1 = none yet
+  int64_t batch_position = -1;  // first position they hold, -1 = none yet, kPerRow: EvalAcross's
+  uint64_t evaluation = 0;      // kPerRow: the Session::evaluations_ count they were made for
   size_t batch_count = 0;
   FloatArray batch_cos, batch_sin;
 };
@@ -314,6 +332,7 @@ absl::Status Session::Prepare(SessionOptions options) {
   }
   if (options.threads > 1)
     pool_ = std::make_unique<ThreadPool>(options.threads);
+  across_positions_.assign(static_cast<size_t>(batch_size_), 0);
 
   const auto size = [&](int32_t index) {
     return static_cast<size_t>(plan.buffers[index].num_elements);
@@ -396,6 +415,7 @@ absl::Status Session::Prepare(SessionOptions options) {
     }
     if (s.cache >= 0) {
       p.cache = &caches_[s.cache];
+      p.cache_index = s.cache;
       p.num_kv_heads = static_cast<size_t>(plan.caches[s.cache].num_kv_heads);
       p.head_dim = static_cast<size_t>(plan.caches[s.cache].head_dim);
     }
@@ -651,7 +671,20 @@ void Session::RunResidualRmsNorm(const Prepared& p, const Rows& r) {
 
 void Session::RunRope(const Prepared& p, const Rows& r) {
   RopeTable& table = *p.rope;
-  if (table.batch_position != r.position || table.batch_count != r.rows) {
+  if (r.positions != nullptr) {
+    // Rows at positions of their own (EvalAcross): computed once per evaluation.
+    if (table.batch_position != kPerRowPositions || table.evaluation != evaluations_ ||
+        table.batch_count != r.rows) {
+      for (size_t t = 0; t < r.rows; ++t) {
+        ops::RopeCosSin(r.positions[t], table.theta, table.head_dim, table.pairs,
+                        table.batch_cos.get() + t * table.pairs,
+                        table.batch_sin.get() + t * table.pairs);
+      }
+      table.batch_position = kPerRowPositions;
+      table.evaluation = evaluations_;
+      table.batch_count = r.rows;
+    }
+  } else if (table.batch_position != r.position || table.batch_count != r.rows) {
     for (size_t t = 0; t < r.rows; ++t) {
       ops::RopeCosSin(r.position + static_cast<int64_t>(t), table.theta, table.head_dim,
                       table.pairs, table.batch_cos.get() + t * table.pairs,
@@ -672,28 +705,29 @@ void Session::RunRope(const Prepared& p, const Rows& r) {
 
 void Session::RunKvAppend(const Prepared& p, const Rows& r) {
   ForRows(p, r, [&](size_t t) {
-    p.cache->Append(r.position + static_cast<int64_t>(t), BatchRow(p.in0, r.rows, t),
-                    BatchRow(p.in1, r.rows, t));
+    p.CacheOf(r, t)->Append(r.PositionOf(t), BatchRow(p.in0, r.rows, t),
+                            BatchRow(p.in1, r.rows, t));
   });
 }
 
 void Session::RunAttention(const Prepared& p, const Rows& r) {
   const size_t scratch_floats = ops::AttentionScratchFloats(static_cast<size_t>(ctx_size_));
   const auto heads = [&](size_t t, size_t h0, size_t h1, int thread) {
-    const int64_t at = r.position + static_cast<int64_t>(t);
-    const size_t ring = static_cast<size_t>(p.cache->rows());
-    const size_t first = static_cast<size_t>(p.cache->FirstVisibleRow(at));
-    const size_t visible = static_cast<size_t>(p.cache->VisibleRows(at));
+    const int64_t at = r.PositionOf(t);
+    const KvCache& cache = *p.CacheOf(r, t);
+    const size_t ring = static_cast<size_t>(cache.rows());
+    const size_t first = static_cast<size_t>(cache.FirstVisibleRow(at));
+    const size_t visible = static_cast<size_t>(cache.VisibleRows(at));
     float* scratch = scratch_.get() + static_cast<size_t>(thread) * scratch_floats;
-    if (p.cache->type() == KvType::kF16) {
+    if (cache.type() == KvType::kF16) {
       ops::AttentionRingHeadsF16(
-          BatchRow(p.in0, r.rows, t), reinterpret_cast<const uint16_t*>(p.cache->key_bytes()),
-          reinterpret_cast<const uint16_t*>(p.cache->value_bytes()), ring, first, visible,
+          BatchRow(p.in0, r.rows, t), reinterpret_cast<const uint16_t*>(cache.key_bytes()),
+          reinterpret_cast<const uint16_t*>(cache.value_bytes()), ring, first, visible,
           p.num_heads, p.num_kv_heads, p.head_dim, p.scale, h0, h1, scratch,
           BatchRow(p.out, r.rows, t));
       return;
     }
-    ops::AttentionRingHeads(BatchRow(p.in0, r.rows, t), p.cache->keys(), p.cache->values(),
+    ops::AttentionRingHeads(BatchRow(p.in0, r.rows, t), cache.keys(), cache.values(),
                             ring, first, visible, p.num_heads, p.num_kv_heads, p.head_dim,
                             p.scale, h0, h1, scratch, BatchRow(p.out, r.rows, t));
   };
@@ -702,8 +736,7 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
     // window is long enough to pay for waking it (each head is computed the same way whatever
     // range it is in: ops/attention.h).
     const size_t t = r.first;
-    const size_t visible =
-        static_cast<size_t>(p.cache->VisibleRows(r.position + static_cast<int64_t>(t)));
+    const size_t visible = static_cast<size_t>(p.CacheOf(r, t)->VisibleRows(r.PositionOf(t)));
     if (pool_ == nullptr || p.num_heads < 2 ||
         visible * p.num_heads * p.head_dim < (size_t{1} << 16)) {
       heads(t, 0, p.num_heads, 0);
@@ -812,6 +845,89 @@ absl::Status Session::Run(absl::Span<const int32_t> tokens, BatchLogits logits) 
     }
   }
   length_ += static_cast<int64_t>(rows);
+  return absl::OkStatus();
+}
+
+}  // namespace cortiq
+
+namespace cortiq {
+
+absl::Status Session::EvalAcross(absl::Span<Session* const> sessions,
+                                 absl::Span<const int32_t> tokens) {
+  if (sessions.empty()) return absl::InvalidArgumentError("EvalAcross: no sessions");
+  if (tokens.size() != sessions.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("EvalAcross: ", tokens.size(),
+                                                   " tokens for ", sessions.size(),
+                                                   " sessions (one token each)"));
+  }
+  Session* executor = sessions[0];
+  if (executor == nullptr) return absl::InvalidArgumentError("EvalAcross: sessions[0] is null");
+  const size_t rows = sessions.size();
+  if (rows > static_cast<size_t>(executor->batch_size_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EvalAcross: ", rows, " sessions exceed the batch size ",
+                     executor->batch_size_, " of sessions[0]"));
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const Session* s = sessions[i];
+    if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("sessions[", i, "] is null"));
+    for (size_t j = 0; j < i; ++j) {
+      if (sessions[j] == s) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("sessions[", i, "] is sessions[", j, "] (each session once)"));
+      }
+    }
+    // The plan's steps of sessions[0] run for every row: the others must hold the same caches.
+    if (s->plan_ != executor->plan_ && (s->weights_ != executor->weights_ ||
+                                        s->plan_->steps.size() != executor->plan_->steps.size() ||
+                                        s->plan_->caches.size() != executor->plan_->caches.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sessions[", i, "] runs another plan than sessions[0]"));
+    }
+    if (s->ctx_size_ > executor->ctx_size_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sessions[", i, "] has a context of ", s->ctx_size_,
+                       " positions, more than sessions[0]'s ", executor->ctx_size_));
+    }
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    if (absl::Status status = sessions[i]->CheckTokens(tokens.subspan(i, 1)); !status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("sessions[", i, "]: ", status.message()));
+    }
+  }
+  if (rows == 1) return executor->EvalToken(tokens[0], true);
+
+  int64_t* positions = executor->across_positions_.data();  // [batch_size], from Prepare
+  for (size_t i = 0; i < rows; ++i) positions[i] = sessions[i]->length_;
+  ++executor->evaluations_;
+  executor->last_rows_ = rows;
+  for (size_t i = 0; i < executor->steps_.size(); ++i) {
+    // Every row wants its logits: the steps of rows = logits run on all of them too.
+    executor->RunStep(i, Rows{tokens.data(), rows, 0, rows, 0, sessions.data(), positions});
+  }
+  // Each row's logits into its session's own arena (the one-row layout of logits()); the
+  // executor's last, since its one-row logits may overlap the batch rows of the others.
+  const int32_t logits_buffer = executor->plan_->logits_buffer;
+  const size_t vocab = static_cast<size_t>(executor->plan_->buffers[logits_buffer].num_elements);
+  size_t failed = rows;
+  for (size_t k = 1; k <= rows; ++k) {
+    const size_t i = k % rows;  // 1, 2, ..., rows - 1, then 0
+    const absl::Span<const float> row = executor->batch_logits(i);
+    Session* s = sessions[i];
+    if (!AllFinite(row)) {
+      if (failed == rows || i < failed) failed = i;
+      continue;
+    }
+    std::memmove(s->BatchRow(logits_buffer, 1, 0), row.data(), vocab * sizeof(float));
+    s->last_rows_ = 1;
+    ++s->length_;
+  }
+  executor->last_rows_ = 1;
+  if (failed != rows) {
+    return absl::DataLossError(absl::StrCat("sessions[", failed, "]: non-finite logits at position ",
+                                            positions[failed],
+                                            " (NaN/Inf in the weights, or an overflow)"));
+  }
   return absl::OkStatus();
 }
 

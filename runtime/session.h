@@ -110,6 +110,26 @@ class Session {
   // A batch of one token is Eval (the per-token plan), bit for bit.
   absl::Status EvalBatch(absl::Span<const int32_t> tokens, BatchLogits logits);
 
+  // Evaluates one token for each of several sessions in one pass of the plan (continuous
+  // batching: the decode steps of a server's slots): row i is tokens[i] at position
+  // sessions[i]->length(), its keys and values appended to sessions[i]'s caches and its queries
+  // attending to sessions[i]'s own cache (each row at its own position). Every other step runs as
+  // in EvalBatch over the n = sessions.size() rows: the linears and the LM head as matrix-matrix
+  // products, so each weight is read once for all the sessions. Runs on sessions[0]'s arena and
+  // thread pool (the executor; its batch_size() >= n). Afterwards each session is as after
+  // Eval(tokens[i], true): length() one more, logits() its row's [vocab_size] logits; its taps
+  // are unspecified. Equal to calling Eval on each session within float rounding (the products
+  // sum in another order, as EvalBatch; tests hold the golden tolerance); one session is Eval,
+  // bit for bit. Every session must run the plan of sessions[0] over the same weights (sessions
+  // of one Artifact), with ctx_size() <= sessions[0]->ctx_size(). Errors, nothing evaluated:
+  // InvalidArgument for no sessions, tokens.size() != sessions.size(), n > sessions[0]'s
+  // batch_size(), a null or repeated session, or one of another plan; CheckTokens' errors of a
+  // session, prefixed "sessions[i]: ". DataLoss "sessions[i]: non-finite logits at position P
+  // ..." if a row's logits are NaN or infinite: that session (and every other failing one) is
+  // not advanced (its position is rewritten by its next evaluation), the others are.
+  static absl::Status EvalAcross(absl::Span<Session* const> sessions,
+                                 absl::Span<const int32_t> tokens);
+
   // OkStatus if `tokens` can be evaluated next: ResourceExhausted "context full:
   // T tokens at position P exceed the context size C (R positions left)" if
   // length() + T > ctx_size() (checked first, without reading the ids), then
@@ -216,6 +236,8 @@ class Session {
   FloatArray scratch_;  // attention scores: ops::AttentionScratchFloats(ctx_size) per thread
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
+  uint64_t evaluations_ = 0;             // EvalAcross calls run on this session's steps
+  std::vector<int64_t> across_positions_;  // [batch_size]: EvalAcross's row positions
   bool every_tap_ = false;
   std::vector<double>* profile_ = nullptr;  // set_step_profile
   std::vector<KvCache> caches_;

@@ -12,6 +12,7 @@ packages=(
   libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools
   libhwy-dev libabsl-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libutf8proc-dev libxxhash-dev pkg-config xz-utils
+  libcpp-httplib-dev nlohmann-json3-dev
 )
 for arg in "$@"; do
   case "$arg" in

@@ -1,0 +1,454 @@
+// cortiq-server's routes (see http_server.h).
+#include "server/http_server.h"
+
+#include <chrono>
+#include <ctime>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "runtime/generation/model_text.h"
+#include "server/api_error.h"
+#include "server/openai_response.h"
+#include "server/request.h"
+
+namespace cortiq::server {
+
+using nlohmann::json;
+
+namespace {
+
+// How often a waiting stream checks that its client is still there.
+constexpr std::chrono::milliseconds kPollInterval(100);
+
+int64_t UnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
+
+// Compares without an early exit, so the time taken does not tell how much of a key matched.
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+void SendJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(DumpJson(body), "application/json; charset=utf-8");
+}
+
+void SendError(httplib::Response& res, const ApiError& error) {
+  if (error.status == 503) res.set_header("Retry-After", "1");
+  SendJson(res, error.status, ApiErrorBody(error));
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Scheduler* scheduler;
+  const text::Tokenizer* tokenizer;
+  ModelInfo model;
+  HttpServerOptions options;
+  httplib::Server http;
+  RequestCounter requests;
+
+  void Routes();
+  void Completions(ApiKind kind, const httplib::Request& req, httplib::Response& res);
+  // The scheduler job of a parsed request, or the error to answer with.
+  std::optional<ApiError> MakeJob(const CompletionRequest& request, Job* job);
+  void Tokenize(const httplib::Request& req, httplib::Response& res);
+  void Detokenize(const httplib::Request& req, httplib::Response& res);
+};
+
+HttpServer::HttpServer(Scheduler* scheduler, const text::Tokenizer* tokenizer, ModelInfo model,
+                       HttpServerOptions options)
+    : impl_(new Impl{scheduler, tokenizer, std::move(model), std::move(options), {}, {}}) {
+  impl_->Routes();
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+absl::StatusOr<int> HttpServer::Bind() {
+  const int threads = impl_->options.http_threads;
+  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  if (impl_->options.port == 0) {
+    const int port = impl_->http.bind_to_any_port(impl_->options.host);
+    if (port <= 0) {
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.host, ":0"));
+    }
+    return port;
+  }
+  if (!impl_->http.bind_to_port(impl_->options.host, impl_->options.port)) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.host, ":",
+                                               impl_->options.port,
+                                               " (in use, or not an address of this machine)"));
+  }
+  return impl_->options.port;
+}
+
+void HttpServer::Serve() { impl_->http.listen_after_bind(); }
+
+void HttpServer::Stop() {
+  if (impl_ != nullptr) impl_->http.stop();
+}
+
+void HttpServer::Impl::Routes() {
+  http.set_payload_max_length(options.max_body_bytes);
+  http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
+  // API key and CORS preflight before routing; every answered request is counted.
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "OPTIONS") {
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (options.api_key.empty() || req.path == "/health" || req.path == "/v1/health") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string bearer = "Bearer ";
+    if (!absl::StartsWith(auth, bearer) ||
+        !ConstantTimeEquals(auth.substr(bearer.size()), options.api_key)) {
+      ApiError error = ErrorFromStatus(absl::UnauthenticatedError(
+          auth.empty() ? "no API key: send the header 'Authorization: Bearer KEY'"
+                       : "invalid API key"));
+      SendError(res, error);
+      requests.Count(req.path, res.status);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    if (res.status != 401) requests.Count(req.path, res.status);
+  });
+  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    ApiError error;
+    error.status = res.status;
+    if (res.status == 404) {
+      error.type = "not_found_error";
+      error.message = absl::StrCat("no route ", req.method, " ", req.path);
+    } else if (res.status == 413) {
+      error.message = "the request body is too large";
+    } else {
+      error.message = absl::StrCat("HTTP ", res.status);
+    }
+    SendError(res, error);
+  });
+  http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = absl::StrCat("internal error: ", e.what());
+        } catch (...) {
+        }
+        SendError(res, ErrorFromStatus(absl::InternalError(what)));
+      });
+
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
+    http.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Completions(ApiKind::kChat, req, res);
+    });
+  }
+  for (const char* path : {"/v1/completions", "/completions"}) {
+    http.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      Completions(ApiKind::kCompletion, req, res);
+    });
+  }
+  for (const char* path : {"/v1/models", "/models"}) {
+    http.Get(path, [this](const httplib::Request&, httplib::Response& res) {
+      json model_json = {{"id", options.model_name},
+                         {"object", "model"},
+                         {"created", UnixSeconds()},
+                         {"owned_by", "cortiq"},
+                         {"meta",
+                          {{"vocab_size", model.vocab_size},
+                           {"context_length", scheduler->ctx_size()},
+                           {"max_position_embeddings", model.max_position_embeddings}}}};
+      SendJson(res, 200, {{"object", "list"}, {"data", json::array({model_json})}});
+    });
+  }
+  for (const char* path : {"/health", "/v1/health"}) {
+    http.Get(path, [](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, {{"status", "ok"}});
+    });
+  }
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(PrometheusText(requests.Snapshot(), scheduler->Stats()),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    Tokenize(req, res);
+  });
+  http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    Detokenize(req, res);
+  });
+}
+
+std::optional<ApiError> HttpServer::Impl::MakeJob(const CompletionRequest& request, Job* job) {
+  if (request.kind == ApiKind::kChat || request.prompt_ids.empty()) {
+    if (tokenizer == nullptr) {
+      return InvalidRequest("the model has no tokenizer: send the prompt as token ids to "
+                            "/v1/completions",
+                            request.kind == ApiKind::kChat ? "messages" : "prompt");
+    }
+  }
+  const char* prompt_param = request.kind == ApiKind::kChat ? "messages" : "prompt";
+  if (request.kind == ApiKind::kChat) {
+    text::ChatOptions chat;
+    chat.add_generation_prompt = true;
+    chat.enable_thinking = request.enable_thinking;
+    absl::StatusOr<std::string> rendered = RenderChatPrompt(*tokenizer, request.messages, chat);
+    if (!rendered.ok()) return ErrorFromStatus(rendered.status(), "messages");
+    absl::StatusOr<std::vector<int32_t>> ids = EncodePrompt(*tokenizer, *rendered);
+    if (!ids.ok()) return ErrorFromStatus(ids.status(), "messages");
+    job->prompt = *std::move(ids);
+    job->end_of_generation_ids = ChatEndOfTurnIds(*tokenizer);
+  } else if (!request.prompt_ids.empty()) {
+    job->prompt = request.prompt_ids;
+    if (tokenizer != nullptr) job->end_of_generation_ids = EndOfGenerationIds(*tokenizer);
+  } else {
+    absl::StatusOr<std::vector<int32_t>> ids = EncodePrompt(*tokenizer, request.prompt);
+    if (!ids.ok()) return ErrorFromStatus(ids.status(), "prompt");
+    job->prompt = *std::move(ids);
+    job->end_of_generation_ids = EndOfGenerationIds(*tokenizer);
+  }
+  if (job->prompt.empty()) return InvalidRequest("the prompt encodes to no tokens", prompt_param);
+  if (static_cast<int64_t>(job->prompt.size()) > scheduler->ctx_size()) {
+    ApiError error = InvalidRequest(
+        absl::StrCat("the prompt has ", job->prompt.size(), " tokens, more than the context of ",
+                     scheduler->ctx_size(), " tokens (cortiq-server --ctx-size)"),
+        prompt_param);
+    error.code = "context_length_exceeded";
+    return error;
+  }
+  sampling::SamplingOptions defaults = tokenizer != nullptr ? ModelSamplingOptions(*tokenizer)
+                                                            : sampling::DefaultSamplingOptions();
+  job->sampling = ApplySamplingOverrides(request.sampling, defaults);
+  if (tokenizer != nullptr) {
+    for (const sampling::LogitBias& ban : UntokenizableIdBans(model.vocab_size, *tokenizer)) {
+      job->sampling.logit_bias.push_back(ban);
+    }
+  }
+  job->stop = request.stop;
+  job->max_tokens = request.max_tokens;
+  job->ignore_eos = request.ignore_eos;
+  job->top_logprobs = request.top_logprobs;
+  return std::nullopt;
+}
+
+namespace {
+
+// What a response accumulates or streams while its job runs.
+struct ResponseState {
+  ResponseHeader header;
+  std::shared_ptr<JobHandle> handle;
+  LogprobsBuilder logprobs;
+  bool want_logprobs = false;
+  bool include_usage = false;
+  bool sent_role = false;
+  size_t text_chars = 0;  // completion logprobs' text_offset
+
+  // The logprobs member of a chunk or response for `event`.
+  json EventLogprobs(const JobEvent& event) {
+    if (!want_logprobs || !event.logprobs) return nullptr;
+    if (header.kind == ApiKind::kChat) {
+      return {{"content", json::array({logprobs.ChatEntry(*event.logprobs)})}};
+    }
+    json l = LogprobsBuilder::EmptyCompletionLogprobs();
+    logprobs.AddCompletion(*event.logprobs, text_chars, &l);
+    return l;
+  }
+};
+
+// Characters (code points) of UTF-8 `text`: OpenAI's text_offset counts characters.
+size_t Utf8Length(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
+void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
+                                   httplib::Response& res) {
+  CompletionRequest request;
+  if (auto error = ParseCompletionRequest(kind, req.body, &request)) return SendError(res, *error);
+  Job job;
+  if (auto error = MakeJob(request, &job)) return SendError(res, *error);
+  absl::StatusOr<std::shared_ptr<JobHandle>> handle = scheduler->Submit(std::move(job));
+  if (!handle.ok()) {
+    const std::string message(handle.status().message());
+    return SendError(res, ErrorFromStatus(handle.status(), handle.status().code() ==
+                                                                   absl::StatusCode::kInvalidArgument
+                                                               ? SamplingParamOf(message)
+                                                               : std::string()));
+  }
+  auto state = std::make_shared<ResponseState>(ResponseState{
+      {kind, NewCompletionId(kind), UnixSeconds(), options.model_name.empty() ? request.model
+                                                                              : options.model_name},
+      *handle,
+      LogprobsBuilder(tokenizer),
+      request.top_logprobs >= 0,
+      request.include_usage});
+
+  if (!request.stream) {
+    std::string text;
+    json logprobs = nullptr;
+    if (state->want_logprobs) {
+      logprobs = kind == ApiKind::kChat ? json{{"content", json::array()}}
+                                        : LogprobsBuilder::EmptyCompletionLogprobs();
+    }
+    std::optional<JobResult> result;
+    std::vector<JobEvent> events;
+    while (!result) {
+      events.clear();
+      state->handle->Wait(&events, &result, kPollInterval);
+      for (const JobEvent& e : events) {
+        if (state->want_logprobs && e.logprobs) {
+          if (kind == ApiKind::kChat) {
+            logprobs["content"].push_back(state->logprobs.ChatEntry(*e.logprobs));
+          } else {
+            state->logprobs.AddCompletion(*e.logprobs, state->text_chars, &logprobs);
+          }
+        }
+        text += e.text;
+        state->text_chars += Utf8Length(e.text);
+      }
+    }
+    if (!result->status.ok()) return SendError(res, ErrorFromStatus(result->status));
+    return SendJson(res, 200, CompletionJson(state->header, text, logprobs, *result));
+  }
+
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [state](size_t, httplib::DataSink& sink) {
+        const auto write = [&](const std::string& data) {
+          if (sink.write(data.data(), data.size())) return true;
+          state->handle->Cancel();  // the client is gone: free the slot
+          return false;
+        };
+        if (state->header.kind == ApiKind::kChat && !state->sent_role) {
+          state->sent_role = true;
+          const std::string empty;
+          if (!write(SseData(ChunkJson(state->header, &empty, true, nullptr, nullptr)))) {
+            return false;
+          }
+        }
+        std::optional<JobResult> result;
+        std::vector<JobEvent> events;
+        while (!result) {
+          events.clear();
+          state->handle->Wait(&events, &result, kPollInterval);
+          if (events.empty() && !result && !sink.is_writable()) {
+            state->handle->Cancel();
+            return false;
+          }
+          for (const JobEvent& e : events) {
+            if (e.text.empty() && !(state->want_logprobs && e.logprobs)) continue;
+            const json chunk = ChunkJson(state->header, &e.text, false, state->EventLogprobs(e),
+                                         nullptr);
+            state->text_chars += Utf8Length(e.text);
+            if (!write(SseData(chunk))) return false;
+          }
+        }
+        if (!result->status.ok()) {
+          // OpenAI streams report a failure as an error object in the stream.
+          if (!write(SseData(ApiErrorBody(ErrorFromStatus(result->status))))) return false;
+        } else {
+          if (!write(SseData(ChunkJson(state->header, nullptr, false, nullptr,
+                                       OpenAiFinishReason(result->reason))))) {
+            return false;
+          }
+          if (state->include_usage && !write(SseData(UsageChunkJson(state->header, *result)))) {
+            return false;
+          }
+        }
+        if (!write(kSseDone)) return false;
+        sink.done();
+        return true;
+      },
+      [state](bool success) {
+        if (!success) state->handle->Cancel();
+      });
+}
+
+void HttpServer::Impl::Tokenize(const httplib::Request& req, httplib::Response& res) {
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    return SendError(res, InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what())));
+  }
+  if (!body.is_object()) return SendError(res, InvalidRequest("the request body must be a JSON object"));
+  if (tokenizer == nullptr) return SendError(res, InvalidRequest("the model has no tokenizer"));
+  auto content = body.find("content");
+  if (content == body.end() || !content->is_string()) {
+    return SendError(res, InvalidRequest("'content' must be a string", "content"));
+  }
+  bool add_special = false, with_pieces = false;
+  for (auto [name, target] : {std::pair<const char*, bool*>{"add_special", &add_special},
+                              std::pair<const char*, bool*>{"with_pieces", &with_pieces}}) {
+    auto v = body.find(name);
+    if (v == body.end() || v->is_null()) continue;
+    if (!v->is_boolean()) {
+      return SendError(res, InvalidRequest(absl::StrCat("'", name, "' must be a boolean"), name));
+    }
+    *target = v->get<bool>();
+  }
+  text::EncodeOptions encode;
+  encode.add_special_tokens = add_special;
+  absl::StatusOr<std::vector<int32_t>> ids = tokenizer->Encode(content->get<std::string>(), encode);
+  if (!ids.ok()) return SendError(res, ErrorFromStatus(ids.status(), "content"));
+  json tokens = json::array();
+  for (int32_t id : *ids) {
+    if (!with_pieces) {
+      tokens.push_back(id);
+      continue;
+    }
+    absl::StatusOr<std::string> piece = tokenizer->Decode(absl::MakeConstSpan(&id, 1));
+    tokens.push_back({{"id", id}, {"piece", piece.ok() ? *piece : std::string()}});
+  }
+  SendJson(res, 200, {{"tokens", tokens}});
+}
+
+void HttpServer::Impl::Detokenize(const httplib::Request& req, httplib::Response& res) {
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    return SendError(res, InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what())));
+  }
+  if (!body.is_object()) return SendError(res, InvalidRequest("the request body must be a JSON object"));
+  if (tokenizer == nullptr) return SendError(res, InvalidRequest("the model has no tokenizer"));
+  auto tokens = body.find("tokens");
+  if (tokens == body.end() || !tokens->is_array()) {
+    return SendError(res, InvalidRequest("'tokens' must be an array of token ids", "tokens"));
+  }
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const json& id = (*tokens)[i];
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() >= static_cast<int64_t>(tokenizer->vocab_size())) {
+      return SendError(res, InvalidRequest(absl::StrCat("'tokens[", i, "]' must be a token id in [0, ",
+                                                        tokenizer->vocab_size(), ")"),
+                                           "tokens"));
+    }
+    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  absl::StatusOr<std::string> text = tokenizer->Decode(ids);
+  if (!text.ok()) return SendError(res, ErrorFromStatus(text.status(), "tokens"));
+  SendJson(res, 200, {{"content", *text}});
+}
+
+}  // namespace cortiq::server

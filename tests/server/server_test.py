@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""cortiq-server over loopback, with Python's standard library only (urllib, http.client).
+
+    server_test.py CORTIQ_SERVER CORTIQ_RUN MODEL.cortiq
+
+Starts the server on an ephemeral port (--port 0) and checks: greedy chat and completion equal
+cortiq-run on the same prompt; streamed chunks concatenate to the non-streamed answer; concurrent
+clients each get the answer they get alone, also while another client's long prompt is being
+prefilled; a client that disconnects mid-stream has its generation stopped and its slot freed; a
+slow client that stops reading does not hold up the others; every error case (malformed JSON,
+wrong types naming the member, unknown members ignored, a prompt longer than the context, a
+bad or missing API key, too many queued requests); /v1/models, /health, /metrics, /tokenize and
+/detokenize. Every request has a timeout; the whole run takes a few seconds.
+"""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+SERVER, RUN, MODEL = sys.argv[1], sys.argv[2], sys.argv[3]
+API_KEY = "test-key-123"
+TIMEOUT = 60  # seconds per request; the tiny model answers in milliseconds
+
+
+class Server:
+    """A cortiq-server process on an ephemeral port."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen(
+            [SERVER, MODEL, "--port", "0", "-t", "1", *args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        match = re.search(r"listening on http://([0-9.]+):(\d+)", line)
+        if not match:
+            self.proc.kill()
+            raise RuntimeError("cortiq-server did not start: " + line + self.proc.stderr.read())
+        self.host, self.port = match.group(1), int(match.group(2))
+        # Keep draining stderr so the server never blocks on a full pipe.
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        with self.proc.stderr:
+            self.proc.stderr.read()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+
+    def request(self, method, path, body=None, key=API_KEY, raw=None, headers=None):
+        """(status, parsed JSON or text) of one request."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT)
+        h = {"Content-Type": "application/json"}
+        if key is not None:
+            h["Authorization"] = "Bearer " + key
+        h.update(headers or {})
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        conn.request(method, path, body=data, headers=h)
+        resp = conn.getresponse()
+        text = resp.read().decode("utf-8")
+        conn.close()
+        ctype = resp.getheader("Content-Type", "")
+        return resp.status, (json.loads(text) if "json" in ctype else text)
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def stream(self, path, body, key=API_KEY):
+        """The parsed data events of a streamed request, and whether it ended with [DONE]."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT)
+        conn.request("POST", path, body=json.dumps(dict(body, stream=True)),
+                     headers={"Content-Type": "application/json",
+                              "Authorization": "Bearer " + key})
+        resp = conn.getresponse()
+        assert resp.status == 200, (resp.status, resp.read())
+        assert resp.getheader("Content-Type").startswith("text/event-stream")
+        events, done = [], False
+        for raw in resp.read().decode("utf-8").split("\n\n"):
+            if not raw.strip():
+                continue
+            assert raw.startswith("data: "), raw
+            payload = raw[len("data: "):]
+            if payload == "[DONE]":
+                done = True
+                continue
+            assert not done, "an event after [DONE]"
+            events.append(json.loads(payload))
+        conn.close()
+        return events, done
+
+    def metric(self, name):
+        status, text = self.request("GET", "/metrics")
+        assert status == 200
+        match = re.search(r"^" + re.escape(name) + r" ([0-9.e+-]+)$", text, re.M)
+        assert match, name + " not in /metrics"
+        return float(match.group(1))
+
+    def open_stream(self, body):
+        """A raw socket with a streamed request sent and its response not read (a slow or
+        vanishing client)."""
+        s = socket.create_connection((self.host, self.port), timeout=TIMEOUT)
+        data = json.dumps(dict(body, stream=True)).encode()
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Authorization: Bearer " + API_KEY.encode() + b"\r\nContent-Length: " +
+                  str(len(data)).encode() + b"\r\n\r\n" + data)
+        return s
+
+
+def cortiq_run(*args):
+    out = subprocess.run([RUN, MODEL, "-t", "1", *args], capture_output=True, timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.decode("utf-8")
+
+
+def wait_for(predicate, seconds=10):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+# A generation that lasts seconds on the tiny model: no end token, a context far beyond it.
+LONG = {"prompt": "Once upon a time", "temperature": 0, "ignore_eos": True, "max_tokens": 30000}
+
+PROMPTS = ["hello there", "The cat sat on", "Write a haiku about the sea", "1 2 3 4"]
+
+
+class ServerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--parallel", "4", "-c", "32768", "--api-key", API_KEY,
+                            "--prefill-chunk", "8")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "cortiq-server did not exit cleanly"
+
+    def chat(self, content, **extra):
+        body = {"model": "x", "messages": [{"role": "user", "content": content}],
+                "temperature": 0, "max_tokens": 16, **extra}
+        status, reply = self.server.post("/v1/chat/completions", body)
+        self.assertEqual(status, 200, reply)
+        return reply
+
+    def complete(self, prompt, **extra):
+        body = {"prompt": prompt, "temperature": 0, "max_tokens": 16, **extra}
+        status, reply = self.server.post("/v1/completions", body)
+        self.assertEqual(status, 200, reply)
+        return reply
+
+    # Greedy answers against cortiq-run on the same prompt.
+    def test_greedy_chat_equals_cortiq_run(self):
+        for prompt in PROMPTS:
+            reply = self.chat(prompt)
+            self.assertEqual(reply["object"], "chat.completion")
+            choice = reply["choices"][0]
+            self.assertEqual(choice["message"]["role"], "assistant")
+            self.assertEqual(choice["message"]["content"],
+                             cortiq_run("--chat", "-p", prompt, "--temp", "0", "-n", "16"))
+            self.assertIn(choice["finish_reason"], ("stop", "length"))
+            usage = reply["usage"]
+            self.assertEqual(usage["total_tokens"],
+                             usage["prompt_tokens"] + usage["completion_tokens"])
+
+    def test_greedy_completion_equals_cortiq_run(self):
+        for prompt in PROMPTS:
+            reply = self.complete(prompt)
+            self.assertEqual(reply["object"], "text_completion")
+            self.assertEqual(reply["choices"][0]["text"],
+                             cortiq_run("-p", prompt, "--temp", "0", "-n", "16"))
+            self.assertEqual(reply["choices"][0]["finish_reason"], "length")
+            self.assertEqual(reply["usage"]["completion_tokens"], 16)
+
+    def test_seeded_sampling_equals_cortiq_run(self):
+        reply = self.complete("The cat", temperature=0.9, top_k=20, top_p=0.9, min_p=0.0, seed=7,
+                              presence_penalty=0.5, frequency_penalty=0.2)
+        self.assertEqual(reply["choices"][0]["text"],
+                         cortiq_run("-p", "The cat", "--temp", "0.9", "--top-k", "20", "--top-p",
+                                    "0.9", "--min-p", "0", "-s", "7", "--presence-penalty", "0.5",
+                                    "--frequency-penalty", "0.2", "-n", "16"))
+
+    def test_stop_string_and_max_tokens(self):
+        full = self.complete("hello there", max_tokens=16)["choices"][0]["text"]
+        stop = full[3:5]
+        self.assertTrue(stop)
+        reply = self.complete("hello there", stop=[stop])
+        self.assertEqual(reply["choices"][0]["text"], full[:full.index(stop)])
+        self.assertEqual(reply["choices"][0]["finish_reason"], "stop")
+        self.assertEqual(self.complete("hello there", max_tokens=0)["choices"][0]["text"], "")
+
+    # Streaming.
+    def test_stream_concatenates_to_the_answer(self):
+        for prompt in PROMPTS:
+            whole = self.chat(prompt)["choices"][0]["message"]["content"]
+            events, done = self.server.stream(
+                "/v1/chat/completions",
+                {"messages": [{"role": "user", "content": prompt}], "temperature": 0,
+                 "max_tokens": 16, "stream_options": {"include_usage": True}})
+            self.assertTrue(done)
+            self.assertEqual(events[0]["choices"][0]["delta"]["role"], "assistant")
+            for e in events:
+                self.assertEqual(e["object"], "chat.completion.chunk")
+                self.assertEqual(e["id"], events[0]["id"])
+            text = "".join(e["choices"][0]["delta"].get("content", "")
+                           for e in events if e["choices"])
+            self.assertEqual(text, whole)
+            self.assertIsNotNone(events[-2]["choices"][0]["finish_reason"])
+            self.assertEqual(events[-1]["choices"], [])
+            self.assertIn("usage", events[-1])
+
+            whole = self.complete(prompt)["choices"][0]["text"]
+            events, done = self.server.stream("/v1/completions",
+                                              {"prompt": prompt, "temperature": 0,
+                                               "max_tokens": 16})
+            self.assertTrue(done)
+            self.assertEqual("".join(e["choices"][0]["text"] for e in events), whole)
+
+    def test_logprobs(self):
+        reply = self.chat("hello there", logprobs=True, top_logprobs=3, max_tokens=4)
+        content = reply["choices"][0]["logprobs"]["content"]
+        self.assertEqual(len(content), 4)
+        for entry in content:
+            self.assertLessEqual(entry["logprob"], 0.0)
+            self.assertEqual(len(entry["top_logprobs"]), 3)
+            # Greedy: the sampled token is the most likely one.
+            self.assertAlmostEqual(entry["logprob"], entry["top_logprobs"][0]["logprob"], places=6)
+            tops = [t["logprob"] for t in entry["top_logprobs"]]
+            self.assertEqual(tops, sorted(tops, reverse=True))
+        reply = self.complete("hello there", logprobs=2, max_tokens=3)
+        logprobs = reply["choices"][0]["logprobs"]
+        self.assertEqual(len(logprobs["tokens"]), 3)
+        self.assertEqual(len(logprobs["token_logprobs"]), 3)
+        self.assertEqual(len(logprobs["text_offset"]), 3)
+
+    # Concurrency.
+    def concurrent(self, bodies):
+        results = [None] * len(bodies)
+
+        def run(i):
+            results[i] = self.server.post("/v1/completions", bodies[i])
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(bodies))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(TIMEOUT)
+        return results
+
+    def test_concurrent_clients_get_their_own_answers(self):
+        bodies = [{"prompt": p, "temperature": 0, "max_tokens": 24, "ignore_eos": True}
+                  for p in PROMPTS + ["Another prompt", "The capital of France is"]]
+        alone = [self.server.post("/v1/completions", b)[1]["choices"][0]["text"] for b in bodies]
+        for _ in range(2):
+            together = self.concurrent(bodies)
+            for (status, reply), expected in zip(together, alone):
+                self.assertEqual(status, 200, reply)
+                self.assertEqual(reply["choices"][0]["text"], expected)
+
+    def test_concurrent_while_a_long_prompt_is_prefilled(self):
+        long_prompt = " ".join(["word%d" % i for i in range(300)])
+        bodies = [{"prompt": long_prompt, "temperature": 0, "max_tokens": 8}]
+        bodies += [{"prompt": p, "temperature": 0, "max_tokens": 24, "ignore_eos": True}
+                   for p in PROMPTS[:3]]
+        alone = [self.server.post("/v1/completions", b)[1]["choices"][0]["text"] for b in bodies]
+        # Fresh slots for the long prompt (no reuse): another long prompt first fills them.
+        together = self.concurrent(bodies)
+        for (status, reply), expected in zip(together, alone):
+            self.assertEqual(status, 200, reply)
+            self.assertEqual(reply["choices"][0]["text"], expected)
+
+    def test_prefix_reuse(self):
+        messages = [{"role": "user", "content": "hello there"}]
+        first = self.chat("hello there", max_tokens=8)
+        messages.append({"role": "assistant", "content": first["choices"][0]["message"]["content"]})
+        messages.append({"role": "user", "content": "and again"})
+        status, second = self.server.post("/v1/chat/completions",
+                                          {"messages": messages, "temperature": 0, "max_tokens": 8})
+        self.assertEqual(status, 200)
+        usage = second["usage"]
+        self.assertGreaterEqual(usage["prompt_tokens_details"]["cached_tokens"],
+                                first["usage"]["prompt_tokens"])
+
+    # Clients that go away or read slowly.
+    def test_disconnect_mid_stream_frees_the_slot(self):
+        cancelled = self.server.metric("cortiq_jobs_cancelled_total")
+        s = self.server.open_stream(LONG)
+        self.assertIn(b"200 OK", s.recv(4096))
+        s.close()
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_jobs_cancelled_total") ==
+                                 cancelled + 1))
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_slots_busy") == 0))
+        # Stopped long before its 30000 tokens.
+        self.assertLess(self.server.metric("cortiq_generated_tokens_total"), 25000)
+
+    def test_slow_client_does_not_block_others(self):
+        s = self.server.open_stream(LONG)  # never read while the others run
+        time.sleep(0.3)
+        start = time.time()
+        reply = self.complete("hello there")
+        self.assertEqual(reply["choices"][0]["text"],
+                         cortiq_run("-p", "hello there", "--temp", "0", "-n", "16"))
+        events, done = self.server.stream("/v1/chat/completions",
+                                          {"messages": [{"role": "user", "content": "hi"}],
+                                           "max_tokens": 8, "temperature": 0})
+        self.assertTrue(done)
+        self.assertLess(time.time() - start, 20)
+        s.close()
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_slots_busy") == 0))
+
+    # Errors.
+    def assertError(self, response, status, param=None, contains=None, code=None):
+        got_status, body = response
+        self.assertEqual(got_status, status, body)
+        self.assertIsInstance(body, dict, body)
+        error = body["error"]
+        self.assertEqual(set(error), {"message", "type", "param", "code"})
+        if param is not None:
+            self.assertEqual(error["param"], param)
+        if contains is not None:
+            self.assertIn(contains, error["message"])
+        if code is not None:
+            self.assertEqual(error["code"], code)
+        return error
+
+    def test_errors(self):
+        post = self.server.post
+        self.assertError(post("/v1/chat/completions", None, raw="{not json"), 400,
+                         contains="malformed JSON")
+        self.assertError(post("/v1/chat/completions", None, raw="[1, 2]"), 400,
+                         contains="JSON object")
+        self.assertError(post("/v1/chat/completions", {"messages": "hi"}), 400, param="messages",
+                         contains="'messages' must be an array")
+        self.assertError(post("/v1/chat/completions", {}), 400, param="messages")
+        self.assertError(post("/v1/chat/completions",
+                              {"messages": [{"role": "user", "content": 5}]}), 400,
+                         param="messages[0].content")
+        self.assertError(post("/v1/chat/completions",
+                              {"messages": [{"content": "x"}]}), 400, param="messages[0].role")
+        for member, value in [("temperature", "hot"), ("max_tokens", 1.5), ("stream", "yes"),
+                              ("top_p", [1]), ("seed", "x"), ("stop", 3), ("logprobs", 1)]:
+            self.assertError(post("/v1/chat/completions",
+                                  {"messages": [{"role": "user", "content": "x"}], member: value}),
+                             400, param=member, contains="'%s' must be" % member)
+        self.assertError(post("/v1/completions", {"prompt": "x", "top_p": 1.5}), 400,
+                         param="top_p", contains="top_p")
+        self.assertError(post("/v1/completions", {"prompt": "x", "n": 2}), 400, param="n")
+        self.assertError(post("/v1/completions", {"prompt": ["a", "b"]}), 400, param="prompt")
+        self.assertError(post("/v1/completions", {"prompt": [1, 99999]}), 400,
+                         contains="out of range")
+        self.assertError(post("/v1/chat/completions",
+                              {"messages": [{"role": "user", "content": [
+                                  {"type": "image_url", "image_url": {"url": "x"}}]}]}), 400,
+                         param="messages[0].content[0].type", contains="not supported")
+        # Unknown members are ignored.
+        status, reply = post("/v1/completions", {"prompt": "x", "max_tokens": 2,
+                                                 "frobnicate": {"a": 1}, "user": "me"})
+        self.assertEqual(status, 200, reply)
+        # A prompt longer than the context (the tiny server below has 64 positions).
+        small = Server("--parallel", "1", "-c", "64")
+        try:
+            error = self.assertError(small.post("/v1/completions", {"prompt": "word " * 200}), 400,
+                                     param="prompt", code="context_length_exceeded")
+            self.assertIn("more than the context of 64 tokens", error["message"])
+            self.assertError(small.post("/v1/chat/completions",
+                                        {"messages": [{"role": "user", "content": "word " * 200}]}),
+                             400, param="messages", code="context_length_exceeded")
+        finally:
+            self.assertEqual(small.stop(), 0)
+
+    def test_too_many_queued_requests(self):
+        # One slot, no queue: while the slot generates, another request is refused with 503.
+        small = Server("--parallel", "1", "--queue", "0", "-c", "32768")
+        try:
+            s = small.open_stream(LONG)
+            self.assertTrue(wait_for(lambda: small.metric("cortiq_slots_busy") == 1))
+            status, body = small.post("/v1/completions", {"prompt": "x", "max_tokens": 2})
+            error = self.assertError((status, body), 503, code="server_overloaded")
+            self.assertIn("too many requests", error["message"])
+            s.close()
+            # The slot is freed and the next request is served.
+            self.assertTrue(wait_for(lambda: small.metric("cortiq_slots_busy") == 0))
+            status, body = small.post("/v1/completions", {"prompt": "x", "max_tokens": 2})
+            self.assertEqual(status, 200, body)
+        finally:
+            self.assertEqual(small.stop(), 0)
+
+    def test_api_key(self):
+        body = {"prompt": "x", "max_tokens": 1}
+        self.assertError(self.server.post("/v1/completions", body, key=None), 401,
+                         code="invalid_api_key", contains="no API key")
+        self.assertError(self.server.post("/v1/completions", body, key="wrong"), 401,
+                         code="invalid_api_key")
+        self.assertError(self.server.request("GET", "/v1/models", key="wrong"), 401)
+        self.assertEqual(self.server.request("GET", "/health", key=None)[0], 200)
+
+    def test_unknown_route(self):
+        self.assertError(self.server.request("GET", "/v1/nothing"), 404)
+
+    # The other routes.
+    def test_models_health_metrics(self):
+        status, models = self.server.request("GET", "/v1/models")
+        self.assertEqual(status, 200)
+        self.assertEqual(models["object"], "list")
+        self.assertEqual(models["data"][0]["object"], "model")
+        self.assertEqual(models["data"][0]["id"], os.path.basename(MODEL)[:-len(".cortiq")])
+        self.assertEqual(self.server.request("GET", "/health"), (200, {"status": "ok"}))
+        status, text = self.server.request("GET", "/metrics")
+        self.assertEqual(status, 200)
+        for name in ["cortiq_requests_total", "cortiq_generated_tokens_total",
+                     "cortiq_requests_queued", "cortiq_generation_tokens_per_second",
+                     "cortiq_slots 4"]:
+            self.assertIn(name, text)
+
+    def test_tokenize_detokenize(self):
+        status, reply = self.server.post("/tokenize", {"content": "The cat sat"})
+        self.assertEqual(status, 200)
+        ids = reply["tokens"]
+        self.assertTrue(all(isinstance(i, int) for i in ids))
+        status, with_bos = self.server.post("/tokenize", {"content": "The cat sat",
+                                                          "add_special": True})
+        self.assertEqual(with_bos["tokens"][1:], ids)
+        status, reply = self.server.post("/detokenize", {"tokens": ids})
+        self.assertEqual((status, reply), (200, {"content": "The cat sat"}))
+        status, pieces = self.server.post("/tokenize", {"content": "The cat sat",
+                                                        "with_pieces": True})
+        self.assertEqual("".join(p["piece"] for p in pieces["tokens"]), "The cat sat")
+        self.assertError(self.server.post("/tokenize", {"content": 3}), 400, param="content")
+        self.assertError(self.server.post("/detokenize", {"tokens": [-1]}), 400, param="tokens")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

@@ -1,0 +1,209 @@
+// The parts of cortiq-server that need no socket: request parsing (types, ranges, member names
+// in the errors, unknown members ignored), the OpenAI error and response objects, the
+// Prometheus text and the log probabilities (against a direct float64 log-softmax).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/api_error.h"
+#include "server/metrics.h"
+#include "server/openai_response.h"
+#include "server/request.h"
+#include "server/token_logprobs.h"
+
+namespace cortiq::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::optional<ApiError> Parse(ApiKind kind, const std::string& body, CompletionRequest* out) {
+  return ParseCompletionRequest(kind, body, out);
+}
+
+TEST(RequestTest, ChatRequestMembers) {
+  CompletionRequest r;
+  ASSERT_FALSE(Parse(ApiKind::kChat, R"({
+      "model": "m", "messages": [{"role": "system", "content": "be brief"},
+                                 {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                                 {"role": "assistant", "content": null}],
+      "stream": true, "stream_options": {"include_usage": true}, "max_tokens": 7,
+      "temperature": 0.5, "top_p": 0.9, "top_k": 12, "min_p": 0.1, "seed": 42,
+      "presence_penalty": 0.25, "frequency_penalty": -0.5, "stop": ["a", "", "b"],
+      "logprobs": true, "top_logprobs": 3, "logit_bias": {"17": -100},
+      "some_future_member": {"x": [1, 2]}, "user": "u"})",
+                     &r));
+  EXPECT_EQ(r.model, "m");
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[0].content, "be brief");
+  EXPECT_EQ(r.messages[1].content_kind, text::ChatMessage::ContentKind::kParts);
+  EXPECT_EQ(r.messages[1].parts[0].text, "hi");
+  EXPECT_EQ(r.messages[2].content_kind, text::ChatMessage::ContentKind::kNone);
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_EQ(r.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.top_logprobs, 3);
+  sampling::SamplingOptions o = ApplySamplingOverrides(r.sampling, sampling::SamplingOptions());
+  EXPECT_EQ(o.temperature, 0.5f);
+  EXPECT_EQ(o.top_p, 0.9f);
+  EXPECT_EQ(o.top_k, 12);
+  EXPECT_EQ(o.min_p, 0.1f);
+  EXPECT_EQ(o.seed, 42u);
+  EXPECT_EQ(o.presence_penalty, 0.25f);
+  EXPECT_EQ(o.frequency_penalty, -0.5f);
+  ASSERT_EQ(o.logit_bias.size(), 1u);
+  EXPECT_EQ(o.logit_bias[0].token, 17);
+  EXPECT_EQ(o.logit_bias[0].bias, -100.0f);
+  // Unset members keep the defaults.
+  EXPECT_EQ(o.repeat_penalty, sampling::SamplingOptions().repeat_penalty);
+}
+
+TEST(RequestTest, CompletionPrompts) {
+  CompletionRequest r;
+  ASSERT_FALSE(Parse(ApiKind::kCompletion, R"({"prompt": "abc", "logprobs": 2})", &r));
+  EXPECT_EQ(r.prompt, "abc");
+  EXPECT_EQ(r.top_logprobs, 2);
+  ASSERT_FALSE(Parse(ApiKind::kCompletion, R"({"prompt": ["one"]})", &r));
+  EXPECT_EQ(r.prompt, "one");
+  ASSERT_FALSE(Parse(ApiKind::kCompletion, R"({"prompt": [2, 5, 9], "max_tokens": null})", &r));
+  EXPECT_EQ(r.prompt_ids, (std::vector<int32_t>{2, 5, 9}));
+  EXPECT_EQ(r.max_tokens, -1);
+  EXPECT_EQ(r.top_logprobs, -1);
+  // max_completion_tokens wins over max_tokens; 3.0 is the integer 3.
+  ASSERT_FALSE(Parse(ApiKind::kChat,
+                     R"({"messages": [{"role": "user", "content": "x"}],
+                         "max_completion_tokens": 3.0, "max_tokens": 9})",
+                     &r));
+  EXPECT_EQ(r.max_tokens, 3);
+}
+
+TEST(RequestTest, ErrorsNameTheMember) {
+  struct Case {
+    ApiKind kind;
+    std::string body;
+    std::string param;
+    std::string message;
+  };
+  const std::string m = R"("messages": [{"role": "user", "content": "x"}])";
+  const std::vector<Case> cases = {
+      {ApiKind::kChat, "{", "", "malformed JSON"},
+      {ApiKind::kChat, "3", "", "must be a JSON object, got number"},
+      {ApiKind::kChat, "{}", "messages", "'messages' is required"},
+      {ApiKind::kChat, R"({"messages": []})", "messages", "'messages' is empty"},
+      {ApiKind::kChat, R"({"messages": [3]})", "messages[0]", "must be an object"},
+      {ApiKind::kChat, R"({"messages": [{"role": 1}]})", "messages[0].role", "must be a string"},
+      {ApiKind::kChat, R"({"messages": [{"role": "tool", "content": "x"}]})", "messages[0]",
+       "not supported"},
+      {ApiKind::kChat, "{" + m + R"(, "temperature": "1"})", "temperature",
+       "'temperature' must be a number, got string"},
+      {ApiKind::kChat, "{" + m + R"(, "max_tokens": -2})", "max_tokens", "must be in [0, "},
+      {ApiKind::kChat, "{" + m + R"(, "top_k": 1.5})", "top_k", "must be an integer"},
+      {ApiKind::kChat, "{" + m + R"(, "stream": 1})", "stream", "must be a boolean"},
+      {ApiKind::kChat, "{" + m + R"(, "stop": [1]})", "stop[0]", "must be a string"},
+      {ApiKind::kChat, "{" + m + R"(, "top_logprobs": 2})", "top_logprobs",
+       "needs 'logprobs': true"},
+      {ApiKind::kChat, "{" + m + R"(, "logprobs": true, "top_logprobs": 21})", "top_logprobs",
+       "must be in [0, 20]"},
+      {ApiKind::kChat, "{" + m + R"(, "n": 3})", "n", "not supported"},
+      {ApiKind::kChat, "{" + m + R"(, "tools": [{"type": "function"}]})", "tools",
+       "not supported"},
+      {ApiKind::kChat, "{" + m + R"(, "response_format": {"type": "json_object"}})",
+       "response_format.type", "not supported"},
+      {ApiKind::kChat, "{" + m + R"(, "logit_bias": {"x": 1}})", "logit_bias", "not a token id"},
+      {ApiKind::kCompletion, "{}", "prompt", "'prompt' is required"},
+      {ApiKind::kCompletion, R"({"prompt": 5})", "prompt", "must be a string"},
+      {ApiKind::kCompletion, R"({"prompt": [1, -1]})", "prompt", "'prompt[1]' must be a token id"},
+      {ApiKind::kCompletion, R"({"prompt": "x", "echo": true})", "echo", "not supported"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    CompletionRequest r;
+    std::optional<ApiError> e = Parse(c.kind, c.body, &r);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->type, "invalid_request_error");
+    EXPECT_EQ(e->param, c.param);
+    EXPECT_THAT(e->message, HasSubstr(c.message));
+  }
+}
+
+TEST(ApiErrorTest, BodyAndStatus) {
+  const nlohmann::json body = ApiErrorBody(InvalidRequest("bad", "top_p"));
+  EXPECT_EQ(body, nlohmann::json::parse(
+                      R"({"error": {"message": "bad", "type": "invalid_request_error",
+                                    "param": "top_p", "code": null}})"));
+  EXPECT_EQ(ErrorFromStatus(absl::ResourceExhaustedError("x")).status, 503);
+  EXPECT_EQ(ErrorFromStatus(absl::UnauthenticatedError("x")).status, 401);
+  EXPECT_EQ(ErrorFromStatus(absl::UnauthenticatedError("x")).code, "invalid_api_key");
+  EXPECT_EQ(ErrorFromStatus(absl::DataLossError("x")).status, 500);
+  EXPECT_EQ(ApiErrorBody(InvalidRequest("x"))["error"]["param"], nullptr);
+}
+
+TEST(ResponseTest, ShapesAndInvalidUtf8) {
+  JobResult r;
+  r.prompt_tokens = 5;
+  r.completion_tokens = 3;
+  r.cached_tokens = 2;
+  r.reason = FinishReason::kMaxTokens;
+  const ResponseHeader chat{ApiKind::kChat, "chatcmpl-1", 7, "m"};
+  const nlohmann::json whole = CompletionJson(chat, "hey", nullptr, r);
+  EXPECT_EQ(whole["object"], "chat.completion");
+  EXPECT_EQ(whole["choices"][0]["message"]["content"], "hey");
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(whole["usage"]["total_tokens"], 8);
+  EXPECT_EQ(whole["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
+  r.reason = FinishReason::kStopString;
+  const std::string piece = "\xE2\x82";  // half of a character
+  const nlohmann::json chunk = ChunkJson(chat, &piece, false, nullptr, nullptr);
+  EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+  EXPECT_EQ(chunk["choices"][0]["finish_reason"], nullptr);
+  // Never throws on invalid UTF-8: U+FFFD instead.
+  EXPECT_THAT(SseData(chunk), HasSubstr("\xEF\xBF\xBD"));
+  EXPECT_EQ(SseData(nlohmann::json{{"a", 1}}), "data: {\"a\":1}\n\n");
+  EXPECT_EQ(OpenAiFinishReason(FinishReason::kEndOfGeneration), std::string("stop"));
+  EXPECT_EQ(OpenAiFinishReason(FinishReason::kContextFull), std::string("length"));
+  const ResponseHeader completion{ApiKind::kCompletion, "cmpl-1", 7, "m"};
+  EXPECT_EQ(CompletionJson(completion, "x", nullptr, r)["choices"][0]["text"], "x");
+  EXPECT_EQ(UsageChunkJson(completion, r)["choices"], nlohmann::json::array());
+  EXPECT_NE(NewCompletionId(ApiKind::kChat), NewCompletionId(ApiKind::kChat));
+}
+
+TEST(TokenLogprobsTest, MatchesFloat64LogSoftmax) {
+  const std::vector<float> logits = {1.0f, 3.0f, -2.0f, 3.0f, 0.5f};
+  double z = 0;
+  for (float v : logits) z += std::exp(static_cast<double>(v));
+  const TokenLogprobs t = ComputeTokenLogprobs(logits, 4, 3);
+  EXPECT_NEAR(t.logprob, 0.5 - std::log(z), 1e-6);
+  ASSERT_EQ(t.top.size(), 3u);
+  // Ties by lower id first.
+  EXPECT_EQ(t.top[0].first, 1);
+  EXPECT_EQ(t.top[1].first, 3);
+  EXPECT_EQ(t.top[2].first, 0);
+  EXPECT_NEAR(t.top[2].second, 1.0 - std::log(z), 1e-6);
+  EXPECT_TRUE(ComputeTokenLogprobs(logits, 0, 0).top.empty());
+  EXPECT_EQ(ComputeTokenLogprobs(logits, 0, 99).top.size(), logits.size());
+}
+
+TEST(MetricsTest, PrometheusText) {
+  RequestCounter counter;
+  counter.Count("/v1/completions", 200);
+  counter.Count("/v1/completions", 200);
+  counter.Count("/x\"y", 404);
+  SchedulerStats stats;
+  stats.slots = 4;
+  stats.slots_busy = 1;
+  stats.queued = 2;
+  stats.generated_tokens = 99;
+  const std::string text = PrometheusText(counter.Snapshot(), stats);
+  EXPECT_THAT(text, HasSubstr("cortiq_requests_total{endpoint=\"/v1/completions\",status=\"200\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("endpoint=\"/x\\\"y\""));
+  EXPECT_THAT(text, HasSubstr("# TYPE cortiq_generated_tokens_total counter\ncortiq_generated_tokens_total 99\n"));
+  EXPECT_THAT(text, HasSubstr("cortiq_requests_queued 2\n"));
+  EXPECT_THAT(text, HasSubstr("cortiq_slots 4\n"));
+  EXPECT_THAT(text, HasSubstr("cortiq_slots_busy 1\n"));
+}
+
+}  // namespace
+}  // namespace cortiq::server
