@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace cortiq {
 namespace {
@@ -50,6 +51,56 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t m
   std::string contents(file->size(), '\0');
   absl::Status status = file->ReadAt(0, contents.size(), contents.data());
   if (!status.ok()) return status;
+  return contents;
+}
+
+absl::StatusOr<std::string> ReadTextInput(const std::string& path, uint64_t max_bytes) {
+  // Without blocking first (as ReadOnlyFile::Open), to tell a FIFO from a device before waiting.
+  const int probe = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (probe < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", ErrnoText(errno)));
+  }
+  struct stat st;
+  const bool is_fifo = ::fstat(probe, &st) == 0 && S_ISFIFO(st.st_mode);
+  if (!is_fifo) {
+    ::close(probe);
+    absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(path);  // refuses all but files
+    if (!file.ok()) return file.status();
+    if (file->size() > max_bytes) {
+      return absl::OutOfRangeError(absl::StrCat(path, ": ", file->size(), " bytes, more than ",
+                                                max_bytes));
+    }
+    std::string contents(file->size(), '\0');
+    CORTIQ_RETURN_IF_ERROR(file->ReadAt(0, contents.size(), contents.data()));
+    return contents;
+  }
+  // A FIFO opened without blocking reads as empty until a writer opens it: the same FIFO (through
+  // the descriptor, not the path, which may have been replaced) is opened again, blocking until
+  // there is a writer. An anonymous pipe already has one.
+  const int fd = ::open(absl::StrCat("/proc/self/fd/", probe).c_str(), O_RDONLY | O_CLOEXEC);
+  const int open_error = errno;
+  ::close(probe);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", ErrnoText(open_error)));
+  }
+  std::string contents;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrCat(path, ": read failed: ", ErrnoText(error)));
+    }
+    if (n == 0) break;
+    if (static_cast<uint64_t>(n) > max_bytes - contents.size()) {
+      ::close(fd);
+      return absl::OutOfRangeError(absl::StrCat(path, ": more than ", max_bytes, " bytes"));
+    }
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return contents;
 }
 

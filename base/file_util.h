@@ -29,6 +29,14 @@ std::string JoinPath(const std::string& dir, const std::string& name);
 // reading, so a huge file costs no memory).
 absl::StatusOr<std::string> ReadFileToString(const std::string& path, uint64_t max_bytes);
 
+// Reads a text input given by path (a prompt file, cortiq-run -f): a regular file as
+// ReadFileToString, or a FIFO or pipe (a named FIFO, /dev/stdin on a pipe, bash's <(command)) read
+// to its end, waiting for a writer as `cat` would. Never more than max_bytes + 1 bytes are read or
+// held. Errors: NotFound if it cannot be opened; InvalidArgument for a directory, device or
+// socket; OutOfRange for more than `max_bytes` bytes ("<path>: more than N bytes", checked before
+// reading a regular file); Internal on a read error.
+absl::StatusOr<std::string> ReadTextInput(const std::string& path, uint64_t max_bytes);
+
 // An open read-only file: its size, positional reads, and an optional whole-file mmap
 // (PROT_READ, MAP_PRIVATE). Move-only; closes and unmaps on destruction.
 class ReadOnlyFile {

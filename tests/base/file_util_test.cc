@@ -2,11 +2,15 @@
 #include "base/file_util.h"
 
 #include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/formats/interrupt_guard.h"
@@ -74,6 +78,62 @@ TEST(FileUtilTest, FifoIsRejectedWithoutBlocking) {
   EXPECT_TRUE(PathExists(path));
   EXPECT_FALSE(IsRegularFile(path));
   ::unlink(path.c_str());
+}
+
+// A prompt file may be a FIFO or a pipe (cortiq-run -f /dev/stdin, -f <(command)): read to its
+// end, the writer awaited; never more than the limit held.
+TEST(FileUtilTest, ReadTextInputReadsFifosAndPipes) {
+  const InterruptGuard guard;
+  const std::string path = ::testing::TempDir() + "/cortiq_file_util_text_fifo";
+  ::unlink(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+  // The writer opens the FIFO after the reader: the reader waits for it rather than seeing EOF.
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ofstream(path, std::ios::binary) << std::string(100000, 'x') << "end";
+  });
+  absl::StatusOr<std::string> text = ReadTextInput(path, 100003);
+  writer.join();
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->size(), 100003u);
+  EXPECT_EQ(text->substr(text->size() - 3), "end");
+
+  // The writer's end sees EPIPE once the reader stops at the limit (not a SIGPIPE that ends
+  // the test).
+  ::signal(SIGPIPE, SIG_IGN);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread pipe_writer([&] {
+    const std::string data(70000, 'y');
+    for (size_t done = 0; done < data.size();) {
+      const ssize_t n = ::write(fds[1], data.data() + done, data.size() - done);
+      if (n <= 0) break;  // the reader closed its end at the limit
+      done += static_cast<size_t>(n);
+    }
+    ::close(fds[1]);
+  });
+  text = ReadTextInput(absl::StrCat("/proc/self/fd/", fds[0]), 1000);
+  ::close(fds[0]);
+  pipe_writer.join();
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr("more than 1000 bytes"));
+  ::unlink(path.c_str());
+}
+
+TEST(FileUtilTest, ReadTextInputLimitsAndRefuses) {
+  const std::string path = TempFile("text_input", "hello");
+  absl::StatusOr<std::string> text = ReadTextInput(path, 5);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "hello");
+  text = ReadTextInput(path, 4);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(text.status().message()), HasSubstr(path + ": 5 bytes, more than 4"));
+  EXPECT_THAT(std::string(ReadTextInput(::testing::TempDir(), 9).status().message()),
+              HasSubstr("not a regular file (a directory)"));
+  EXPECT_THAT(std::string(ReadTextInput("/dev/zero", 9).status().message()),
+              HasSubstr("/dev/zero: not a regular file (a device)"));
+  EXPECT_EQ(ReadTextInput(::testing::TempDir() + "/missing", 9).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(FileUtilTest, SpecialFilesAreNamed) {

@@ -3,6 +3,8 @@
 // the golden float64 logits; seeded sampling reproducible across thread counts and batch sizes
 // and equal to the ids mode; stop strings across token boundaries; <turn|> ends a chat turn; a
 // full context is said.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <memory>
@@ -249,6 +251,67 @@ TEST_F(CortiqRunTextTest, SaysWhenTheContextIsFull) {
   const CommandResult too_long = Run(absl::StrCat(artifact, " -p 'Hello world' -c 4"));
   EXPECT_EQ(too_long.exit_code, 1);
   EXPECT_THAT(too_long.err, HasSubstr("context full: the prompt has 5 tokens, the context holds 4"));
+}
+
+// -f reads a pipe or FIFO to its end like a file (-f /dev/stdin, -f <(command)): the same
+// continuation as the same text given with -p.
+TEST_F(CortiqRunTextTest, PromptFileMayBeAPipe) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const std::string flags = " -n 4 --temp 0 --ignore-eos -t 1";
+  const CommandResult given = Run(absl::StrCat(artifact, " -p 'Hello world'", flags));
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  const CommandResult piped =
+      RunCommand(absl::StrCat("printf 'Hello world' | ", CORTIQ_RUN_BINARY, " ", artifact,
+                              " -f /dev/stdin", flags),
+                 dir_);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out, given.out);
+  const std::string fifo = dir_ + "/prompt.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const CommandResult from_fifo =
+      RunCommand(absl::StrCat("sh -c '(sleep 0.2; printf \"Hello world\" > ", fifo, ") & exec ",
+                              CORTIQ_RUN_BINARY, " ", artifact, " -f ", fifo, flags, "'"),
+                 dir_);
+  ASSERT_EQ(from_fifo.exit_code, 0) << from_fifo.err;
+  EXPECT_EQ(from_fifo.out, given.out);
+}
+
+// A prompt file larger than the context could hold (256 bytes per position) is refused before it
+// is read or encoded: a 100 MB file once cost 30 s and 3 GB to say "context full".
+TEST_F(CortiqRunTextTest, PromptFileLargerThanTheContextIsRefusedUnread) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const std::string big = File("big.txt", std::string((uint64_t{1} << 20) + 1, 'a'));
+  const CommandResult r = Run(absl::StrCat(artifact, " -f ", big, " -c 64 -n 1"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("big.txt: 1048577 bytes, more than 1048576: more text than a "
+                               "prompt in a context of 64 positions can hold"));
+  // A larger context takes the same file (it then fits the limit and is just too long).
+  const CommandResult larger = Run(absl::StrCat(artifact, " -f ", big, " -c 8192 -n 1"));
+  EXPECT_EQ(larger.exit_code, 1);
+  EXPECT_THAT(larger.err, HasSubstr("context full: the prompt has"));
+  const CommandResult piped =
+      RunCommand(absl::StrCat("head -c 2000000 /dev/zero | tr '\\0' a | ", CORTIQ_RUN_BINARY,
+                              " ", artifact, " -f /dev/stdin -c 64 -n 1"),
+                 dir_);
+  EXPECT_EQ(piped.exit_code, 1);
+  EXPECT_THAT(piped.err, HasSubstr("/dev/stdin: more than 1048576 bytes: more text than a prompt in a context of 64 positions"));
+}
+
+// Invalid UTF-8 is reported against the flag or file that holds it, at its own byte offset, not
+// at an offset of the rendered chat prompt.
+TEST_F(CortiqRunTextTest, InvalidUtf8NamesItsSource) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const CommandResult chat = Run(absl::StrCat(artifact, " --chat -p \"$(printf 'ab\\377')\" -n 1"));
+  EXPECT_EQ(chat.exit_code, 1);
+  EXPECT_THAT(chat.err, HasSubstr("cortiq-run: -p: the text is not valid UTF-8 at byte 2"));
+  const std::string bad = File("bad.txt", "x\xffy");
+  const CommandResult file = Run(absl::StrCat(artifact, " -f ", bad, " -n 1"));
+  EXPECT_EQ(file.exit_code, 1);
+  EXPECT_THAT(file.err, HasSubstr("bad.txt: the text is not valid UTF-8 at byte 1"));
+  const CommandResult system =
+      Run(absl::StrCat(artifact, " -p hi --system \"$(printf 'ok\\303')\" -n 1"));
+  EXPECT_EQ(system.exit_code, 1);
+  EXPECT_THAT(system.err, HasSubstr("--system: the text is not valid UTF-8 at byte 2"));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -57,6 +58,7 @@
 #include "runtime/sampling/stop_condition.h"
 #include "runtime/sequence.h"
 #include "runtime/session.h"
+#include "runtime/text/unicode.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
 #include "tools/common/perf_report.h"
@@ -93,6 +95,19 @@ struct RunFlags {
   std::string dump_layers;
   bool verify = false;
 };
+
+// The most prompt text per context position cortiq-run reads from a file (-f): far more than any
+// vocabulary maps to one token (Gemma 4's pieces are at most a few dozen bytes, about 4 on average
+// in English), so a longer file cannot fit the context whatever it holds.
+constexpr uint64_t kPromptBytesPerPosition = 256;
+
+// InvalidArgument "<source>: not valid UTF-8 at byte N" unless `text` is well-formed UTF-8.
+absl::Status CheckUtf8(const std::string& source, absl::string_view text) {
+  const size_t bad = text::FindInvalidUtf8(std::string_view(text.data(), text.size()));
+  if (bad == std::string_view::npos) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": the text is not valid UTF-8 at byte ", bad));
+}
 
 absl::StatusOr<std::vector<int32_t>> ParseTokens(const std::string& text) {
   if (absl::StripAsciiWhitespace(text).empty()) {
@@ -184,8 +199,24 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   } else {
     std::string input = f.prompt;
     if (!f.file.empty()) {
-      CORTIQ_ASSIGN_OR_RETURN(input, ReadFileToString(f.file, uint64_t{1} << 30));
+      // A prompt must fit the context: more than kPromptBytesPerPosition bytes per position
+      // cannot (see there), and reading and encoding it all before saying so would take
+      // seconds and gigabytes per 100 MB.
+      const uint64_t limit = std::max<uint64_t>(
+          uint64_t{1} << 20, static_cast<uint64_t>(sequence->ctx_size()) * kPromptBytesPerPosition);
+      absl::StatusOr<std::string> read = ReadTextInput(f.file, limit);
+      if (absl::IsOutOfRange(read.status())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            read.status().message(), ": more text than a prompt in a context of ",
+            sequence->ctx_size(), " positions can hold (at most ", kPromptBytesPerPosition,
+            " bytes per position; -c/--ctx-size)"));
+      }
+      CORTIQ_ASSIGN_OR_RETURN(input, std::move(read));
     }
+    // Invalid UTF-8 is reported against what the user gave, before any chat rendering moves it.
+    const std::string source = f.file.empty() ? "-p" : f.file;
+    CORTIQ_RETURN_IF_ERROR(CheckUtf8(source, input));
+    CORTIQ_RETURN_IF_ERROR(CheckUtf8("--system", f.system));
     if (chat) {
       const text::ChatTemplateSpec& shipped = tokenizer->config().chat_template;
       if (!shipped.text.empty() && !text::IsGemma4ChatTemplate(shipped.text)) {
