@@ -37,6 +37,11 @@ constexpr uint64_t kParallelMinElements = uint64_t{1} << 16;
 // RopeTable::batch_position of a table made for rows at positions of their own (EvalAcross).
 constexpr int64_t kPerRowPositions = -2;
 
+// The row at index i of the order 0, n-1, 1, n-2, 2, ... of n rows (a permutation of [0, n)):
+// contiguous ranges of it hold about as many early rows as late ones, which balances work that
+// grows with the row (causal attention over a batch) across threads.
+size_t BalancedRow(size_t i, size_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2; }
+
 // Exact bf16 -> f32 widening (bf16 is the top half of an f32).
 float BF16ToF32(const uint8_t* p) {
   uint16_t bits;
@@ -751,8 +756,15 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
     });
     return;
   }
+  // A batch: query row t sees up to position + t + 1 rows (causal), so the later rows cost more;
+  // contiguous thirds or halves of the batch would give the last thread most of the work (3/4 of
+  // it with 2 threads and a window longer than the batch). The rows are dealt in the order first,
+  // last, second, second to last, ..., so each thread's contiguous share mixes cheap and costly
+  // rows. Each row is computed the same way whichever thread runs it.
   ParallelFor(r.count, [&](size_t b0, size_t b1, int thread) {
-    for (size_t t = r.first + b0; t < r.first + b1; ++t) heads(t, 0, p.num_heads, thread);
+    for (size_t i = b0; i < b1; ++i) {
+      heads(r.first + BalancedRow(i, r.count), 0, p.num_heads, thread);
+    }
   });
 }
 
