@@ -18,6 +18,7 @@
 #include "ops/elementwise.h"
 #include "ops/gather.h"
 #include "ops/linear.h"
+#include "ops/linear_rows.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
 #include "ops/rms_norm.h"
@@ -34,6 +35,15 @@ constexpr int kMaxThreads = 256;
 // below it (64K elements = 128-256 KiB of weights, some tens of microseconds)
 // waking the workers costs about as much as the product itself.
 constexpr uint64_t kParallelMinElements = uint64_t{1} << 16;
+// EvalAcross batches of up to this many rows (one decode row per sequence) go through the
+// few-rows kernels (ops/linear_rows.h), whose rows get the decode kernel's bits, so a sequence
+// decoded with others gets the logits it gets alone; larger ones through MatMul. Measured at the
+// E2B shapes (bench/linear_rows_benchmark.cc, bench/README.md): LinearRows beats MatMul at 1-8
+// rows (3-5x at 1-2 rows), the two are about even at 16. Prompt batches (EvalBatch) keep MatMul
+// at every size, so their logits do not depend on how a prompt is split into batches of two or
+// more (tests/e2e/prefill_rounding_test.cc); LinearRows would be faster for prompt chunks of a
+// few tokens but would tie their bits to the chunk size.
+constexpr size_t kLinearRowsMaxBatch = 8;
 // RopeTable::batch_position of a table made for rows at positions of their own (EvalAcross).
 constexpr int64_t kPerRowPositions = -2;
 
@@ -116,6 +126,17 @@ void LinearBF16(const void* w, const float* x, float* y, size_t rows, size_t col
   ops::LinearBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, y, rows, cols, begin, end);
 }
 
+void LinearRowsF32(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+                   size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+  ops::LinearRowsF32(reinterpret_cast<const float*>(w), x, x_stride, y, y_stride, batch, rows,
+                     cols, begin, end);
+}
+void LinearRowsBF16(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+                    size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+  ops::LinearRowsBF16(reinterpret_cast<const hwy::bfloat16_t*>(w), x, x_stride, y, y_stride,
+                      batch, rows, cols, begin, end);
+}
+
 void MatMulF32(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
                size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
   ops::MatMulF32(reinterpret_cast<const float*>(w), x, x_stride, y, y_stride, batch, rows, cols,
@@ -154,20 +175,25 @@ void GatherBlocks(const void* table, size_t cols, size_t row, float scale, float
   kGather(table, cols, row, 0, cols, scale, out);
 }
 
-// The kernels of one weight format (ops/linear.h, ops/matmul.h, ops/gather.h).
+// The kernels of one weight format (ops/linear.h, ops/matmul.h, ops/gather.h, ops/linear_rows.h).
 struct FormatKernels {
   WeightFormat format;
   LinearKernel linear;
   MatMulKernel matmul;
   GatherKernel gather;
+  // The few-rows kernel (MatMul's signature; each row's result has the bits of `linear` on that
+  // row), or nullptr: EvalAcross then falls back to `matmul`. TODO: the other block formats.
+  MatMulKernel linear_rows = nullptr;
 };
 
 constexpr FormatKernels kFormatKernels[] = {
-    {WeightFormat::kF32, LinearF32, MatMulF32, GatherF32},
-    {WeightFormat::kBF16, LinearBF16, MatMulBF16, GatherBF16},
+    {WeightFormat::kF32, LinearF32, MatMulF32, GatherF32, LinearRowsF32},
+    {WeightFormat::kBF16, LinearBF16, MatMulBF16, GatherBF16, LinearRowsBF16},
     {WeightFormat::kF16, LinearF16, MatMulF16, GatherF16},
-    {WeightFormat::kQ8_0, ops::LinearQ8_0, ops::MatMulQ8_0, GatherBlocks<ops::GatherRowQ8_0>},
-    {WeightFormat::kQ4_0, ops::LinearQ4_0, ops::MatMulQ4_0, GatherBlocks<ops::GatherRowQ4_0>},
+    {WeightFormat::kQ8_0, ops::LinearQ8_0, ops::MatMulQ8_0, GatherBlocks<ops::GatherRowQ8_0>,
+     ops::LinearRowsQ8_0},
+    {WeightFormat::kQ4_0, ops::LinearQ4_0, ops::MatMulQ4_0, GatherBlocks<ops::GatherRowQ4_0>,
+     ops::LinearRowsQ4_0},
     {WeightFormat::kQ4_1, ops::LinearQ4_1, ops::MatMulQ4_1, GatherBlocks<ops::GatherRowQ4_1>},
     {WeightFormat::kQ5_0, ops::LinearQ5_0, ops::MatMulQ5_0, GatherBlocks<ops::GatherRowQ5_0>},
     {WeightFormat::kQ5_1, ops::LinearQ5_1, ops::MatMulQ5_1, GatherBlocks<ops::GatherRowQ5_1>},
@@ -224,6 +250,7 @@ struct Session::Prepared {
   const uint8_t* weight = nullptr;
   size_t rows = 0, cols = 0;
   LinearKernel linear = nullptr;
+  MatMulKernel linear_rows = nullptr;  // batches of up to kLinearRowsMaxBatch rows
   MatMulKernel matmul = nullptr;
   GatherKernel gather = nullptr;
   bool parallel = false;        // decode: linear / lm_head rows split over the pool
@@ -413,6 +440,7 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.cols = static_cast<size_t>(w.shape[1]);
       const FormatKernels& kernels = KernelsFor(w.format);
       p.linear = kernels.linear;
+      p.linear_rows = kernels.linear_rows;
       p.matmul = kernels.matmul;
       p.gather = kernels.gather;
       p.parallel = pool_ != nullptr && p.rows >= 8 &&
@@ -645,6 +673,25 @@ void Session::RunMatrix(const Prepared& p, const Rows& r) {
     return;
   }
   const size_t x_stride = BatchStride(p.in0), y_stride = BatchStride(p.out);
+  if (r.sessions != nullptr && r.count <= kLinearRowsMaxBatch && p.linear_rows != nullptr) {
+    // EvalAcross: the weights stream once for all rows, each row getting the bits the decode
+    // kernel gives it alone, split as decode splits.
+    if (!p.parallel) {
+      p.linear_rows(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, 0, p.rows);
+      return;
+    }
+    const int threads = pool_->num_threads();
+    ParallelFor(static_cast<size_t>(threads), [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t) {
+        const size_t begin = SplitRow(p.rows, threads, static_cast<int>(t));
+        const size_t end = SplitRow(p.rows, threads, static_cast<int>(t) + 1);
+        if (begin < end) {
+          p.linear_rows(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, begin, end);
+        }
+      }
+    });
+    return;
+  }
   // Split when the whole product (all rows of the batch) is worth waking the workers.
   const bool parallel = pool_ != nullptr && p.rows >= 32 &&
                         static_cast<uint64_t>(r.count) * p.rows * p.cols >= kParallelMinElements;

@@ -114,13 +114,14 @@ class Session {
   // batching: the decode steps of a server's slots): row i is tokens[i] at position
   // sessions[i]->length(), its keys and values appended to sessions[i]'s caches and its queries
   // attending to sessions[i]'s own cache (each row at its own position). Every other step runs as
-  // in EvalBatch over the n = sessions.size() rows: the linears and the LM head as matrix-matrix
-  // products, so each weight is read once for all the sessions. Runs on sessions[0]'s arena and
-  // thread pool (the executor; its batch_size() >= n). Afterwards each session is as after
+  // in EvalBatch over the n = sessions.size() rows: the linears and the LM head as products over
+  // all n rows, so each weight is read once for all the sessions (up to 8 rows by the few-rows
+  // kernels of ops/linear_rows.h, more by MatMul). Runs on sessions[0]'s arena and thread pool
+  // (the executor; its batch_size() >= n). Afterwards each session is as after
   // Eval(tokens[i], true): length() one more, logits() its row's [vocab_size] logits; its taps
-  // are unspecified. Equal to calling Eval on each session within float rounding (the products
-  // sum in another order, as EvalBatch; tests hold the golden tolerance); one session is Eval,
-  // bit for bit. Every session must run the plan of sessions[0] over the same weights (sessions
+  // are unspecified. For n <= 8 equal to calling Eval on each session bit for bit (the few-rows
+  // kernels compute each row as the decode kernels do; tests/e2e/eval_across_test.cc); for
+  // n > 8 within float rounding (the products sum in MatMul's order, as EvalBatch). Every session must run the plan of sessions[0] over the same weights (sessions
   // of one Artifact), with ctx_size() <= sessions[0]->ctx_size(). Errors, nothing evaluated:
   // InvalidArgument for no sessions, tokens.size() != sessions.size(), n > sessions[0]'s
   // batch_size(), a null or repeated session, or one of another plan; CheckTokens' errors of a
