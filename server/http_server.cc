@@ -384,35 +384,16 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
 }
 
 void HttpServer::Impl::Tokenize(const httplib::Request& req, httplib::Response& res) {
-  json body;
-  try {
-    body = json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    return SendError(res, InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what())));
-  }
-  if (!body.is_object()) return SendError(res, InvalidRequest("the request body must be a JSON object"));
+  TokenizeRequest request;
+  if (auto error = ParseTokenizeRequest(req.body, &request)) return SendError(res, *error);
   if (tokenizer == nullptr) return SendError(res, InvalidRequest("the model has no tokenizer"));
-  auto content = body.find("content");
-  if (content == body.end() || !content->is_string()) {
-    return SendError(res, InvalidRequest("'content' must be a string", "content"));
-  }
-  bool add_special = false, with_pieces = false;
-  for (auto [name, target] : {std::pair<const char*, bool*>{"add_special", &add_special},
-                              std::pair<const char*, bool*>{"with_pieces", &with_pieces}}) {
-    auto v = body.find(name);
-    if (v == body.end() || v->is_null()) continue;
-    if (!v->is_boolean()) {
-      return SendError(res, InvalidRequest(absl::StrCat("'", name, "' must be a boolean"), name));
-    }
-    *target = v->get<bool>();
-  }
   text::EncodeOptions encode;
-  encode.add_special_tokens = add_special;
-  absl::StatusOr<std::vector<int32_t>> ids = tokenizer->Encode(content->get<std::string>(), encode);
+  encode.add_special_tokens = request.add_special;
+  absl::StatusOr<std::vector<int32_t>> ids = tokenizer->Encode(request.content, encode);
   if (!ids.ok()) return SendError(res, ErrorFromStatus(ids.status(), "content"));
   json tokens = json::array();
   for (int32_t id : *ids) {
-    if (!with_pieces) {
+    if (!request.with_pieces) {
       tokens.push_back(id);
       continue;
     }
@@ -423,30 +404,19 @@ void HttpServer::Impl::Tokenize(const httplib::Request& req, httplib::Response& 
 }
 
 void HttpServer::Impl::Detokenize(const httplib::Request& req, httplib::Response& res) {
-  json body;
-  try {
-    body = json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    return SendError(res, InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what())));
-  }
-  if (!body.is_object()) return SendError(res, InvalidRequest("the request body must be a JSON object"));
-  if (tokenizer == nullptr) return SendError(res, InvalidRequest("the model has no tokenizer"));
-  auto tokens = body.find("tokens");
-  if (tokens == body.end() || !tokens->is_array()) {
-    return SendError(res, InvalidRequest("'tokens' must be an array of token ids", "tokens"));
-  }
-  std::vector<int32_t> ids;
-  for (size_t i = 0; i < tokens->size(); ++i) {
-    const json& id = (*tokens)[i];
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-        id.get<int64_t>() >= static_cast<int64_t>(tokenizer->vocab_size())) {
-      return SendError(res, InvalidRequest(absl::StrCat("'tokens[", i, "]' must be a token id in [0, ",
-                                                        tokenizer->vocab_size(), ")"),
-                                           "tokens"));
+  if (tokenizer == nullptr) {
+    // The body is still checked first, as for /tokenize.
+    DetokenizeRequest ignored;
+    if (auto error = ParseDetokenizeRequest(req.body, SIZE_MAX, &ignored)) {
+      return SendError(res, *error);
     }
-    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    return SendError(res, InvalidRequest("the model has no tokenizer"));
   }
-  absl::StatusOr<std::string> text = tokenizer->Decode(ids);
+  DetokenizeRequest request;
+  if (auto error = ParseDetokenizeRequest(req.body, tokenizer->vocab_size(), &request)) {
+    return SendError(res, *error);
+  }
+  absl::StatusOr<std::string> text = tokenizer->Decode(request.tokens);
   if (!text.ok()) return SendError(res, ErrorFromStatus(text.status(), "tokens"));
   SendJson(res, 200, {{"content", *text}});
 }

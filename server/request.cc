@@ -2,6 +2,7 @@
 // as the OpenAI SDKs send it for unset optional members.
 #include "server/request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -243,6 +244,21 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingOverrides* s) {
   return std::nullopt;
 }
 
+// Parses `body` into *j, which must be a JSON object. nlohmann's parser throws parse_error for
+// bad syntax and out_of_range for a number beyond double's range ("1e400"); both are the
+// client's malformed JSON.
+std::optional<ApiError> ParseBodyObject(const std::string& body, json* j) {
+  try {
+    *j = json::parse(body);
+  } catch (const json::exception& e) {
+    return InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what()));
+  }
+  if (!j->is_object()) {
+    return InvalidRequest(absl::StrCat("the request body must be a JSON object, got ", TypeName(*j)));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& body,
@@ -250,14 +266,7 @@ std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& 
   *out = CompletionRequest();
   out->kind = kind;
   json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    return InvalidRequest(absl::StrCat("malformed JSON in the request body: ", e.what()));
-  }
-  if (!j.is_object()) {
-    return InvalidRequest(absl::StrCat("the request body must be a JSON object, got ", TypeName(j)));
-  }
+  if (auto error = ParseBodyObject(body, &j)) return error;
   if (const json* model = Member(j, "model")) {
     if (!model->is_string()) return WrongType("model", "a string", *model);
     out->model = model->get<std::string>();
@@ -355,6 +364,53 @@ sampling::SamplingOptions ApplySamplingOverrides(const SamplingOverrides& o,
   if (o.seed) d.seed = *o.seed;
   for (const sampling::LogitBias& b : o.logit_bias) d.logit_bias.push_back(b);
   return d;
+}
+
+std::optional<ApiError> ParseTokenizeRequest(const std::string& body, TokenizeRequest* out) {
+  *out = TokenizeRequest();
+  json j;
+  if (auto error = ParseBodyObject(body, &j)) return error;
+  const json* content = Member(j, "content");
+  if (content == nullptr || !content->is_string()) {
+    return InvalidRequest("'content' must be a string", "content");
+  }
+  out->content = content->get<std::string>();
+  for (auto [name, target] : {std::pair<const char*, bool*>{"add_special", &out->add_special},
+                              std::pair<const char*, bool*>{"with_pieces", &out->with_pieces}}) {
+    const json* v = Member(j, name);
+    if (v == nullptr) continue;
+    if (!v->is_boolean()) return WrongType(name, "a boolean", *v);
+    *target = v->get<bool>();
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseDetokenizeRequest(const std::string& body, size_t vocab_size,
+                                               DetokenizeRequest* out) {
+  *out = DetokenizeRequest();
+  json j;
+  if (auto error = ParseBodyObject(body, &j)) return error;
+  const json* tokens = Member(j, "tokens");
+  if (tokens == nullptr || !tokens->is_array()) {
+    return InvalidRequest("'tokens' must be an array of token ids", "tokens");
+  }
+  // Ids are int32 whatever the vocabulary (a SIZE_MAX vocab_size checks only that).
+  const uint64_t limit = std::min<uint64_t>(vocab_size, uint64_t{1} << 31);
+  out->tokens.reserve(tokens->size());
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const json& id = (*tokens)[i];
+    // number_unsigned holds values above INT64_MAX; compare it unsigned, not wrapped to int64.
+    const bool in_range =
+        (id.is_number_unsigned() && id.get<uint64_t>() < limit) ||
+        (id.is_number_integer() && !id.is_number_unsigned() && id.get<int64_t>() >= 0 &&
+         static_cast<uint64_t>(id.get<int64_t>()) < limit);
+    if (!in_range) {
+      return InvalidRequest(
+          absl::StrCat("'tokens[", i, "]' must be a token id in [0, ", limit, ")"), "tokens");
+    }
+    out->tokens.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  return std::nullopt;
 }
 
 std::string SamplingParamOf(const std::string& message) {

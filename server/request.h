@@ -5,6 +5,7 @@
 #ifndef CORTIQ_SERVER_REQUEST_H_
 #define CORTIQ_SERVER_REQUEST_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,30 @@ inline constexpr int kMaxTopLogprobs = 20;
 // "'n' = 2 is not supported (one choice per request)"), or nullopt with *out filled.
 std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& body,
                                                CompletionRequest* out);
+
+// The body of llama-server's POST /tokenize: {"content": string, "add_special": bool,
+// "with_pieces": bool} (the booleans default to false; null counts as absent).
+struct TokenizeRequest {
+  std::string content;       // `content`: the text to encode
+  bool add_special = false;  // `add_special`: add the tokenizer's special tokens (<bos>)
+  bool with_pieces = false;  // `with_pieces`: answer {"id", "piece"} objects, not bare ids
+};
+
+// Parses `body` as a /tokenize request. Returns the 400 error to answer with ("malformed JSON in
+// the request body: ...", "'content' must be a string", "'add_special' must be a boolean"), or
+// nullopt with *out filled.
+std::optional<ApiError> ParseTokenizeRequest(const std::string& body, TokenizeRequest* out);
+
+// The body of llama-server's POST /detokenize: {"tokens": [id, ...]}.
+struct DetokenizeRequest {
+  std::vector<int32_t> tokens;  // `tokens`, each in [0, vocab_size)
+};
+
+// Parses `body` as a /detokenize request for a vocabulary of `vocab_size` tokens. Returns the 400
+// error to answer with ("'tokens' must be an array of token ids", "'tokens[3]' must be a token id
+// in [0, 262144)"), or nullopt with *out filled.
+std::optional<ApiError> ParseDetokenizeRequest(const std::string& body, size_t vocab_size,
+                                               DetokenizeRequest* out);
 
 // `defaults` with every member of `overrides` that is set.
 sampling::SamplingOptions ApplySamplingOverrides(const SamplingOverrides& overrides,

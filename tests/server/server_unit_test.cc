@@ -90,6 +90,8 @@ TEST(RequestTest, ErrorsNameTheMember) {
   const std::vector<Case> cases = {
       {ApiKind::kChat, "{", "", "malformed JSON"},
       {ApiKind::kChat, "3", "", "must be a JSON object, got number"},
+      // A number beyond double's range: nlohmann throws out_of_range, not parse_error.
+      {ApiKind::kChat, "{" + m + R"(, "temperature": 1e400})", "", "malformed JSON"},
       {ApiKind::kChat, "{}", "messages", "'messages' is required"},
       {ApiKind::kChat, R"({"messages": []})", "messages", "'messages' is empty"},
       {ApiKind::kChat, R"({"messages": [3]})", "messages[0]", "must be an object"},
@@ -124,6 +126,46 @@ TEST(RequestTest, ErrorsNameTheMember) {
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->status, 400);
     EXPECT_EQ(e->type, "invalid_request_error");
+    EXPECT_EQ(e->param, c.param);
+    EXPECT_THAT(e->message, HasSubstr(c.message));
+  }
+}
+
+TEST(RequestTest, TokenizeAndDetokenizeBodies) {
+  TokenizeRequest t;
+  ASSERT_FALSE(ParseTokenizeRequest(R"({"content": "Hi", "add_special": true, "with_pieces": null})",
+                                    &t));
+  EXPECT_EQ(t.content, "Hi");
+  EXPECT_TRUE(t.add_special);
+  EXPECT_FALSE(t.with_pieces);
+  DetokenizeRequest d;
+  ASSERT_FALSE(ParseDetokenizeRequest(R"({"tokens": [0, 5, 99]})", 100, &d));
+  EXPECT_EQ(d.tokens, (std::vector<int32_t>{0, 5, 99}));
+  struct Case {
+    bool tokenize;
+    std::string body, param, message;
+  };
+  const std::vector<Case> cases = {
+      {true, "[", "", "malformed JSON"},
+      {true, "1e999", "", "malformed JSON"},
+      {true, "[]", "", "must be a JSON object, got array"},
+      {true, "{}", "content", "'content' must be a string"},
+      {true, R"({"content": 1})", "content", "'content' must be a string"},
+      {true, R"({"content": "x", "add_special": "yes"})", "add_special", "must be a boolean"},
+      {false, R"({"tokens": 3})", "tokens", "must be an array"},
+      {false, R"({"tokens": [100]})", "tokens", "'tokens[0]' must be a token id in [0, 100)"},
+      {false, R"({"tokens": [1, -1]})", "tokens", "'tokens[1]'"},
+      {false, R"({"tokens": [1.5]})", "tokens", "'tokens[0]'"},
+      // Above INT64_MAX (nlohmann's number_unsigned): not wrapped to a small id.
+      {false, R"({"tokens": [18446744073709551615]})", "tokens", "'tokens[0]'"},
+      {false, R"({"tokens": [18446744073709551557]})", "tokens", "'tokens[0]'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    std::optional<ApiError> e = c.tokenize ? ParseTokenizeRequest(c.body, &t)
+                                           : ParseDetokenizeRequest(c.body, 100, &d);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->status, 400);
     EXPECT_EQ(e->param, c.param);
     EXPECT_THAT(e->message, HasSubstr(c.message));
   }
