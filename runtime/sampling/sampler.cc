@@ -94,5 +94,12 @@ void Sampler::Reset() {
 
 void Sampler::ResetHistory() { penalties_.Reset(); }
 
+absl::Status Sampler::set_generator_state(const std::array<uint64_t, 4>& state) {
+  if (!rng_.set_state(state)) {
+    return absl::InvalidArgumentError("the sampler's generator state is all zero");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sampling
 }  // namespace cortiq

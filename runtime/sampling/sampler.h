@@ -11,6 +11,7 @@
 #ifndef CORTIQ_RUNTIME_SAMPLING_SAMPLER_H_
 #define CORTIQ_RUNTIME_SAMPLING_SAMPLER_H_
 
+#include <array>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -61,6 +62,12 @@ class Sampler {
   // see that turn's prompt, as a fresh run over the rendered conversation would, while its draws
   // differ from the previous turn's).
   void ResetHistory();
+
+  // The generator's state, and continuing from one (a saved chat goes on drawing what it would
+  // have drawn). The history is not part of it. Errors: InvalidArgument for the all-zero state
+  // (never a state of this generator).
+  const std::array<uint64_t, 4>& generator_state() const { return rng_.state(); }
+  absl::Status set_generator_state(const std::array<uint64_t, 4>& state);
 
   // The seed in use: options.seed, or the one drawn from std::random_device at Create.
   uint64_t seed() const { return seed_; }

@@ -22,6 +22,12 @@ Xoshiro256StarStar::Xoshiro256StarStar(uint64_t seed) {
   for (uint64_t& word : state_) word = SplitMix64(&seed);
 }
 
+bool Xoshiro256StarStar::set_state(const std::array<uint64_t, 4>& state) {
+  if ((state[0] | state[1] | state[2] | state[3]) == 0) return false;
+  state_ = state;
+  return true;
+}
+
 uint64_t Xoshiro256StarStar::Next() {
   uint64_t* s = state_.data();
   const uint64_t result = RotateLeft(s[1] * 5, 7) * 9;

@@ -32,6 +32,9 @@ class Xoshiro256StarStar {
 
   // The state words (tests, and saving a sampler's state).
   const std::array<uint64_t, 4>& state() const { return state_; }
+  // Continues from `state` (one state() returned). False, leaving the generator as it was, for
+  // the all-zero state, from which xoshiro would output only zeros.
+  bool set_state(const std::array<uint64_t, 4>& state);
 
  private:
   std::array<uint64_t, 4> state_;

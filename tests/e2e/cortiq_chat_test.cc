@@ -43,7 +43,7 @@ struct TurnCounts {
 // The per-turn prompt counts of --verbose, in order (the session totals at exit are left out:
 // they follow "session (").
 std::vector<TurnCounts> ParseTurns(const std::string& err) {
-  const std::string turns = err.substr(0, err.find("session ("));
+  const std::string turns = err.substr(0, err.rfind("\nsession ("));
   std::vector<TurnCounts> out;
   const std::regex eval(R"(prompt eval time = +[0-9.]+ ms / +([0-9]+) tokens)");
   const std::regex cache(R"(prompt cache = +([0-9]+) tokens reused)");
@@ -275,6 +275,99 @@ TEST_F(CortiqChatTest, EndOfInputEndsCleanly) {
   const CommandResult empty = Chat("", "");
   EXPECT_EQ(empty.exit_code, 0) << empty.err;
   EXPECT_EQ(empty.out, "");
+}
+
+// /save in one process, /load in a new one: the next turn gives the reply the unbroken chat
+// gives (seeded sampling: the generator travels in the file too) and evaluates exactly what the
+// unbroken chat's third turn evaluates — the new tokens only, the history taken from the saved
+// KV cache.
+TEST_F(CortiqChatTest, SaveAndLoadContinueTheConversationInANewProcess) {
+  const std::string flags = "-n 8 --ignore-eos --special --temp 0.8 -s 5 --verbose";
+  const std::string file = dir_ + "/chat.session";
+  const CommandResult unbroken =
+      Chat(flags, "Hello there\nTell me a story about the sea\nThanks, and one more\n");
+  ASSERT_EQ(unbroken.exit_code, 0) << unbroken.err;
+  const std::vector<std::string> replies = absl::StrSplit(unbroken.out, '\n');
+  ASSERT_EQ(replies.size(), 4u) << unbroken.out;  // three replies and the end
+  const std::vector<TurnCounts> unbroken_counts = ParseTurns(unbroken.err);
+  ASSERT_EQ(unbroken_counts.size(), 3u) << unbroken.err;
+
+  const CommandResult first =
+      Chat(flags, absl::StrCat("Hello there\nTell me a story about the sea\n/save ", file, "\n"));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, replies[0] + "\n" + replies[1] + "\n");
+  EXPECT_THAT(first.err, HasSubstr("saved the conversation (2 exchanges, "));
+
+  // A different seed and system message on the command line: the file's conversation and
+  // generator replace them.
+  const CommandResult second = Chat("-n 8 --ignore-eos --special --temp 0.8 -s 99 --verbose "
+                                    "--system Other",
+                                    absl::StrCat("/load ", file, "\nThanks, and one more\n"));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.err, HasSubstr(absl::StrCat("loaded ", file, " (2 exchanges, ")));
+  EXPECT_EQ(second.out, replies[2] + "\n");
+  const std::vector<TurnCounts> counts = ParseTurns(second.err);
+  ASSERT_EQ(counts.size(), 1u) << second.err;
+  EXPECT_EQ(counts[0].evaluated, unbroken_counts[2].evaluated);
+  EXPECT_EQ(counts[0].reused, unbroken_counts[2].reused);
+  EXPECT_GT(counts[0].reused, unbroken_counts[0].evaluated + 8);  // both turns' tokens
+}
+
+// A damaged file, a file of another model, a missing file and a file that is not a chat are
+// refused naming the file, and the session goes on unchanged; /save to a missing directory says
+// so and leaves nothing; a second /save replaces the file whole.
+TEST_F(CortiqChatTest, LoadRefusesDamagedAndForeignFiles) {
+  const std::string file = dir_ + "/chat.session";
+  ASSERT_EQ(Chat("-n 4 --ignore-eos --temp 0", absl::StrCat("Hello\n/save ", file, "\n")).exit_code,
+            0);
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 100u);
+  const std::string damaged = dir_ + "/damaged.session";
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x10;
+  std::ofstream(damaged, std::ios::binary) << flipped;
+  const std::string truncated = dir_ + "/truncated.session";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+  const std::string not_chat = dir_ + "/not_chat.session";
+  std::ofstream(not_chat, std::ios::binary) << "hello, world\n";
+
+  // The same conversation saved from another model (tiny-a-bf16: other weights).
+  const std::string other = dir_ + "/other.session";
+  const CommandResult save_other = RunCommand(
+      absl::StrCat(CORTIQ_CHAT_BINARY, " ", ArtifactPath("tiny-a-bf16", "opt"),
+                   " -n 4 --ignore-eos --temp 0 <<'EOF'\nHello\n/save ", other, "\nEOF"),
+      dir_);
+  ASSERT_EQ(save_other.exit_code, 0) << save_other.err;
+
+  const CommandResult fresh = Chat("-n 4 --ignore-eos --temp 0", "Hi\n");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  const CommandResult chat = Chat(
+      "-n 4 --ignore-eos --temp 0",
+      absl::StrCat("/load ", damaged, "\n/load ", truncated, "\n/load ", not_chat, "\n/load ",
+                   other, "\n/load ", dir_, "/missing.session\n/load\n/save ", dir_,
+                   "/no/such/dir/x.session\nHi\n"));
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(damaged, ": damaged: checksum mismatch; the "
+                                               "conversation is unchanged")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(truncated, ": damaged")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(not_chat, ": not a cortiq-chat file")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(other, ": saved from another model")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(dir_, "/missing.session: cannot open")));
+  EXPECT_THAT(chat.err, HasSubstr("usage: /load FILE"));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat("/save: ", dir_, "/no/such/dir/x.session")));
+  EXPECT_EQ(chat.out, fresh.out);  // nothing was loaded: "Hi" starts a new conversation
+
+  // Saving again replaces the file with the new conversation.
+  ASSERT_EQ(Chat("-n 4 --ignore-eos --temp 0", absl::StrCat("Hello\nAgain\n/save ", file, "\n"))
+                .exit_code,
+            0);
+  const CommandResult reload =
+      Chat("-n 4 --ignore-eos --temp 0", absl::StrCat("/load ", file, "\n"));
+  EXPECT_THAT(reload.err, HasSubstr("(2 exchanges, ")) << reload.err;
 }
 
 }  // namespace

@@ -104,6 +104,37 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
   return turn;
 }
 
+absl::StatusOr<SavedChat> ChatSession::Save() const {
+  SavedChat chat;
+  chat.enable_thinking = enable_thinking_;
+  chat.system = system_;
+  chat.messages = turns_;
+  chat.generator_state = sampler_->generator_state();
+  chat.sequence_state.resize(sequence_->StateSize());
+  CORTIQ_RETURN_IF_ERROR(sequence_->Save(absl::MakeSpan(chat.sequence_state)));
+  return chat;
+}
+
+absl::Status ChatSession::Load(const SavedChat& chat) {
+  for (size_t i = 0; i < chat.messages.size(); ++i) {
+    const text::ChatMessage& m = chat.messages[i];
+    if (m.role != "user" && m.role != "assistant") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("message ", i, " has the role \"", m.role, "\" (user or assistant expected)"));
+    }
+  }
+  if ((chat.generator_state[0] | chat.generator_state[1] | chat.generator_state[2] |
+       chat.generator_state[3]) == 0) {
+    return absl::InvalidArgumentError("the sampler's generator state is all zero");
+  }
+  CORTIQ_RETURN_IF_ERROR(sequence_->Restore(chat.sequence_state));
+  CORTIQ_RETURN_IF_ERROR(sampler_->set_generator_state(chat.generator_state));
+  enable_thinking_ = chat.enable_thinking;
+  system_ = chat.system;
+  turns_ = chat.messages;
+  return absl::OkStatus();
+}
+
 void ChatSession::Clear() {
   turns_.clear();
   sequence_->Reset();

@@ -23,6 +23,7 @@
 #include "runtime/sequence.h"
 #include "runtime/text/gemma4_chat.h"
 #include "runtime/text/tokenizer.h"
+#include "tools/cortiq-chat/chat_file.h"
 
 namespace cortiq {
 
@@ -71,6 +72,22 @@ class ChatSession {
   // Drops the oldest user message and the replies to it (the system message stays); the next
   // turn re-evaluates what remains. False if there is none.
   bool DropOldestExchange();
+
+  // The conversation, the thinking setting, the sampler's generator and the sequence's state
+  // (Sequence::Save), for /save. Errors: ResourceExhausted if the state buffer cannot be
+  // allocated.
+  absl::StatusOr<SavedChat> Save() const;
+
+  // Continues `chat` (one Save returned, perhaps in another process): the sequence takes its
+  // state (Sequence::Restore checks it is of this model and fits the context before anything
+  // changes), then the conversation, the thinking setting and the generator replace this
+  // session's. The next turn then evaluates only its new tokens. On error nothing changed.
+  // Errors: Sequence::Restore's — FailedPrecondition (another model), DataLoss (a damaged
+  // state), OutOfRange (more positions than the context), Unimplemented, InvalidArgument —
+  // and InvalidArgument for a message role other than user / assistant or an all-zero generator.
+  absl::Status Load(const SavedChat& chat);
+
+  bool enable_thinking() const { return enable_thinking_; }
 
   // The conversation so far: the system message (if any) first, then user and assistant
   // messages in turn.

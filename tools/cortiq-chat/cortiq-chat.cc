@@ -8,6 +8,8 @@
 // chat format with the model's sampling defaults. The conversation stays in the KV cache: each
 // turn evaluates only the tokens the cache does not already hold (ChatSession). Commands:
 // /help, /clear (a new conversation), /drop (forget the oldest exchange), /system [TEXT],
+// /save FILE and /load FILE (the conversation with its KV cache and sampler state, in one file
+// written atomically: chat_file.h; a later process continues it evaluating only new tokens),
 // /exit. Ctrl-C during a reply stops the reply (it stays in the conversation); Ctrl-C at the
 // prompt, /exit and EOF (Ctrl-D) end the program. On a pipe there are no prompt markers and each
 // reply ends with one newline, so the chat can be scripted. Timings go to stderr: per turn with
@@ -48,6 +50,7 @@
 #include "tools/common/perf_report.h"
 #include "tools/common/sampling_flags.h"
 #include "tools/common/session_flags.h"
+#include "tools/cortiq-chat/chat_file.h"
 #include "tools/cortiq-chat/chat_session.h"
 #include "tools/cortiq-chat/line_input.h"
 
@@ -72,6 +75,8 @@ constexpr char kHelp[] =
     "  /clear           start a new conversation (the system message stays); also /reset\n"
     "  /drop            forget the oldest exchange (to make room in a full context)\n"
     "  /system [TEXT]   set (or with no TEXT remove) the system message\n"
+    "  /save FILE       save the conversation and its KV cache to FILE\n"
+    "  /load FILE       continue a conversation saved by /save (same model)\n"
     "  /exit            end the chat; also /quit, /bye, Ctrl-D\n"
     "input:\n"
     "  a line ending in \\ continues on the next line; a block between \"\"\" lines is one\n"
@@ -102,6 +107,43 @@ struct Totals {
   double eval_seconds = 0;
   double total_seconds = 0;
 };
+
+// /save FILE: errors are said, the session goes on.
+void SaveChat(const ChatSession& chat, const Sequence& sequence, const std::string& path) {
+  absl::StatusOr<SavedChat> saved = chat.Save();
+  absl::Status s = saved.ok() ? WriteChatFile(path, *saved) : saved.status();
+  if (!s.ok()) {
+    Say(absl::StrCat("cortiq-chat: /save: ", s.message()));
+    return;
+  }
+  Say(absl::StrCat("cortiq-chat: saved the conversation (", chat.exchanges(), " exchanges, ",
+                   sequence.length(), " positions) to ", path));
+}
+
+// /load FILE: on error the session is as it was.
+void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& path) {
+  absl::StatusOr<SavedChat> saved = ReadChatFile(path);
+  absl::Status s = saved.ok() ? chat->Load(*saved) : saved.status();
+  if (!s.ok()) {
+    std::string message(s.message());
+    if (saved.ok()) {  // Load's errors do not name the file
+      if (absl::IsFailedPrecondition(s)) {
+        message = absl::StrCat(path, ": saved from another model (", message, ")");
+      } else if (absl::IsOutOfRange(s)) {
+        message = absl::StrCat(path, ": ", message, " (-c/--ctx-size)");
+      } else if (absl::IsDataLoss(s)) {
+        message = absl::StrCat(path, ": damaged: ", message);
+      } else {
+        message = absl::StrCat(path, ": ", message);
+      }
+    }
+    Say(absl::StrCat("cortiq-chat: /load: ", message, "; the conversation is unchanged"));
+    return;
+  }
+  Say(absl::StrCat("cortiq-chat: loaded ", path, " (", chat->exchanges(), " exchanges, ",
+                   sequence.length(), " positions", chat->enable_thinking() ? ", thinking on" : "",
+                   ")"));
+}
 
 absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::string& model_path) {
   const Clock::time_point load_begin = Clock::now();
@@ -184,6 +226,14 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
         Say(argument.empty() ? "cortiq-chat: no system message"
                              : "cortiq-chat: system message set (the next turn re-evaluates the "
                                "conversation)");
+      } else if (command == "/save" || command == "/load") {
+        if (argument.empty()) {
+          Say(absl::StrCat("cortiq-chat: usage: ", command, " FILE"));
+        } else if (command == "/save") {
+          SaveChat(chat, *sequence, std::string(argument));
+        } else {
+          LoadChat(&chat, *sequence, std::string(argument));
+        }
       } else {
         Say(absl::StrCat("cortiq-chat: unknown command ", command, " (see /help)"));
       }

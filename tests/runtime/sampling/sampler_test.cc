@@ -3,6 +3,7 @@
 // reproducibility, greedy decoding, penalties through Accept, and the errors.
 #include "runtime/sampling/sampler.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -205,6 +206,25 @@ TEST(SamplerTest, ResetHistoryKeepsTheGenerator) {
   const int32_t first = *b.Sample(logits);
   a.Reset();
   EXPECT_EQ(*a.Sample(logits), first);
+}
+
+// A sampler given another's generator state (a saved chat) draws what that one draws next, even
+// with another seed; the all-zero state is refused and changes nothing.
+TEST(SamplerTest, GeneratorStateContinuesTheDraws) {
+  SamplingOptions options = DefaultSamplingOptions({true, 1.0f, 0, 1.0f, {}, {}, {}});
+  options.min_p = 0.0f;
+  options.seed = 11;
+  std::mt19937 gen(5);
+  const std::vector<float> logits = RandomLogits(&gen, 40, 2.0f);
+  Sampler a = Make(options, 40);
+  for (int i = 0; i < 7; ++i) (void)*a.Sample(logits);
+  options.seed = 12;
+  Sampler b = Make(options, 40);
+  ASSERT_TRUE(b.set_generator_state(a.generator_state()).ok());
+  const std::array<uint64_t, 4> before = b.generator_state();
+  EXPECT_EQ(b.set_generator_state({0, 0, 0, 0}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.generator_state(), before);
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(*b.Sample(logits), *a.Sample(logits)) << i;
 }
 
 TEST(SamplerTest, UnsetSeedIsDrawnAndReported) {
