@@ -91,8 +91,10 @@ CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** mode
         cortiq::LoadArtifactTokenizer(*data->artifact);
     if (tokenizer.ok()) {
       data->tokenizer.emplace(*std::move(tokenizer));
-      data->end_of_generation = cortiq::ChatEndOfTurnIds(*data->tokenizer);
+      data->end_of_generation = cortiq::EndOfGenerationIds(*data->tokenizer);
       std::sort(data->end_of_generation.begin(), data->end_of_generation.end());
+      data->end_of_turn = cortiq::ChatEndOfTurnIds(*data->tokenizer);
+      std::sort(data->end_of_turn.begin(), data->end_of_turn.end());
     } else {
       data->tokenizer_status = tokenizer.status();
     }

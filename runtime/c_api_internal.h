@@ -110,7 +110,8 @@ struct CortiqModelData {
   // none (FailedPrecondition: no section; InvalidArgument: a damaged one).
   std::optional<cortiq::text::Tokenizer> tokenizer;
   absl::Status tokenizer_status;
-  std::vector<int32_t> end_of_generation;  // sorted: EndOfGenerationIds + ChatEndOfTurnIds
+  std::vector<int32_t> end_of_generation;  // sorted EndOfGenerationIds (a plain completion)
+  std::vector<int32_t> end_of_turn;        // sorted ChatEndOfTurnIds (a chat turn)
 };
 
 }  // namespace cortiq_c_api

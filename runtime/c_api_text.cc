@@ -240,9 +240,13 @@ CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
   });
 }
 
-CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* model,
-                                                           int32_t token, int* result) {
-  return Guarded("cortiq_token_is_end_of_generation", [&](const Call& call) -> cortiq_status {
+namespace {
+
+// *result = whether `token` is in the sorted `ids` member of the model's data, after the checks
+// of cortiq_token_is_end_of_generation / _of_turn.
+cortiq_status IsAmong(const char* function, const cortiq_model* model, int32_t token,
+                      std::vector<int32_t> CortiqModelData::*ids, int* result) {
+  return Guarded(function, [&](const Call& call) -> cortiq_status {
     if (model == nullptr) return call.Null("model");
     if (result == nullptr) return call.Null("result");
     const CortiqModelData& data = *model->data;
@@ -251,12 +255,24 @@ CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* m
       return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
                         absl::StrCat("token ", token, " is outside [0, ", vocab, ")"));
     }
-    *result = std::binary_search(data.end_of_generation.begin(), data.end_of_generation.end(),
-                                 token)
-                  ? 1
-                  : 0;
+    const std::vector<int32_t>& list = data.*ids;
+    *result = std::binary_search(list.begin(), list.end(), token) ? 1 : 0;
     return call.Ok();
   });
+}
+
+}  // namespace
+
+CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* model,
+                                                           int32_t token, int* result) {
+  return IsAmong("cortiq_token_is_end_of_generation", model, token,
+                 &CortiqModelData::end_of_generation, result);
+}
+
+CORTIQ_API cortiq_status cortiq_token_is_end_of_turn(const cortiq_model* model, int32_t token,
+                                                     int* result) {
+  return IsAmong("cortiq_token_is_end_of_turn", model, token, &CortiqModelData::end_of_turn,
+                 result);
 }
 
 CORTIQ_API cortiq_status cortiq_model_chat_format(const cortiq_model* model,
@@ -292,6 +308,8 @@ CORTIQ_API cortiq_status cortiq_model_chat_format(const cortiq_model* model,
     absl::StatusOr<std::string> rendered =
         cortiq::RenderChatPrompt(*tokenizer, conversation, options);
     if (!rendered.ok()) {
+      // Unimplemented (a tool message) has no code of its own in the C API: INVALID_ARGUMENT,
+      // a request this library cannot take (documented in cortiq.h).
       return call.From(rendered.status(),
                        {{absl::StatusCode::kInvalidArgument, CORTIQ_STATUS_INVALID_ARGUMENT},
                         {absl::StatusCode::kUnimplemented, CORTIQ_STATUS_INVALID_ARGUMENT}});

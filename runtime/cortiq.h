@@ -52,8 +52,8 @@ extern "C" {
  * equal or newer minor. */
 #define CORTIQ_API_VERSION_MAJOR 1
 /* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. 1.3: text — tokenize,
- * detokenize, token pieces, a stream decoder, special tokens, the end-of-generation check, the
- * chat format — and the sampler. */
+ * detokenize, token pieces, a stream decoder, special tokens, the end-of-generation and
+ * end-of-turn checks, the chat format — and the sampler. */
 #define CORTIQ_API_VERSION_MINOR 3
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
@@ -61,7 +61,8 @@ extern "C" {
 typedef enum cortiq_status {
   CORTIQ_STATUS_OK = 0,
   CORTIQ_STATUS_INVALID_ARGUMENT = 1,    /* NULL handle/pointer, bad option, short buffer,
-                                            token id outside [0, vocab_size) */
+                                            token id outside [0, vocab_size), a request the
+                                            library does not support (a tool message) */
   CORTIQ_STATUS_NOT_FOUND = 2,           /* the model file does not exist */
   CORTIQ_STATUS_PERMISSION_DENIED = 3,   /* the model file cannot be read */
   CORTIQ_STATUS_OUT_OF_RANGE = 4,        /* truncate beyond the length; a state longer than the
@@ -357,12 +358,23 @@ CORTIQ_API cortiq_status cortiq_token_piece(const cortiq_model* model, int32_t t
 CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
                                                     cortiq_token_kind kind, int32_t* token);
 
-/* Stores in *result 1 if generation stops at `token`, else 0: the checkpoint's end-of-generation
- * ids (generation_config.json eos_token_id, a GGUF's eos/eot; Gemma 4: <eos> 1 and <turn|> 106)
- * and the chat format's end of turn. A model without a tokenizer has none (always 0). Errors:
- * INVALID_ARGUMENT (NULL model/result, token outside [0, vocab_size)). */
+/* Stores in *result 1 if a plain completion (a prompt that is not a chat) stops at `token`, else
+ * 0 — the ids `cortiq-run -p` stops on without --chat: the checkpoint's end-of-generation ids
+ * (generation_config.json eos_token_id, which may be a list; without one, the tokenizer's eos
+ * token). Gemma 4's own generation config lists <eos> 1 and <turn|> 106; a checkpoint listing
+ * only <eos> stops a completion at <eos> only. A model without a tokenizer has none (always 0).
+ * For a chat turn use cortiq_token_is_end_of_turn. Errors: INVALID_ARGUMENT (NULL
+ * model/result, token outside [0, vocab_size)). */
 CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* model,
                                                            int32_t token, int* result);
+
+/* Stores in *result 1 if the model's turn of a chat (a prompt from cortiq_model_chat_format with
+ * add_generation_prompt) ends at `token`, else 0 — the ids cortiq-chat and `cortiq-run --chat`
+ * stop on: every id of cortiq_token_is_end_of_generation and the chat format's end of turn
+ * <turn|> (CORTIQ_TOKEN_END_OF_TURN) when the vocabulary has it, even if the generation config
+ * does not list it. Errors: as cortiq_token_is_end_of_generation. */
+CORTIQ_API cortiq_status cortiq_token_is_end_of_turn(const cortiq_model* model, int32_t token,
+                                                     int* result);
 
 /* Renders messages[0 .. n_messages) in the model's chat format — the Gemma 4 format, built in,
  * as the official chat_template.jinja renders it: <bos>, a system turn if a system message comes
@@ -371,7 +383,9 @@ CORTIQ_API cortiq_status cortiq_token_is_end_of_generation(const cortiq_model* m
  * with add_generation_prompt != 0, <|turn>model\n — into text (NULL: only *length). Tokenize
  * the result with add_special = 1 (its <bos> is not doubled). Errors: INVALID_ARGUMENT (NULL
  * model/length, NULL messages with n_messages > 0, no messages, a NULL role or content (naming
- * the message), a "tool" message (tool turns are not supported), capacity too small),
+ * the message), a "tool" message (the built-in format renders no tool turns: the closest code,
+ * since the request is one this model's format cannot take; the message names the message and
+ * says "not supported"), capacity too small),
  * FAILED_PRECONDITION (no tokenizer). */
 CORTIQ_API cortiq_status cortiq_model_chat_format(const cortiq_model* model,
                                                   const cortiq_chat_message* messages,

@@ -109,9 +109,16 @@ class Model {
     Check(cortiq_model_special_token(model_.get(), kind, &id));
     return id;
   }
+  // Whether a plain completion stops at `token` (cortiq_token_is_end_of_generation).
   bool IsEndOfGeneration(int32_t token) const {
     int result = 0;
     Check(cortiq_token_is_end_of_generation(model_.get(), token, &result));
+    return result != 0;
+  }
+  // Whether the model's chat turn ends at `token` (cortiq_token_is_end_of_turn).
+  bool IsEndOfTurn(int32_t token) const {
+    int result = 0;
+    Check(cortiq_token_is_end_of_turn(model_.get(), token, &result));
     return result != 0;
   }
   // The conversation in the model's chat format (cortiq_model_chat_format); each pair is

@@ -10,7 +10,8 @@ raise CortiqError for a failed call.
         logits = session.logits()          # array('f') of vocab_size floats
 
 Text (API 1.3): model.tokenize(text), model.detokenize(ids), model.chat_format(messages),
-model.is_end_of_generation(id), Sampler(model, temperature=..., seed=...) and
+model.is_end_of_generation(id) (a plain completion's stop),
+model.is_end_of_turn(id) (a chat turn's), Sampler(model, temperature=..., seed=...) and
 Decoder(model); chat(model) is a small chat program over them (the `chat` command below).
 
     cortiq_ctypes.py [--lib LIBCORTIQ] chat MODEL.cortiq [--temp T] [--seed S] [-n N]
@@ -138,6 +139,8 @@ class Library:
                                        ctypes.c_size_t, size_p]),
             "cortiq_token_is_end_of_generation": (st, [P, ctypes.c_int32,
                                                        ctypes.POINTER(ctypes.c_int)]),
+            "cortiq_token_is_end_of_turn": (st, [P, ctypes.c_int32,
+                                                 ctypes.POINTER(ctypes.c_int)]),
             "cortiq_model_chat_format": (st, [P, ctypes.POINTER(ChatMessage), ctypes.c_size_t,
                                               ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
                                               ctypes.c_size_t, size_p]),
@@ -222,8 +225,16 @@ class Model:
         return buf.raw[:n.value].decode()
 
     def is_end_of_generation(self, token):
+        """True if a plain completion stops at token (cortiq_token_is_end_of_generation)."""
         result = ctypes.c_int()
         self.library.call("cortiq_token_is_end_of_generation", self.handle, token,
+                          ctypes.byref(result))
+        return bool(result.value)
+
+    def is_end_of_turn(self, token):
+        """True if the model's chat turn ends at token (cortiq_token_is_end_of_turn)."""
+        result = ctypes.c_int()
+        self.library.call("cortiq_token_is_end_of_turn", self.handle, token,
                           ctypes.byref(result))
         return bool(result.value)
 
@@ -394,7 +405,7 @@ def chat(model, lines, out, temperature=None, seed=None, max_tokens=-1, ctx_size
             while max_tokens < 0 or len(reply) < max_tokens:
                 token = sampler.sample(session)
                 sampler.accept(token)
-                if model.is_end_of_generation(token):
+                if model.is_end_of_turn(token):
                     break
                 reply.append(token)
                 out.write(decoder.push(token))

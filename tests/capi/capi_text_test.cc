@@ -196,6 +196,12 @@ TEST_F(CApiTextTest, BadArgumentsAreErrors) {
   EXPECT_EQ(cortiq_token_is_end_of_generation(nullptr, 1, &flag), CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(cortiq_token_is_end_of_generation(model_.get(), 1, nullptr),
             CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cortiq_token_is_end_of_turn(model_.get(), 512, &flag), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("token 512 is outside [0, 512)"));
+  EXPECT_EQ(cortiq_token_is_end_of_turn(model_.get(), -1, &flag), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cortiq_token_is_end_of_turn(nullptr, 1, &flag), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cortiq_token_is_end_of_turn(model_.get(), 1, nullptr),
+            CORTIQ_STATUS_INVALID_ARGUMENT);
 
   const cortiq_chat_message no_content[] = {{"user", nullptr}};
   EXPECT_EQ(cortiq_model_chat_format(model_.get(), no_content, 1, 1, 0, nullptr, 0, &n),
@@ -211,6 +217,8 @@ TEST_F(CApiTextTest, BadArgumentsAreErrors) {
   const cortiq_chat_message tool[] = {{"user", "x"}, {"tool", "{}"}};
   EXPECT_EQ(cortiq_model_chat_format(model_.get(), tool, 2, 1, 0, nullptr, 0, &n),
             CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("message 1: tool calls, tool responses and tool "
+                                             "messages are not supported"));
   EXPECT_EQ(cortiq_model_chat_format(nullptr, tool, 1, 1, 0, nullptr, 0, &n),
             CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(cortiq_model_chat_format(model_.get(), tool, 1, 1, 0, nullptr, 0, nullptr),
@@ -313,10 +321,15 @@ TEST_F(CApiTextTest, PiecesSpecialTokensAndEndOfGeneration) {
   EXPECT_EQ(id, tokenizer_->config().pad_id.value_or(-1));
   ASSERT_EQ(cortiq_model_special_token(model_.get(), CORTIQ_TOKEN_UNK, &id), CORTIQ_STATUS_OK);
   EXPECT_EQ(id, tokenizer_->config().unk_id.value_or(-1));
-  // <eos> and the chat's <turn|> end generation; nothing else does.
+  // tiny-a's generation_config.json lists eos_token_id [1]: a plain completion stops at <eos>
+  // only (as cortiq-run without --chat), a chat turn also at <turn|> (as cortiq-chat).
+  ASSERT_NE(turn_end, 1);
   for (int32_t t = 0; t < 512; ++t) {
     int result = -1;
     ASSERT_EQ(cortiq_token_is_end_of_generation(model_.get(), t, &result), CORTIQ_STATUS_OK);
+    EXPECT_EQ(result, t == 1 ? 1 : 0) << t;
+    result = -1;
+    ASSERT_EQ(cortiq_token_is_end_of_turn(model_.get(), t, &result), CORTIQ_STATUS_OK);
     EXPECT_EQ(result, t == 1 || t == turn_end ? 1 : 0) << t;
   }
 }
@@ -447,6 +460,10 @@ TEST_F(CApiTextTest, CppWrappers) {
   EXPECT_EQ(model.SpecialToken(CORTIQ_TOKEN_BOS), 2);
   EXPECT_TRUE(model.IsEndOfGeneration(1));
   EXPECT_FALSE(model.IsEndOfGeneration(2));
+  EXPECT_FALSE(model.IsEndOfGeneration(*tokenizer_->TokenToId("<turn|>")));
+  EXPECT_TRUE(model.IsEndOfTurn(*tokenizer_->TokenToId("<turn|>")));
+  EXPECT_TRUE(model.IsEndOfTurn(1));
+  EXPECT_FALSE(model.IsEndOfTurn(2));
   EXPECT_EQ(model.ChatFormat({{"user", "Hi"}}), "<bos><|turn>user\nHi<turn|>\n<|turn>model\n");
   EXPECT_EQ(model.DefaultSamplerOptions().top_k, ModelSamplingOptions(*tokenizer_).top_k);
   try {
@@ -481,6 +498,9 @@ TEST(CApiNoTokenizerTest, TextCallsFailWithFailedPrecondition) {
   EXPECT_EQ(cortiq_decoder_create(model.get(), 0, &decoder), CORTIQ_STATUS_FAILED_PRECONDITION);
   int result = -1;
   ASSERT_EQ(cortiq_token_is_end_of_generation(model.get(), 1, &result), CORTIQ_STATUS_OK);
+  EXPECT_EQ(result, 0);
+  result = -1;
+  ASSERT_EQ(cortiq_token_is_end_of_turn(model.get(), 1, &result), CORTIQ_STATUS_OK);
   EXPECT_EQ(result, 0);
   cortiq_sampler_options options;
   ASSERT_EQ(cortiq_sampler_default_options(model.get(), &options), CORTIQ_STATUS_OK);
