@@ -323,6 +323,22 @@ def main():
         items.append((n, "F16", s, f16_bytes(v)) if n.endswith("down_proj.weight")
                      else (n, "BF16", s, bf16_bytes(v)))
     write_safetensors(os.path.join(d, "model.safetensors"), items)
+    # The text C API's model (text_api_fuzz): the micro shapes with tiny-a's 512-token
+    # vocabulary and its tokenizer files (byte fallback, the Gemma 4 special tokens).
+    d = os.path.join(out, "micro-text")
+    os.makedirs(d, exist_ok=True)
+    text_config = dict(CONFIG, vocab_size=512, vocab_size_per_layer_input=512)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(dict(text_config, model_type="gemma4_text", architectures=["Gemma4ForCausalLM"]),
+                  f, indent=1)
+    tiny = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models",
+                        "tiny-a-f32")
+    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        with open(os.path.join(tiny, name), "rb") as src, open(os.path.join(d, name), "wb") as dst:
+            dst.write(src.read())
+    rng = Rng(3)
+    write_safetensors(os.path.join(d, "model.safetensors"),
+                      [(n, "BF16", s, bf16_bytes(values(n, s, rng))) for n, s in tensors(text_config)])
     for label, t in (("f32", 0), ("f16", 1), ("q8_0", 8), ("q4_0", 2)):
         write_gguf(os.path.join(out, f"micro-{label}.gguf"), CONFIG, t)
 

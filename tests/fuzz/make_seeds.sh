@@ -55,6 +55,9 @@ compile micro-bf16 -o "$root/$corpus/artifact_fuzz/seed-micro-q4_0.cortiq" --wei
 compile micro -o "$root/$corpus/artifact_fuzz/seed-micro-f32-no-opt.cortiq" --no-opt --max-batch 3
 compile micro-q4_0.gguf -o "$root/$corpus/artifact_fuzz/seed-micro-gguf-bf16.cortiq" \
   --weights bf16 --max-batch 2
+# The model of text_api_fuzz: tiny-a's tokenizer on the micro shapes.
+compile micro-text -o "$root/$corpus/artifact_fuzz/seed-micro-text-q8_0.cortiq" --weights q8_0 \
+  --max-batch 4
 
 CORTIQ_FUZZ_WRITE_SEEDS="$tmp" "$fuzz_build/bin/state_fuzz" > /dev/null 2>&1
 for f in "$tmp"/state-*; do cp "$f" "$corpus/state_fuzz/seed-$(basename "$f")"; done
