@@ -1,11 +1,15 @@
 // The safetensors and GGUF implementations of CheckpointReader (see checkpoint_reader.h).
 #include "formats/checkpoint_reader.h"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "formats/absl_compat.h"
 #include "base/file_util.h"
 #include "formats/gguf.h"
@@ -204,13 +208,39 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> OpenSafetensors(const std::str
       std::make_unique<SafetensorsReader>(path, *std::move(config), *std::move(checkpoint)));
 }
 
+// The error for a directory without config.json: what a checkpoint directory holds, and the
+// GGUF files in it, if any (the likely intended input).
+absl::Status NotACheckpointDirectory(const std::string& path) {
+  std::vector<std::string> ggufs;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (EndsWith(name, ".gguf")) ggufs.push_back(name);
+    }
+    closedir(dir);
+  }
+  std::sort(ggufs.begin(), ggufs.end());
+  std::string hint;
+  if (!ggufs.empty()) {
+    hint = absl::StrCat("; it holds ", ggufs.size() == 1 ? "a GGUF file, " : "GGUF files, ",
+                        absl::StrJoin(ggufs, ", "), ": give the .gguf file itself");
+  }
+  return absl::NotFoundError(absl::StrCat(
+      path, ": not a checkpoint directory: it has no config.json (a Hugging Face checkpoint "
+      "directory holds config.json and model.safetensors, or model.safetensors.index.json with "
+      "its shards)", hint));
+}
+
 }  // namespace
 
 CheckpointReader::~CheckpointReader() = default;
 
 absl::StatusOr<std::unique_ptr<CheckpointReader>> OpenCheckpoint(const std::string& path,
                                                                  bool map_data) {
-  if (IsDirectory(path)) return OpenSafetensors(path, path, map_data);
+  if (IsDirectory(path)) {
+    if (!PathExists(JoinPath(path, "config.json"))) return NotACheckpointDirectory(path);
+    return OpenSafetensors(path, path, map_data);
+  }
   if (EndsWith(path, ".gguf")) return OpenGguf(path, map_data);
   // Opening first reports a missing path (NotFound) or one that is not a regular file.
   absl::StatusOr<ReadOnlyFile> file = ReadOnlyFile::Open(path);

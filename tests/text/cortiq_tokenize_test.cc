@@ -73,6 +73,15 @@ TEST(CortiqTokenize, EncodesFromEverySource) {
   EXPECT_EQ(special.out, "2,422,331,354,380\n");
   const std::string file = WriteFile("text.txt", "Hello world");
   EXPECT_EQ(RunTool(kModels + "tiny-a-f32 --text-file " + file).out, "422,331,354,380\n");
+  // llama-tokenize's spelling (-m SOURCE -p TEXT, -f FILE), and stdin.
+  EXPECT_EQ(RunTool("-m " + kModels + "tiny-a-f32 -p 'Hello world'").out, "422,331,354,380\n");
+  EXPECT_EQ(RunTool("-m " + kModels + "tiny-a-f32 -f " + file).out, "422,331,354,380\n");
+  EXPECT_EQ(RunTool(kModels + "tiny-a-f32 --text-file - < " + file).out, "422,331,354,380\n");
+  EXPECT_EQ(RunTool(kModels + "tiny-a-f32 --stdin < " + file).out, "422,331,354,380\n");
+  // An empty text is a mode too (no ids).
+  const Result empty = RunTool(kModels + "tiny-a-f32 --text ''");
+  EXPECT_EQ(empty.code, 0) << empty.err;
+  EXPECT_EQ(empty.out, "\n");
 }
 
 TEST(CortiqTokenize, DecodesByteForByte) {
@@ -134,7 +143,13 @@ TEST(CortiqTokenize, ErrorsNameTheProblem) {
   EXPECT_THAT(r.err, HasSubstr("'x' is not an integer"));
   r = RunTool(kModels + "tiny-a-f32 --frobnicate");
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("unknown option --frobnicate"));
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --frobnicate (see --help)"));
+  r = RunTool(kModels + "tiny-a-f32 --text a --decode 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--text and --decode cannot be combined"));
+  r = RunTool(kModels + "tiny-a-f32 -m " + kModels + "tiny-a-f32 --text a");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("the source is given by -m/--model; unexpected argument"));
   r = RunTool(kModels + "tiny-a-f32");
   EXPECT_THAT(r.err, HasSubstr("missing mode"));
   r = RunTool(kModels + "missing-dir/tokenizer.json --text x");

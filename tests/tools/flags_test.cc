@@ -82,6 +82,11 @@ TEST(FlagsTest, EverySpelling) {
   Parsed r;
   ASSERT_TRUE(ParseArgs({"--model", "x", "-threads", "5"}, &r, &positional).ok());
   EXPECT_EQ(r.threads, 5);
+  // A one-letter flag with two dashes, as Abseil accepted (--o FILE).
+  Parsed s;
+  ASSERT_TRUE(ParseArgs({"--t", "6", "--m=y"}, &s, &positional).ok());
+  EXPECT_EQ(s.threads, 6);
+  EXPECT_EQ(s.model, "y");
 }
 
 TEST(FlagsTest, ErrorsNameTheFlag) {

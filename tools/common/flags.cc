@@ -213,6 +213,9 @@ absl::StatusOr<std::vector<std::string>> Flags::Parse(int argc, char** argv) {
       }
     }
     Flag* flag = Find(name);
+    // A one-letter flag written as a long one (--o FILE), which the earlier Abseil-based
+    // versions accepted.
+    if (flag == nullptr && name.size() == 3 && name[1] == '-') flag = Find(name.substr(1));
     bool negated = false;
     if (flag == nullptr && name.rfind("--no-", 0) == 0) {
       flag = Find("--" + name.substr(5));

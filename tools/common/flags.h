@@ -11,7 +11,8 @@
 // Accepted forms: `--name value`, `--name=value`, `-x value`, `-x=value`; for a bool `--name`,
 // `--name=true|false|1|0` and `--no-name`; `--` ends the flags (later arguments are positional, as
 // is a lone `-`). A value may start with '-' (`--seed -1`). Underscores in a long name are read as
-// dashes (`--ctx_size`, the spelling of earlier Abseil-based versions).
+// dashes (`--ctx_size`, the spelling of earlier Abseil-based versions), and a one-letter name
+// may be written with two dashes (`--o FILE` for `-o FILE`), as Abseil allowed.
 #ifndef CORTIQ_TOOLS_COMMON_FLAGS_H_
 #define CORTIQ_TOOLS_COMMON_FLAGS_H_
 

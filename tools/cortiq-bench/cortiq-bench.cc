@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -21,33 +19,32 @@
 #include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "base/status_macros.h"
-#include "tools/common/command_line.h"
+#include "tools/common/flags.h"
+#include "tools/cortiq-bench/cache_size.h"
 #include "tools/cortiq-bench/memory_bandwidth.h"
 #include "tools/cortiq-bench/read_stream.h"
 
-ABSL_FLAG(std::string, p, "512", "prompt lengths to test, comma-separated (0 = none)");
-ABSL_FLAG(std::string, n, "128", "generation lengths to test, comma-separated (0 = none)");
-ABSL_FLAG(std::string, t, "1,2", "thread counts, comma-separated");
-ABSL_FLAG(std::string, d, "0",
-          "context depths, comma-separated: each test runs after this many positions are "
-          "already in the KV caches (filled with a batched prompt, not timed), like llama-bench "
-          "-d");
-ABSL_FLAG(std::string, kv_type, "f32", "element type of the KV caches: f32 or f16");
-ABSL_FLAG(bool, profile, false,
-          "time every step of the plan during the tests and print, per test, each step kind's "
-          "time per token and share");
-ABSL_FLAG(std::string, b, "0",
-          "prompt batch sizes, comma-separated: tokens per batched evaluation (0 = the "
-          "artifact's compiled maximum, 1 = token by token)");
-ABSL_FLAG(int, r, 5, "repetitions of each test (median, min and max are reported)");
-ABSL_FLAG(bool, json, false, "print one JSON object instead of the markdown table");
-ABSL_FLAG(bool, measure_bandwidth, true,
-          "measure the read bandwidth for each thread count (1 GiB buffer, best of 5)");
-ABSL_FLAG(double, bandwidth_gbs, 0.0,
-          "use this read bandwidth (GB/s) instead of measuring it");
-
 namespace cortiq {
 namespace {
+
+// The command line (main declares the flags; the names are llama-bench's).
+struct BenchFlags {
+  std::string model;
+  std::string p = "512";
+  std::string n = "128";
+  std::string t = "1,2";
+  std::string d = "0";
+  std::string kv_type = "f32";
+  bool profile = false;
+  std::string b = "0";
+  int64_t r = 5;
+  bool json = false;
+  std::string output = "md";
+  bool measure_bandwidth = true;
+  double bandwidth_gbs = 0.0;
+  int64_t llc_mb = -1;
+};
+BenchFlags flag_values;
 
 using Clock = std::chrono::steady_clock;
 
@@ -122,6 +119,7 @@ struct Result {
   double median = 0, min = 0, max = 0;  // tokens/s
   double gbs = 0;                       // weight GB/s at the median
   double bandwidth_percent = 0;         // of the measured read bandwidth
+  bool cached = false;  // the bytes a token reads fit in the last-level cache: no percent
   std::vector<KindTime> profile;        // --profile
 };
 
@@ -132,15 +130,15 @@ double Median(std::vector<double> v) {
 
 absl::Status Run(const std::string& path) {
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> prompts,
-                          ParseList("p", absl::GetFlag(FLAGS_p), 0));
-  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> gens, ParseList("n", absl::GetFlag(FLAGS_n), 0));
+                          ParseList("p", flag_values.p, 0));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> gens, ParseList("n", flag_values.n, 0));
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> threads,
-                          ParseList("t", absl::GetFlag(FLAGS_t), 1));
+                          ParseList("t", flag_values.t, 1));
   CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> batches,
-                          ParseList("b", absl::GetFlag(FLAGS_b), 0));
-  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> depths, ParseList("d", absl::GetFlag(FLAGS_d), 0));
-  const bool profile = absl::GetFlag(FLAGS_profile);
-  const int reps = absl::GetFlag(FLAGS_r);
+                          ParseList("b", flag_values.b, 0));
+  CORTIQ_ASSIGN_OR_RETURN(std::vector<int64_t> depths, ParseList("d", flag_values.d, 0));
+  const bool profile = flag_values.profile;
+  const int64_t reps = flag_values.r;
   if (reps < 1 || reps > 1000) return absl::InvalidArgumentError("-r must be in [1, 1000]");
   for (int64_t t : threads) {
     if (t > 256) return absl::InvalidArgumentError("-t: at most 256 threads");
@@ -163,10 +161,10 @@ absl::Status Run(const std::string& path) {
   SessionOptions options;
   options.ctx_size = deepest + longest + 1;
   options.threads = static_cast<int>(threads[0]);
-  const std::optional<KvType> kv_type = KvTypeFromName(absl::GetFlag(FLAGS_kv_type));
+  const std::optional<KvType> kv_type = KvTypeFromName(flag_values.kv_type);
   if (!kv_type) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--kv-type: '", absl::GetFlag(FLAGS_kv_type), "' is not f32 or f16"));
+        "--kv-type: '", flag_values.kv_type, "' is not f32 or f16"));
   }
   options.kv_type = *kv_type;
   double load_ms = 0;
@@ -197,6 +195,11 @@ absl::Status Run(const std::string& path) {
       kv_per_position += row;
     }
   }
+  // Weights that fit in the last-level cache stay there between tokens: their GB/s is the
+  // cache's, and a share of the memory bandwidth would say nothing (hundreds of percent).
+  const uint64_t llc_bytes = flag_values.llc_mb >= 0
+                                 ? static_cast<uint64_t>(flag_values.llc_mb) << 20
+                                 : LastLevelCacheBytes();
   const uint64_t bytes_with_head = WeightBytesPerToken(plan, true);
   const uint64_t bytes_without_head = WeightBytesPerToken(plan, false);
   std::vector<double> bandwidth(threads.size(), 0.0);
@@ -204,9 +207,9 @@ absl::Status Run(const std::string& path) {
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     // Measured right before this thread count's tests: a shared host's bandwidth drifts over
     // minutes (this project's VM: 41-71 GB/s with 2 threads within one session).
-    if (absl::GetFlag(FLAGS_bandwidth_gbs) > 0) {
-      bandwidth[ti] = absl::GetFlag(FLAGS_bandwidth_gbs) * 1e9;
-    } else if (absl::GetFlag(FLAGS_measure_bandwidth)) {
+    if (flag_values.bandwidth_gbs > 0) {
+      bandwidth[ti] = flag_values.bandwidth_gbs * 1e9;
+    } else if (flag_values.measure_bandwidth) {
       bandwidth[ti] = MeasureReadBandwidth(size_t{1} << 30, static_cast<int>(threads[ti]), 5);
     }
     options.threads = static_cast<int>(threads[ti]);
@@ -277,6 +280,7 @@ absl::Status Run(const std::string& path) {
         r.gbs = r.median * bytes / 1e9;
         r.bandwidth_percent =
             bandwidth[ti] > 0 ? 100.0 * r.median * bytes / bandwidth[ti] : 0.0;
+        r.cached = static_cast<uint64_t>(bytes) <= llc_bytes;
       }
       if (profile) {
         r.profile = ProfileByKind(plan, step_seconds, static_cast<double>(count) * reps);
@@ -308,7 +312,7 @@ absl::Status Run(const std::string& path) {
     }
   }
 
-  if (absl::GetFlag(FLAGS_json)) {
+  if (flag_values.json) {
     JsonWriter j;
     j.BeginObject(/*one_line=*/true);
     j.Field("model", path);
@@ -319,6 +323,7 @@ absl::Status Run(const std::string& path) {
     j.Field("kv_type", KvTypeName(options.kv_type));
     j.Field("kv_bytes_per_position", kv_per_position);
     j.Field("kv_ring_bytes", kv_rings);
+    j.Field("llc_bytes", llc_bytes);
     j.Key("load_ms");
     j.Fixed(load_ms, 3);
     j.Key("peak_rss_mb");
@@ -350,7 +355,12 @@ absl::Status Run(const std::string& path) {
       j.Key("gbs");
       j.Fixed(r.gbs, 3);
       j.Key("bandwidth_percent");
-      j.Fixed(r.bandwidth_percent, 2);
+      if (r.cached) {
+        j.Null();
+      } else {
+        j.Fixed(r.bandwidth_percent, 2);
+      }
+      j.Field("weights_cached", r.cached);
       if (profile) {
         // Seconds per token by step kind.
         j.Key("profile");
@@ -392,8 +402,18 @@ absl::Status Run(const std::string& path) {
     std::printf("| %d | %s | %lld | %.2f | %.2f | %.2f | %s | %s |\n", r.threads,
                 r.test.c_str(), static_cast<long long>(r.batch), r.median, r.min, r.max,
                 r.gbs > 0 ? absl::StrFormat("%.2f", r.gbs).c_str() : "-",
-                r.bandwidth_percent > 0 ? absl::StrFormat("%.1f%%", r.bandwidth_percent).c_str()
-                                        : "-");
+                r.cached                  ? "(cached)"
+                : r.bandwidth_percent > 0 ? absl::StrFormat("%.1f%%", r.bandwidth_percent).c_str()
+                                          : "-");
+  }
+  const bool any_cached =
+      std::any_of(results.begin(), results.end(), [](const Result& r) { return r.cached; });
+  if (any_cached) {
+    std::printf("\n(cached): the weights a token reads (%.1f MB) fit in the %.1f MB last-level "
+                "cache, so they are read from the cache, not streamed from memory: a share of the "
+                "memory's read bandwidth means nothing there (it is meaningful for a model larger "
+                "than the cache)\n",
+                static_cast<double>(bytes_with_head) / 1e6, static_cast<double>(llc_bytes) / 1e6);
   }
   if (profile) {
     for (const Result& r : results) {
@@ -415,17 +435,59 @@ absl::Status Run(const std::string& path) {
 }  // namespace cortiq
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cortiq-bench MODEL.cortiq [-p 512] [-n 128] [-t 1,2] [-b 0,1] [-d 0,4096] [-r 5] "
-      "[--profile] [--json]\n"
-      "Prompt (batched, -b tokens per evaluation) and generation tokens/s; for token-by-token "
-      "tests also weight GB/s and % of the measured read bandwidth.");
-  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
-  if (args.size() != 2) {
+  cortiq::BenchFlags& f = cortiq::flag_values;
+  cortiq::Flags flags(
+      "cortiq-bench", "MODEL.cortiq [options]  (or -m MODEL.cortiq)",
+      "Prompt (batched, -b tokens per evaluation) and generation tokens/s, like llama-bench; for "
+      "token-by-token tests also the weight GB/s and the share of the measured read bandwidth "
+      "(the decode roofline). Lists are comma-separated; every combination is tested.");
+  flags.AddString("-m, --model", "FILE", &f.model,
+                  "the compiled model (MODEL.cortiq); or give it as the first argument");
+  flags.AddString("-p, --n-prompt", "N,...", &f.p, "prompt lengths to test (0 = none)");
+  flags.AddString("-n, --n-gen", "N,...", &f.n, "generation lengths to test (0 = none)");
+  flags.AddString("-t, --threads", "N,...", &f.t, "thread counts");
+  flags.AddString("-b, --batch-size", "N,...", &f.b,
+                  "prompt batch sizes: tokens per batched evaluation (0 = the artifact's "
+                  "compiled maximum, 1 = token by token)");
+  flags.AddString("-d, --n-depth", "N,...", &f.d,
+                  "context depths: each test runs after this many positions are already in the "
+                  "KV caches (filled with a batched prompt, not timed), like llama-bench -d");
+  flags.AddInt("-r, --repetitions", "N", &f.r, INT64_MIN, INT64_MAX,
+               "repetitions of each test (median, min and max are reported) (default: 5)");
+  flags.AddString("--kv-type", "f32|f16", &f.kv_type, "element type of the KV caches");
+  flags.AddString("-o, --output", "md|json", &f.output,
+                  "output format: a markdown table or one JSON object");
+  flags.AddBool("--json", &f.json, "the same as -o json");
+  flags.AddBool("--profile", &f.profile,
+                "time every step of the plan during the tests and print, per test, each step "
+                "kind's time per token and share");
+  flags.AddGroup("read bandwidth");
+  flags.AddBool("--measure-bandwidth", &f.measure_bandwidth,
+                "measure the read bandwidth for each thread count (1 GiB buffer, best of 5); "
+                "--no-measure-bandwidth skips it (on by default)");
+  flags.AddDouble("--bandwidth-gbs", "GB/s", &f.bandwidth_gbs, 0.0, 1e6,
+                  "use this read bandwidth instead of measuring it (0 = measure)");
+  flags.AddInt("--llc-mb", "MiB", &f.llc_mb, -1, int64_t{1} << 30,
+               "the last-level cache size: a test whose weights fit in it shows \"(cached)\" "
+               "instead of a share of the read bandwidth; -1 = read it from "
+               "/sys/devices/system/cpu, 0 = none (default: -1)");
+  flags.AddEpilog(
+      "examples:\n"
+      "  cortiq-bench -m e2b.cortiq\n"
+      "  cortiq-bench e2b.cortiq -p 512 -n 128 -t 1,2 -b 0,1 -d 0,4096 -o json");
+  std::vector<std::string> args = flags.ParseOrExit(argc, argv);
+  if (f.output != "md" && f.output != "json") {
+    std::fprintf(stderr, "cortiq-bench: -o/--output must be md or json, not '%s'\n",
+                 f.output.c_str());
+    return 1;
+  }
+  if (f.output == "json") f.json = true;
+  if (!f.model.empty()) args.insert(args.begin(), f.model);
+  if (args.size() != 1) {
     std::fprintf(stderr, "cortiq-bench: expected one MODEL.cortiq (see --help)\n");
     return 1;
   }
-  absl::Status status = cortiq::Run(args[1]);
+  absl::Status status = cortiq::Run(args[0]);
   if (!status.ok()) {
     std::fprintf(stderr, "cortiq-bench: %s\n", std::string(status.message()).c_str());
     return 1;

@@ -2,13 +2,12 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
-#include "tools/common/command_line.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/checkpoint_reader.h"
@@ -25,36 +24,8 @@
 #include "formats/tokenizer_files.h"
 #include "base/atomic_file.h"
 #include "base/file_checks.h"
-
-ABSL_FLAG(std::string, o, "", "output artifact path (required), e.g. MODEL.cortiq");
-ABSL_FLAG(std::string, weights, "",
-          "weight storage format of the matrices: f32, bf16, f16, or a llama.cpp block format "
-          "(q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; under "
-          "q4_0 the embedding/LM-head and PLE tables are q8_0), quantized by llama.cpp's "
-          "reference quantizers; or a llama-quantize mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, "
-          "q5_k_m: per-tensor types as llama-quantize picks them). Default: each tensor's "
-          "checkpoint format (GGUF blocks kept as they are; f16 stays f16). Norm gains and "
-          "scalars are always f32.");
-ABSL_FLAG(std::string, tables, "",
-          "storage format of the embedding / LM-head and PLE tables (any --weights format); "
-          "default: q8_0 under --weights q4_0, else as --weights");
-ABSL_FLAG(bool, no_opt, false, "run no optimization pass before lowering");
-ABSL_FLAG(int64_t, max_batch, 512,
-          "largest prefill batch the artifact supports (tokens per batched evaluation; "
-          "sessions hold this many rows of activations, lowered so that they take at most "
-          "1 GiB); 1 = token by token only");
-ABSL_FLAG(std::string, pass_pipeline, "",
-          "run this pass pipeline instead of the default one, e.g. 'fuse-linear,plan-buffers' "
-          "or 'cortiq-default' (passes run on the module; a 'builtin.module(...)' wrapper is "
-          "accepted too)");
-ABSL_FLAG(std::string, dump_ir, "", "also write the IR that is lowered to this file");
-ABSL_FLAG(bool, no_tokenizer, false,
-          "leave the checkpoint's tokenizer out of the artifact (it then takes token ids only)");
-ABSL_FLAG(bool, strict_config, false,
-          "refuse a checkpoint whose config leaves out a field that changes the computation "
-          "(sliding_window, num_kv_shared_layers, final_logit_softcapping, head_dim, GGUF "
-          "shared_kv_layers, ...) instead of warning and using the Hugging Face (GGUF: llama.cpp) "
-          "default");
+#include "base/file_util.h"
+#include "tools/common/flags.h"
 
 namespace {
 
@@ -77,24 +48,92 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// The command line (main declares the flags).
+struct CompileFlags {
+  std::string output;
+  std::string weights;
+  std::string tables;
+  bool no_opt = false;
+  int64_t max_batch = 512;
+  std::string pass_pipeline;
+  std::string dump_ir;
+  bool no_tokenizer = false;
+  bool strict_config = false;
+};
+
+// True if the first bytes of `path` are a cortiq artifact's magic.
+bool IsArtifact(const std::string& path) {
+  absl::StatusOr<cortiq::ReadOnlyFile> file = cortiq::ReadOnlyFile::Open(path);
+  char magic[sizeof(cortiq::kArtifactMagic)] = {0};
+  return file.ok() && file->size() >= sizeof(magic) && file->ReadAt(0, sizeof(magic), magic).ok() &&
+         std::memcmp(magic, cortiq::kArtifactMagic, sizeof(magic)) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cortiq::registerCortiqPasses();
   cortiq::registerCortiqPipelines();
-  absl::SetProgramUsageMessage(
-      "cortiq-compile CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [--weights FORMAT|MIX] "
-      "[--tables F] [--max-batch N] [--no-opt] [--strict-config]\n"
-      "Compiles a Gemma-4 E-series checkpoint (config.json + safetensors, or a GGUF file of arch "
-      "gemma4) into a cortiq artifact.");
-  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
-  if (args.size() != 2) return Fail("expected exactly one CHECKPOINT_DIR (see --help)");
-  const std::string checkpoint_dir = args[1];
-  const std::string output = absl::GetFlag(FLAGS_o);
+  CompileFlags f;
+  cortiq::Flags flags(
+      "cortiq-compile", "CHECKPOINT_DIR|MODEL.gguf -o MODEL.cortiq [options]",
+      "Compiles a Gemma-4 E-series checkpoint (a Hugging Face directory of config.json + "
+      "safetensors, or a GGUF file of arch gemma4) into a cortiq artifact, which cortiq-run, "
+      "cortiq-chat, cortiq-bench and the C API load.");
+  flags.AddString("-o, --output", "MODEL.cortiq", &f.output,
+                  "the artifact to write (required). It is a cortiq artifact, not a GGUF or "
+                  "safetensors file: a name ending in .gguf or .safetensors is refused");
+  flags.AddString(
+      "--weights", "FORMAT|MIX", &f.weights,
+      "weight storage format of the matrices: f32, bf16, f16, or a llama.cpp block format "
+      "(q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; under q4_0 "
+      "the embedding/LM-head and PLE tables are q8_0), quantized by llama.cpp's reference "
+      "quantizers; or a llama-quantize mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m: per-tensor "
+      "types as llama-quantize picks them). Default: each tensor's checkpoint format (GGUF "
+      "blocks kept as they are; f16 stays f16). Norm gains and scalars are always f32.");
+  flags.AddString("--tables", "FORMAT", &f.tables,
+                  "storage format of the embedding / LM-head and PLE tables (any --weights "
+                  "format); default: q8_0 under --weights q4_0, else as --weights");
+  flags.AddInt("--max-batch", "N", &f.max_batch, 1, cortiq::kMaxBatch,
+               "largest prefill batch the artifact supports (tokens per batched evaluation; "
+               "sessions hold this many rows of activations, lowered so that they take at most "
+               "1 GiB); 1 = token by token only (default: 512)");
+  flags.AddBool("--no-tokenizer", &f.no_tokenizer,
+                "leave the checkpoint's tokenizer out of the artifact (it then takes token ids "
+                "only)");
+  flags.AddBool("--strict-config", &f.strict_config,
+                "refuse a checkpoint whose config leaves out a field that changes the "
+                "computation (sliding_window, num_kv_shared_layers, final_logit_softcapping, "
+                "head_dim, GGUF shared_kv_layers, ...) instead of warning and using the Hugging "
+                "Face (GGUF: llama.cpp) value");
+  flags.AddGroup("compiler");
+  flags.AddBool("--no-opt", &f.no_opt, "run no optimization pass before lowering");
+  flags.AddString("--pass-pipeline", "PIPELINE", &f.pass_pipeline,
+                  "run this pass pipeline instead of the default one, e.g. "
+                  "'fuse-linear,plan-buffers' or 'cortiq-default' (passes run on the module; a "
+                  "'builtin.module(...)' wrapper is accepted too)");
+  flags.AddString("--dump-ir", "FILE", &f.dump_ir, "also write the IR that is lowered to FILE");
+  flags.AddEpilog(
+      "examples:\n"
+      "  cortiq-compile ~/models/gemma-4-E2B-it -o e2b.cortiq --weights q4_k_m\n"
+      "  cortiq-compile gemma-4-E2B-it-Q4_K_M.gguf -o e2b.cortiq");
+  std::vector<std::string> args = flags.ParseOrExit(argc, argv);
+  if (args.empty()) return Fail("no checkpoint: give CHECKPOINT_DIR or MODEL.gguf (see --help)");
+  if (args.size() != 1) {
+    return Fail(absl::StrCat("expected one CHECKPOINT_DIR or MODEL.gguf, got ", args.size(),
+                             " arguments (see --help)"));
+  }
+  const std::string checkpoint_dir = args[0];
+  const std::string output = f.output;
   if (output.empty()) return Fail("-o MODEL.cortiq is required");
-
+  if (IsArtifact(checkpoint_dir)) {
+    return Fail(absl::StrCat(checkpoint_dir,
+                             ": is a cortiq artifact, already compiled: run it with cortiq-run "
+                             "or cortiq-chat (cortiq-compile takes a checkpoint directory or a "
+                             "GGUF file)"));
+  }
   // Storage formats: the assign-storage-formats pass applies the policy (passes/Passes.td).
-  std::string weights = absl::GetFlag(FLAGS_weights);
+  std::string weights = f.weights;
   std::string mix;
   if (weights == "q3_k_m" || weights == "q4_k_s" || weights == "q4_k_m" || weights == "q5_k_s" ||
       weights == "q5_k_m") {
@@ -116,20 +155,16 @@ int main(int argc, char** argv) {
     return false;
   };
   if (!parse_format("--weights", weights, weights_format) ||
-      !parse_format("--tables", absl::GetFlag(FLAGS_tables), tables_format)) {
+      !parse_format("--tables", f.tables, tables_format)) {
     return 1;
   }
   cortiq::LoweringOptions options;
-  options.max_batch = absl::GetFlag(FLAGS_max_batch);
-  if (options.max_batch < 1 || options.max_batch > cortiq::kMaxBatch) {
-    return Fail(absl::StrCat("--max-batch must be in [1, ", cortiq::kMaxBatch, "], not ",
-                             options.max_batch));
-  }
+  options.max_batch = f.max_batch;
 
   // Never write over what is being read (e.g. -o ckpt/model.safetensors), nor one output over
   // the other (--dump-ir onto -o).
   const std::vector<std::string> inputs = InputFiles(checkpoint_dir);
-  const std::string dump_ir = absl::GetFlag(FLAGS_dump_ir);
+  const std::string dump_ir = f.dump_ir;
   for (const std::string& out : {output, dump_ir}) {
     if (out.empty()) continue;
     absl::Status status = cortiq::CheckOutputPath(out, inputs);
@@ -138,6 +173,14 @@ int main(int argc, char** argv) {
   if (absl::Status status = cortiq::CheckDistinctOutputs({output, dump_ir}); !status.ok()) {
     return Fail(std::string(status.message()));
   }
+  // The artifact is no GGUF or safetensors file: named like one, llama.cpp (or a later
+  // cortiq-compile, which picks the reader by extension) would be handed the wrong format.
+  for (const char* extension : {".gguf", ".safetensors"}) {
+    if (absl::EndsWith(absl::AsciiStrToLower(output), extension)) {
+      return Fail(absl::StrCat("-o ", output, ": the output is a cortiq artifact, not a ",
+                               extension + 1, " file; name it MODEL.cortiq"));
+    }
+  }
 
   // Defaults of absent fields that change the math are the formats' semantics: applied, but
   // said (and refused under --strict-config). Only the headers are read here.
@@ -145,7 +188,7 @@ int main(int argc, char** argv) {
     auto header = cortiq::OpenCheckpoint(checkpoint_dir, /*map_data=*/false);
     if (!header.ok()) return Fail(std::string(header.status().message()));
     const std::vector<cortiq::DefaultedField>& defaulted = (*header)->config().defaulted;
-    if (absl::GetFlag(FLAGS_strict_config) && !defaulted.empty()) {
+    if (f.strict_config && !defaulted.empty()) {
       std::string fields;
       for (const cortiq::DefaultedField& d : defaulted) {
         absl::StrAppend(&fields, fields.empty() ? "" : ", ", d.field, " (default ", d.value, ")");
@@ -163,7 +206,7 @@ int main(int argc, char** argv) {
   // artifact as its tokenizer section (runtime/text/tokenizer_section.h), read here once.
   std::vector<uint8_t> tokenizer_section;
   std::string tokenizer_note = "no tokenizer";
-  if (!absl::GetFlag(FLAGS_no_tokenizer)) {
+  if (!f.no_tokenizer) {
     absl::StatusOr<std::optional<cortiq::text::TokenizerSpec>> spec =
         cortiq::ReadShippedTokenizer(checkpoint_dir);
     if (!spec.ok()) {
@@ -194,7 +237,7 @@ int main(int argc, char** argv) {
   auto module = cortiq::ImportCheckpoint(context, checkpoint_dir, /*config_only=*/false);
   if (!module.ok()) return Fail(std::string(module.status().message()));
 
-  std::string pipeline = absl::GetFlag(FLAGS_pass_pipeline);
+  std::string pipeline = f.pass_pipeline;
   const bool explicit_pipeline = !pipeline.empty();
   // The pass manager is already anchored on the module: MLIR 15 would read an outer
   // 'builtin.module(...)' as a nested module that does not exist and run nothing.
@@ -208,7 +251,7 @@ int main(int argc, char** argv) {
     if (!pipeline.empty() && mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
     }
-  } else if (!absl::GetFlag(FLAGS_no_opt)) {
+  } else if (!f.no_opt) {
     cortiq::buildDefaultPipeline(pm);
   }
   if (mlir::failed(pm.run(**module))) return Fail("the pass pipeline failed");

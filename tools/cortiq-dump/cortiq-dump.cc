@@ -5,11 +5,11 @@
 //   cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N] [--verify [--threads N]]
 //
 // Output (stdout): text tables, or with --json one JSON object; --dot also writes a Graphviz
-// digraph of the step graph to FILE (refused if FILE is the model or not a regular file;
-// written to a fresh temporary and renamed into place, base/atomic_file.h, so a failed write
-// leaves no partial file and an existing FILE keeps its content); --verify first checks every
-// weight against its hashes (Artifact::VerifyWeights; a damaged weight is an error naming it).
-// Errors: "cortiq-dump: <message>" on stderr, exit status 1.
+// digraph of the step graph to FILE (`--dot -`: to stdout, instead of the tables; refused if FILE
+// is the model or not a regular file; written to a fresh temporary and renamed into place,
+// base/atomic_file.h, so a failed write leaves no partial file and an existing FILE keeps its
+// content); --verify first checks every weight against its hashes (Artifact::VerifyWeights; a
+// damaged weight is an error naming it). Errors: "cortiq-dump: <message>" on stderr, exit status 1.
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -20,8 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
@@ -31,42 +29,37 @@
 #include "runtime/generation/model_text.h"
 #include "base/file_checks.h"
 #include "base/status_macros.h"
-#include "tools/common/command_line.h"
+#include "tools/common/flags.h"
 #include "tools/cortiq-dump/dump_output.h"
 #include "tools/cortiq-dump/plan_analysis.h"
-
-ABSL_FLAG(bool, json, false, "print one JSON object instead of text tables");
-ABSL_FLAG(std::string, dot, "", "also write a Graphviz digraph of the step graph to this file");
-// Read as a string so that bad values get this tool's error format.
-ABSL_FLAG(bool, verify, false,
-          "check every weight against the XXH3-64 hashes written with it (artifact format 3.1) "
-          "before dumping; a mismatch is an error naming the weight");
-ABSL_FLAG(std::string, threads, "1", "threads for --verify");
-ABSL_FLAG(std::string, ctx_size, "4096",
-          "context size: rows of the full KV caches; attention costs are those of position "
-          "ctx-size - 1 (clamped to the model's max_position_embeddings, like cortiq-run) "
-          "(--ctx-size)");
 
 namespace cortiq {
 namespace {
 
-absl::Status Run(const std::string& model_path) {
-  int64_t ctx_size = 0;
-  const std::string ctx_text = absl::GetFlag(FLAGS_ctx_size);
-  if (!absl::SimpleAtoi(ctx_text, &ctx_size) || ctx_size < 1) {
+struct DumpFlags {
+  bool json = false;
+  std::string dot;
+  bool verify = false;
+  int64_t threads = 1;
+  int64_t ctx_size = 4096;
+};
+
+absl::Status Run(const DumpFlags& f, const std::string& model_path) {
+  // Checked here rather than by the parser, for these messages.
+  int64_t ctx_size = f.ctx_size;
+  if (ctx_size < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--ctx-size: '", ctx_text, "' is not a positive integer"));
+        absl::StrCat("--ctx-size: '", ctx_size, "' is not a positive integer"));
   }
-  int64_t threads = 0;
-  const std::string threads_text = absl::GetFlag(FLAGS_threads);
-  if (!absl::SimpleAtoi(threads_text, &threads) || threads < 1 || threads > 256) {
+  const int64_t threads = f.threads;
+  if (threads < 1 || threads > 256) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--threads: '", threads_text, "' is not an integer in [1, 256]"));
+        absl::StrCat("--threads: '", threads, "' is not an integer in [1, 256]"));
   }
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
   const Plan& plan = artifact->plan();
   double verify_seconds = -1;
-  if (absl::GetFlag(FLAGS_verify)) {
+  if (f.verify) {
     const auto begin = std::chrono::steady_clock::now();
     CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(static_cast<int>(threads)));
     verify_seconds =
@@ -95,7 +88,15 @@ absl::Status Run(const std::string& model_path) {
     }
   }
 
-  const std::string dot_path = absl::GetFlag(FLAGS_dot);
+  const std::string& dot_path = f.dot;
+  if (dot_path == "-") {
+    const std::string text = dump::RenderDot(input);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+        std::fflush(stdout) != 0) {
+      return absl::InternalError(absl::StrCat("stdout: write failed: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
   if (!dot_path.empty()) {
     // The model is mapped: overwriting it would destroy it (and could crash this run); AtomicFile
     // refuses it (CheckOutputPath) and special files.
@@ -105,7 +106,7 @@ absl::Status Run(const std::string& model_path) {
     CORTIQ_RETURN_IF_ERROR(dot.Commit());
   }
   const std::string text =
-      absl::GetFlag(FLAGS_json) ? dump::RenderJson(input) : dump::RenderText(input);
+      f.json ? dump::RenderJson(input) : dump::RenderText(input);
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
     return absl::InternalError(absl::StrCat("stdout: write failed: ", std::strerror(errno)));
   }
@@ -113,17 +114,30 @@ absl::Status Run(const std::string& model_path) {
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cortiq-dump MODEL.cortiq [--json] [--dot FILE] [--ctx-size N] [--verify [--threads N]]: "
-      "prints the artifact's header, plan steps, buffer plan, weights, KV caches and per-token "
-      "totals");
-  const std::vector<std::string> positional = ParseToolCommandLine(argc, argv);
-  if (positional.size() != 2) {
+  DumpFlags f;
+  Flags flags("cortiq-dump", "MODEL.cortiq [--json] [--dot FILE] [--ctx-size N] [--verify]",
+              "Prints a compiled artifact's header, plan steps with their cost, buffer plan and "
+              "liveness, weights, KV caches and per-token totals, without running it.");
+  flags.AddBool("--json", &f.json, "print one JSON object instead of text tables");
+  flags.AddString("--dot", "FILE", &f.dot,
+                  "also write a Graphviz digraph of the step graph to FILE ('-' = stdout, "
+                  "instead of the tables)");
+  flags.AddInt("-c, --ctx-size", "N", &f.ctx_size, INT64_MIN, INT64_MAX,
+               "context size: rows of the full KV caches; attention costs are those of "
+               "position N - 1 (clamped to the model's max_position_embeddings, like cortiq-run) "
+               "(default: 4096)");
+  flags.AddBool("--verify", &f.verify,
+                "check every weight against the XXH3-64 hashes written with it (artifact format "
+                "3.1) before dumping; a mismatch is an error naming the weight");
+  flags.AddInt("-t, --threads", "N", &f.threads, INT64_MIN, INT64_MAX,
+               "threads for --verify (default: 1)");
+  const std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  if (positional.size() != 1) {
     std::fprintf(stderr, "cortiq-dump: expected exactly one MODEL.cortiq argument, got %zu\n",
-                 positional.size() - 1);
+                 positional.size());
     return 1;
   }
-  if (absl::Status s = Run(positional[1]); !s.ok()) {
+  if (absl::Status s = Run(f, positional[0]); !s.ok()) {
     std::fprintf(stderr, "cortiq-dump: %s\n", std::string(s.message()).c_str());
     return 1;
   }

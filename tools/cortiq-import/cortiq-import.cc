@@ -4,36 +4,36 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
-#include "tools/common/command_line.h"
+#include "tools/common/flags.h"
 #include "compiler/import/importer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Support/FileUtilities.h"
 
-ABSL_FLAG(bool, config_only, false,
-          "build the graph from config.json alone, with the tensor shapes the config implies "
-          "(bf16), without reading any safetensors header");
-ABSL_FLAG(std::string, o, "-", "output file for the IR ('-' = stdout)");
-
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cortiq-import CHECKPOINT_DIR [--config-only] [--o FILE]\n"
-      "Prints the cortiq dialect IR of one decode step of a Gemma-4 E-series text decoder.");
-  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: cortiq-import CHECKPOINT_DIR [--config-only] [--o FILE]\n");
+  bool config_only = false;
+  std::string output_path = "-";
+  cortiq::Flags flags("cortiq-import", "CHECKPOINT_DIR|MODEL.gguf|CONFIG.json [options]",
+                      "Prints the cortiq dialect IR of one decode step of a Gemma-4 E-series text "
+                      "decoder (no weights are read).");
+  flags.AddBool("--config-only", &config_only,
+                "build the graph from config.json alone, with the tensor shapes the config "
+                "implies (bf16), without reading any safetensors header");
+  flags.AddString("-o, --output", "FILE", &output_path, "output file for the IR ('-' = stdout)");
+  std::vector<std::string> args = flags.ParseOrExit(argc, argv);
+  if (args.size() != 1) {
+    std::fprintf(stderr, "cortiq-import: expected one CHECKPOINT_DIR, got %zu (see --help)\n",
+                 args.size());
     return 2;
   }
   mlir::MLIRContext context;
-  auto module = cortiq::ImportCheckpoint(context, args[1], absl::GetFlag(FLAGS_config_only));
+  auto module = cortiq::ImportCheckpoint(context, args[0], config_only);
   if (!module.ok()) {
     std::fprintf(stderr, "cortiq-import: %s\n", std::string(module.status().message()).c_str());
     return 1;
   }
   std::string error;
-  auto output = mlir::openOutputFile(absl::GetFlag(FLAGS_o), &error);
+  auto output = mlir::openOutputFile(output_path, &error);
   if (!output) {
     std::fprintf(stderr, "cortiq-import: %s\n", error.c_str());
     return 1;

@@ -21,8 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -33,20 +31,25 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include "base/status_macros.h"
-#include "tools/common/command_line.h"
+#include "tools/common/flags.h"
 #include "tools/cortiq-synth/synth_tokenizer.h"
 
-ABSL_FLAG(std::string, preset, "tiny", "model shape: tiny (tiny-a: 8 layers, hidden 64), e2b or e4b");
-ABSL_FLAG(std::string, dtype, "bf16", "tensor dtype: bf16 (as the official releases) or f32");
-ABSL_FLAG(uint64_t, seed, 1, "random seed; the same seed gives the same weights");
-ABSL_FLAG(std::string, o, "", "output checkpoint directory (created if missing)");
-ABSL_FLAG(bool, metadata_only, false,
-          "write every file but the weights (config.json, tokenizer.json, tokenizer_config.json, "
-          "generation_config.json) into an existing directory, e.g. one holding the shards of an "
-          "earlier run; a config.json already there must have the preset's shape");
-ABSL_FLAG(uint64_t, max_shard_mb, 4096,
-          "largest safetensors shard in MiB; a model larger than one shard gets "
-          "model.safetensors.index.json + model-0000N-of-0000M.safetensors");
+namespace cortiq {
+namespace {
+
+// The command line (see main for the flags).
+struct SynthFlags {
+  std::string preset = "tiny";
+  std::string dtype = "bf16";
+  int64_t seed = 1;
+  std::string output;
+  bool metadata_only = false;
+  int64_t max_shard_mb = 4096;
+};
+SynthFlags flags_values;
+
+}  // namespace
+}  // namespace cortiq
 
 namespace cortiq {
 namespace {
@@ -306,7 +309,7 @@ absl::Status WriteMetadata(const Preset& preset, const std::string& dtype_flag,
       if (values.first != values.second) {
         return absl::InvalidArgumentError(absl::StrCat(
             JoinPath(dir, "config.json"), ": ", name, " is ", values.first, ", preset ",
-            absl::GetFlag(FLAGS_preset), " has ", values.second, " (--metadata-only)"));
+            flags_values.preset, " has ", values.second, " (--metadata-only)"));
       }
     }
   }
@@ -333,7 +336,7 @@ absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag
     }
   }
   std::vector<SafetensorsShard> shards = PlanSafetensorsShards(tensors, max_shard);
-  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const uint64_t seed = flags_values.seed;
   if (shards.size() == 1) {
     return WriteShard(files.Stage("model.safetensors"), shards[0].tensors, seed);
   }
@@ -345,20 +348,20 @@ absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag
 }
 
 absl::Status Run(const std::string& dir) {
-  CORTIQ_ASSIGN_OR_RETURN(Preset preset, FindPreset(absl::GetFlag(FLAGS_preset)));
-  const std::string dtype_flag = absl::GetFlag(FLAGS_dtype);
+  CORTIQ_ASSIGN_OR_RETURN(Preset preset, FindPreset(flags_values.preset));
+  const std::string dtype_flag = flags_values.dtype;
   if (dtype_flag != "bf16" && dtype_flag != "f32") {
     return absl::InvalidArgumentError(
         absl::StrCat("--dtype must be bf16 or f32, not '", dtype_flag, "'"));
   }
   const DType dtype = dtype_flag == "f32" ? DType::kF32 : DType::kBF16;
   // 0 would put every tensor in a shard of its own (none fits in 0 bytes): surely a mistake.
-  const uint64_t max_shard_mb = absl::GetFlag(FLAGS_max_shard_mb);
-  if (max_shard_mb < 1 || max_shard_mb > kMaxShardMb) {
+  const int64_t max_shard_mb = flags_values.max_shard_mb;
+  if (max_shard_mb < 1 || static_cast<uint64_t>(max_shard_mb) > kMaxShardMb) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-shard-mb must be between 1 and ", kMaxShardMb, ", not ", max_shard_mb));
   }
-  if (absl::GetFlag(FLAGS_metadata_only)) {
+  if (flags_values.metadata_only) {
     if (!IsDirectory(dir)) {
       return absl::InvalidArgumentError(
           absl::StrCat(dir, ": not a directory (--metadata-only writes into an existing one)"));
@@ -377,7 +380,8 @@ absl::Status Run(const std::string& dir) {
   if (!IsDirectory(dir)) return absl::InvalidArgumentError(absl::StrCat(dir, ": not a directory"));
 
   StagedFiles files(dir, created_dir);
-  absl::Status status = WriteCheckpoint(preset, dtype_flag, dtype, max_shard_mb << 20, files);
+  absl::Status status = WriteCheckpoint(preset, dtype_flag, dtype,
+                                        static_cast<uint64_t>(max_shard_mb) << 20, files);
   if (status.ok()) status = files.Commit();
   if (!status.ok()) files.Abandon();
   return status;
@@ -387,18 +391,32 @@ absl::Status Run(const std::string& dir) {
 }  // namespace cortiq
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "cortiq-synth --preset tiny|e2b|e4b [--dtype bf16|f32] [--seed N] [--max-shard-mb N] "
-      "[--metadata-only] -o DIR\n"
-      "Writes a Gemma-4 E-series checkpoint directory with random weights and a synthetic "
-      "Gemma-4-shaped tokenizer.");
-  std::vector<std::string> args = cortiq::ParseToolCommandLine(argc, argv);
-  const std::string dir = absl::GetFlag(FLAGS_o);
-  if (args.size() != 1 || dir.empty()) {
-    std::fprintf(stderr,
-                 "cortiq-synth: %s (usage: cortiq-synth --preset tiny|e2b|e4b "
-                 "[--dtype bf16|f32] [--seed N] [--max-shard-mb N] [--metadata-only] -o DIR)\n",
-                 dir.empty() ? "-o DIR is required" : "unexpected positional argument");
+  cortiq::SynthFlags& f = cortiq::flags_values;
+  cortiq::Flags flags("cortiq-synth", "--preset tiny|e2b|e4b -o DIR [options]",
+                      "Writes a Gemma-4 E-series checkpoint directory with random weights and a "
+                      "synthetic Gemma-4-shaped tokenizer.");
+  flags.AddString("-o, --output", "DIR", &f.output,
+                  "the checkpoint directory to write (required; created if missing)");
+  flags.AddString("--preset", "NAME", &f.preset,
+                  "model shape: tiny (tiny-a: 8 layers, hidden 64), e2b or e4b");
+  flags.AddString("--dtype", "bf16|f32", &f.dtype,
+                  "tensor dtype: bf16 (as the official releases) or f32");
+  flags.AddInt("-s, --seed", "N", &f.seed, 0, INT64_MAX,
+               "random seed; the same seed gives the same weights");
+  flags.AddInt("--max-shard-mb", "N", &f.max_shard_mb, INT64_MIN, INT64_MAX,
+               "largest safetensors shard in MiB; a model larger than one shard gets "
+               "model.safetensors.index.json + model-0000N-of-0000M.safetensors (default: 4096)");
+  flags.AddBool("--metadata-only", &f.metadata_only,
+                "write every file but the weights (config.json, tokenizer.json, "
+                "tokenizer_config.json, generation_config.json) into an existing directory, e.g. "
+                "one holding the shards of an earlier run; a config.json already there must have "
+                "the preset's shape");
+  std::vector<std::string> args = flags.ParseOrExit(argc, argv);
+  const std::string dir = f.output;
+  if (!args.empty() || dir.empty()) {
+    std::fprintf(stderr, "cortiq-synth: %s (see --help)\n",
+                 dir.empty() ? "-o DIR is required"
+                             : ("unexpected argument " + args.front()).c_str());
     return 1;
   }
   // Exceeding the file size limit (ulimit -f) then fails the write with EFBIG, which Run cleans
@@ -409,12 +427,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cortiq-synth: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  if (absl::GetFlag(FLAGS_metadata_only)) {
+  if (f.metadata_only) {
     std::printf("cortiq-synth: wrote the config and tokenizer of preset %s into %s\n",
-                absl::GetFlag(FLAGS_preset).c_str(), dir.c_str());
+                f.preset.c_str(), dir.c_str());
   } else {
     std::printf("cortiq-synth: wrote %s (preset %s, %s)\n", dir.c_str(),
-                absl::GetFlag(FLAGS_preset).c_str(), absl::GetFlag(FLAGS_dtype).c_str());
+                f.preset.c_str(), f.dtype.c_str());
   }
   return 0;
 }

@@ -7,15 +7,18 @@
 //     cortiq-tokenize SOURCE --info
 //
 // SOURCE is a tokenizer.json, a Hugging Face checkpoint directory, a GGUF file or a compiled
-// artifact (its tokenizer section, used in place: see LoadTokenizer). Ids are printed comma-separated on one line; --decode prints the text byte for
-// byte with nothing added; --batch reads one JSON string per line and prints one JSON array of
-// ids per line. Errors go to stderr with exit code 1; -h/--help prints the usage and exits 0.
+// artifact (its tokenizer section, used in place: see LoadTokenizer). Ids are printed
+// comma-separated on one line; --decode prints the text byte for byte with nothing added; --batch
+// reads one JSON string per line and prints one JSON array of ids per line. Errors go to stderr with exit code 1; -h/--help prints the usage and exits 0.
+// llama-tokenize's spelling works too: `cortiq-tokenize -m SOURCE -p TEXT`, `-f FILE`, `--stdin`.
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,35 +38,10 @@
 #include "runtime/text/gemma4_chat.h"
 #include "runtime/text/tokenizer.h"
 #include "runtime/text/tokenizer_summary.h"
+#include "tools/common/flags.h"
 
 namespace cortiq {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: cortiq-tokenize SOURCE MODE [options]\n"
-    "\n"
-    "SOURCE: a tokenizer.json, a Hugging Face checkpoint directory (tokenizer.json with\n"
-    "tokenizer_config.json, chat_template.jinja, generation_config.json), a GGUF file or a\n"
-    "compiled MODEL.cortiq (the tokenizer it carries).\n"
-    "\n"
-    "modes:\n"
-    "  --text TEXT               print the ids of TEXT, comma-separated on one line\n"
-    "  --text-file F            the same for the contents of file F\n"
-    "  --batch F.jsonl          each line of F is a JSON string; print a JSON array of its ids\n"
-    "                           per line (one tokenizer load for all lines)\n"
-    "  --decode IDS             print the text of comma-separated IDS, byte for byte\n"
-    "  --info                   print a summary of the tokenizer (vocabulary, components,\n"
-    "                           special ids, generation defaults, chat template)\n"
-    "  --chat F.json            render the conversation F ([{\"role\":..,\"content\":..}]) in the\n"
-    "                           Gemma 4 chat format and print the prompt text\n"
-    "options:\n"
-    "  --add-special            apply the post-processor (prepend <bos>) when encoding\n"
-    "  --pieces                 print 'id<TAB>piece' per token instead of the ids / text\n"
-    "  --skip-special           --decode: leave out special tokens (<bos>, <eos>, ...)\n"
-    "  --thinking               --chat: thinking on (<|think|> in the system turn)\n"
-    "  --add-generation-prompt  --chat: end with the model turn opener <|turn>model\\n\n"
-    "  --ids                    --chat: print the ids of the prompt instead of its text\n"
-    "  -h, --help               this help\n";
 
 struct Options {
   std::string source;
@@ -77,68 +55,93 @@ struct Options {
   bool ids = false;
 };
 
-absl::StatusOr<Options> ParseArgs(int argc, char** argv, bool* help) {
+// Declares the flags on `flags`, parses argv into `o` (exits on -h/--help, --version and parse
+// errors) and checks that one SOURCE and one mode are given.
+absl::StatusOr<Options> ParseArgs(int argc, char** argv, Flags& flags) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      *help = true;
-      return o;
+  std::string model, text, text_file, batch, decode, chat;
+  bool info = false, from_stdin = false;
+  flags.AddString("-m, --model", "SOURCE", &model,
+                  "the tokenizer's source (as llama-tokenize -m); or give it as the first "
+                  "argument");
+  flags.AddGroup("modes (one of)");
+  flags.AddString("-p, --text", "TEXT", &text,
+                  "print the ids of TEXT, comma-separated on one line");
+  flags.AddString("-f, --text-file", "FILE", &text_file,
+                  "the same for the contents of FILE ('-' = stdin)");
+  flags.AddBool("--stdin", &from_stdin, "the same for stdin (as --text-file -)");
+  flags.AddString("--batch", "F.jsonl", &batch,
+                  "each line of F.jsonl is a JSON string; print a JSON array of its ids per "
+                  "line (one tokenizer load for all lines)");
+  flags.AddString("--decode", "IDS", &decode,
+                  "print the text of the comma-separated IDS, byte for byte");
+  flags.AddBool("--info", &info,
+                "print a summary of the tokenizer (vocabulary, components, special ids, "
+                "generation defaults, chat template)");
+  flags.AddString("--chat", "F.json", &chat,
+                  "render the conversation in F.json ([{\"role\": .., \"content\": ..}]) in "
+                  "the Gemma 4 chat format and print the prompt text");
+  flags.AddGroup("options");
+  flags.AddBool("--add-special", &o.add_special,
+                "apply the post-processor (prepend <bos>) when encoding");
+  flags.AddBool("--pieces", &o.pieces,
+                "print 'id<TAB>piece' per token instead of the ids / text");
+  flags.AddBool("--skip-special", &o.skip_special,
+                "--decode: leave out special tokens (<bos>, <eos>, ...)");
+  flags.AddBool("--thinking", &o.thinking, "--chat: thinking on (<|think|> in the system turn)");
+  flags.AddBool("--add-generation-prompt", &o.add_generation_prompt,
+                "--chat: end with the model turn opener <|turn>model\\n");
+  flags.AddBool("--ids", &o.ids, "--chat: print the ids of the prompt instead of its text");
+  flags.AddEpilog(
+      "SOURCE: a tokenizer.json, a Hugging Face checkpoint directory (tokenizer.json with\n"
+      "tokenizer_config.json, chat_template.jinja, generation_config.json), a GGUF file or a\n"
+      "compiled MODEL.cortiq (the tokenizer it carries).\n"
+      "\n"
+      "examples:\n"
+      "  cortiq-tokenize model.cortiq --text \"Hello world\" --pieces\n"
+      "  cortiq-tokenize -m model.gguf -p \"Hello world\"\n"
+      "  echo \"Hello world\" | cortiq-tokenize model.cortiq --text-file -\n"
+      "  cortiq-tokenize tokenizer.json --decode 2,9259,236764");
+  std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  if (!model.empty()) {
+    if (!positional.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the source is given by -m/--model; unexpected argument ", positional.front()));
     }
-    std::string value;
-    bool has_value = false;
-    if (arg.rfind("--", 0) == 0) {
-      const size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        has_value = true;
-        arg = arg.substr(0, eq);
-      }
-      for (char& c : arg) c = c == '_' ? '-' : c;
-    }
-    const auto take_value = [&]() -> absl::StatusOr<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
-      return std::string(argv[++i]);
-    };
-    if (arg == "--text" || arg == "--text-file" || arg == "--batch" || arg == "--decode" ||
-        arg == "--chat") {
-      if (!o.mode.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--", o.mode, " and ", arg,
-                                                       " cannot be combined"));
-      }
-      o.mode = arg.substr(2);
-      CORTIQ_ASSIGN_OR_RETURN(o.value, take_value());
-      continue;
-    }
-    if (arg == "--info") {
-      if (!o.mode.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--", o.mode, " and --info cannot be combined"));
-      }
-      o.mode = "info";
-      continue;
-    }
-    bool* flag = nullptr;
-    if (arg == "--add-special") flag = &o.add_special;
-    if (arg == "--pieces") flag = &o.pieces;
-    if (arg == "--skip-special") flag = &o.skip_special;
-    if (arg == "--thinking") flag = &o.thinking;
-    if (arg == "--add-generation-prompt") flag = &o.add_generation_prompt;
-    if (arg == "--ids") flag = &o.ids;
-    if (flag != nullptr) {
-      if (has_value) return absl::InvalidArgumentError(absl::StrCat(arg, " takes no value"));
-      *flag = true;
-      continue;
-    }
-    if (arg.size() > 1 && arg[0] == '-') {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", arg, " (see --help)"));
-    }
-    if (!o.source.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("more than one SOURCE: ", o.source, ", ", arg));
-    }
-    o.source = arg;
+    positional.push_back(model);
   }
-  if (o.source.empty()) return absl::InvalidArgumentError("missing SOURCE (see --help)");
+  if (positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("more than one SOURCE: ", absl::StrJoin(positional, ", ")));
+  }
+  if (positional.empty()) return absl::InvalidArgumentError("missing SOURCE (see --help)");
+  o.source = positional.front();
+  if (from_stdin) {
+    if (flags.IsSet("--text-file")) {
+      return absl::InvalidArgumentError("--stdin and --text-file cannot be combined");
+    }
+    text_file = "-";
+  }
+  struct Mode {
+    const char* name;
+    bool given;
+    const std::string* value;
+  };
+  const Mode modes[] = {{"text", flags.IsSet("--text"), &text},
+                        {"text-file", flags.IsSet("--text-file") || from_stdin, &text_file},
+                        {"batch", flags.IsSet("--batch"), &batch},
+                        {"decode", flags.IsSet("--decode"), &decode},
+                        {"chat", flags.IsSet("--chat"), &chat},
+                        {"info", info, nullptr}};
+  for (const Mode& mode : modes) {
+    if (!mode.given) continue;
+    if (!o.mode.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", o.mode, " and --", mode.name, " cannot be combined"));
+    }
+    o.mode = mode.name;
+    if (mode.value != nullptr) o.value = *mode.value;
+  }
   if (o.mode.empty()) {
     return absl::InvalidArgumentError(
         "missing mode: --text, --text-file, --batch, --decode, --chat or --info (see --help)");
@@ -233,7 +236,10 @@ absl::Status Run(const Options& o) {
   encode.add_special_tokens = o.add_special;
   if (o.mode == "text" || o.mode == "text-file") {
     std::string input = o.value;
-    if (o.mode == "text-file") {
+    if (o.mode == "text-file" && o.value == "-") {
+      input.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      if (std::cin.bad()) return absl::InternalError("stdin: read failed");
+    } else if (o.mode == "text-file") {
       CORTIQ_ASSIGN_OR_RETURN(input, ReadFileToString(o.value, uint64_t{1} << 30));
     }
     CORTIQ_ASSIGN_OR_RETURN(const std::vector<text::TokenId> ids, tokenizer.Encode(input, encode));
@@ -312,12 +318,10 @@ absl::Status Run(const Options& o) {
 }
 
 int Main(int argc, char** argv) {
-  bool help = false;
-  absl::StatusOr<Options> options = ParseArgs(argc, argv, &help);
-  if (help) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Flags flags("cortiq-tokenize", "SOURCE MODE [options]  (or -m SOURCE)",
+              "Text to token ids and back with a model's own tokenizer, and the Gemma 4 chat "
+              "format.");
+  absl::StatusOr<Options> options = ParseArgs(argc, argv, flags);
   if (!options.ok()) {
     std::cerr << "cortiq-tokenize: " << options.status().message() << '\n';
     return 1;
