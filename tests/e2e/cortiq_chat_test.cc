@@ -247,13 +247,20 @@ TEST_F(CortiqChatTest, MultiLineInput) {
             Encode(Render({Message("user", "first")})).size());
 }
 
-// A message that does not fit the context is refused with the way out; the chat goes on.
+// A message that does not fit the context is refused with the way out; the chat goes on. On a
+// pipe the refused message still gets its (empty) line on stdout, so that the replies stay
+// paired with the messages, and the exit status says that a message got no reply.
 TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
   std::string long_message;
   for (int i = 0; i < 40; ++i) long_message += "word ";
   const CommandResult chat = Chat("-c 32 --temp 0 -n 2 --ignore-eos",
                                   long_message + "\n/clear\nHi\n");
-  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  ASSERT_EQ(chat.exit_code, 1) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("cortiq-chat: 1 message(s) got no reply"));
+  const CommandResult alone = Chat("-c 32 --temp 0 -n 2 --ignore-eos", "Hi\n");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  // The empty line of the refused message, then exactly the reply "Hi" gets alone.
+  EXPECT_EQ(chat.out, "\n" + alone.out);
   EXPECT_THAT(chat.err, HasSubstr("context full: the conversation is "));
   EXPECT_THAT(chat.err, HasSubstr("the context holds 32"));
   EXPECT_THAT(chat.err, HasSubstr("/clear starts a new conversation, /drop forgets the oldest"));

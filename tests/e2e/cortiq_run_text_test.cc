@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -30,6 +31,7 @@ namespace {
 using ::cortiq::testing::CommandResult;
 using ::cortiq::testing::RunCommand;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // `text` as one shell word.
 std::string Quote(const std::string& text) {
@@ -312,6 +314,45 @@ TEST_F(CortiqRunTextTest, InvalidUtf8NamesItsSource) {
       Run(absl::StrCat(artifact, " -p hi --system \"$(printf 'ok\\303')\" -n 1"));
   EXPECT_EQ(system.exit_code, 1);
   EXPECT_THAT(system.err, HasSubstr("--system: the text is not valid UTF-8 at byte 2"));
+}
+
+// -c beyond the model's max_position_embeddings is clamped, and said in one line on stderr.
+TEST_F(CortiqRunTextTest, SaysWhenTheContextIsClamped) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const int64_t max = m.artifact->plan().model.max_position_embeddings;
+  const CommandResult r =
+      Run(absl::StrCat(artifact, " -p Hi -n 1 --temp 0 -c ", max + 1000));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
+                         "cortiq-run: -c ", max + 1000, " is more than the model's "
+                         "max_position_embeddings (", max, "): the context is clamped to ", max,
+                         " positions\n")));
+  const CommandResult fits = Run(absl::StrCat(artifact, " -p Hi -n 1 --temp 0 -c 64"));
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_THAT(fits.err, Not(HasSubstr("clamped")));
+}
+
+// --verbose-prompt shows each piece as the tokenizer's text (UTF-8 such as "▁" as it is), not
+// as octal escapes.
+TEST_F(CortiqRunTextTest, VerbosePromptPrintsPiecesAsText) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const std::string prompt = "Hello world é";
+  const CommandResult r =
+      Run(absl::StrCat(artifact, " -p '", prompt, "' -n 1 --temp 0 --verbose-prompt"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<std::vector<int32_t>> ids = EncodePrompt(*m.tokenizer, prompt);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  bool non_ascii = false;
+  for (const int32_t id : *ids) {
+    absl::StatusOr<std::string_view> piece = m.tokenizer->TokenString(id);
+    ASSERT_TRUE(piece.ok()) << piece.status();
+    for (const char c : *piece) non_ascii |= static_cast<unsigned char>(c) >= 0x80;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrFormat("%6d -> '%s'\n", id, std::string(*piece))));
+  }
+  EXPECT_TRUE(non_ascii) << "the prompt should have a piece with a non-ASCII character";
+  EXPECT_EQ(r.err.find("\\3"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The model and session flags (see session_flags.h).
 #include "tools/common/session_flags.h"
 
+#include <cstdio>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +50,17 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
   std::string model = positional->front();
   positional->clear();
   return model;
+}
+
+void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan) {
+  const int64_t max = plan.model.max_position_embeddings;
+  if (max > 0 && values.ctx_size > max) {
+    std::fprintf(stderr,
+                 "%s: -c %lld is more than the model's max_position_embeddings (%lld): the "
+                 "context is clamped to %lld positions\n",
+                 std::string(tool).c_str(), static_cast<long long>(values.ctx_size),
+                 static_cast<long long>(max), static_cast<long long>(max));
+  }
 }
 
 absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/plan.h"
 #include "runtime/session.h"
 #include "tools/common/flags.h"
 
@@ -28,6 +30,11 @@ void AddSessionFlags(Flags& flags, SessionFlags* values);
 // Errors (InvalidArgument): none given, or both / several given.
 absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
                                           std::vector<std::string>* positional);
+
+// Says on stderr ("TOOL: -c N is more than the model's max_position_embeddings (M): the context
+// is clamped to M positions") when -c/--ctx-size exceeds what `plan`'s model supports; the
+// session clamps it (Session::Create).
+void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
 
 // The session options of the flags. Errors (InvalidArgument): a --kv-type other than f32/f16.
 absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values);

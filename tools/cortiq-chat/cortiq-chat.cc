@@ -18,7 +18,9 @@
 // Exit status: 0 after /exit or EOF, 130 after Ctrl-C at the prompt, 1 on an error that ends the
 // session (no model, no tokenizer, a failed write to stdout) — "cortiq-chat: <message>" on
 // stderr. Errors of one turn (a conversation that no longer fits the context, ...) are said on
-// stderr and the session goes on.
+// stderr and the session goes on; from a pipe such a message still gets its (empty) line on
+// stdout, so that the Nth output line answers the Nth message, and the exit status at the end is
+// 1 if any message got no reply.
 #include <unistd.h>
 
 #include <cerrno>
@@ -149,6 +151,7 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(const SessionOptions session_options, ToSessionOptions(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
+  NoteContextClamp("cortiq-chat", f.session, artifact->plan());
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
                           Sequence::Create(*artifact, session_options));
   CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadArtifactTokenizer(*artifact));
@@ -192,6 +195,7 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
 
   Totals totals;
   int exit_code = 0;
+  int failed_turns = 0;  // messages that got no reply
   std::string message;
   for (;;) {
     CORTIQ_ASSIGN_OR_RETURN(const InputEvent event, input.ReadMessage(&message));
@@ -255,6 +259,11 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
     interrupt.store(false);
     if (!turn.ok()) {
       const absl::Status& s = turn.status();
+      if (absl::IsInternal(s) && absl::StartsWith(s.message(), "stdout:")) return s;
+      // From a script, every message gets one line on stdout, an empty one when there is no
+      // reply, so that input and output lines stay paired; the exit status says it happened.
+      ++failed_turns;
+      if (!input.interactive()) CORTIQ_RETURN_IF_ERROR(WriteOut("\n"));
       if (absl::IsResourceExhausted(s)) {
         Say(absl::StrCat("cortiq-chat: ", s.message(), " (-c/--ctx-size; the model supports ",
                          plan.model.max_position_embeddings,
@@ -266,7 +275,6 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
         Say("cortiq-chat: interrupted during the prompt; the message was not sent");
         continue;
       }
-      if (absl::IsInternal(s) && absl::StartsWith(s.message(), "stdout:")) return s;
       Say(absl::StrCat("cortiq-chat: ", s.message()));
       continue;
     }
@@ -322,6 +330,10 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   perf.total_seconds = totals.total_seconds;
   perf.first_token_seconds = -1;  // per turn only (--verbose)
   std::fprintf(stderr, "\nsession (%d turns):\n%s", totals.turns, FormatPerf(perf).c_str());
+  if (failed_turns > 0) {
+    std::fprintf(stderr, "cortiq-chat: %d message(s) got no reply\n", failed_turns);
+    if (exit_code == 0) exit_code = 1;
+  }
   return exit_code;
 }
 
@@ -345,6 +357,13 @@ int Main(int argc, char** argv) {
   AddSamplingFlags(flags, &f.sampling);
   flags.AddEpilog(
       std::string(kHelp) +
+      "over a pipe:\n"
+      "  every message gets one line on stdout (its reply, newlines inside it kept), an empty\n"
+      "  line when it gets no reply (a full context, ...: said on stderr); commands write\n"
+      "  nothing to stdout.\n"
+      "exit status:\n"
+      "  0 at /exit or end of input; 1 on an error that ends the session or if any message got\n"
+      "  no reply; 130 after Ctrl-C at the prompt.\n"
       "examples:\n"
       "  cortiq-chat model.cortiq --system \"You are a concise assistant.\"\n"
       "  printf 'Hello\\nAnd in French?\\n' | cortiq-chat model.cortiq --temp 0");

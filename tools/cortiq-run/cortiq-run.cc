@@ -39,7 +39,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -62,6 +61,7 @@
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
 #include "tools/common/perf_report.h"
+#include "tools/common/printable_piece.h"
 #include "tools/common/sampling_flags.h"
 #include "tools/common/session_flags.h"
 
@@ -172,6 +172,7 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(const SessionOptions session_options, ToSessionOptions(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path));
+  NoteContextClamp("cortiq-run", f.session, artifact->plan());
   const Clock::time_point verify_begin = Clock::now();
   if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(session_options.threads));
   const double verify_seconds = Seconds(verify_begin, Clock::now());
@@ -254,7 +255,7 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
       std::string piece = "?";
       if (tokenizer) {
         absl::StatusOr<std::string_view> p = tokenizer->TokenString(id);
-        if (p.ok()) piece = absl::CEscape(absl::string_view(p->data(), p->size()));
+        if (p.ok()) piece = PrintablePiece(*p);
       }
       std::fprintf(stderr, "%6d -> '%s'\n", id, piece.c_str());
     }
