@@ -442,16 +442,34 @@ def _expect_error(status, action):
     raise AssertionError(f"expected status {status}, the call succeeded")
 
 
+LIB_HELP = ("path of libcortiq.so (default: $CORTIQ_LIBRARY, then the system's library search; "
+            "a build has it at build/lib/libcortiq.so, an install at PREFIX/lib/libcortiq.so)")
+
+
+def _load_library(path):
+    """Library(path), or exit with a message (no traceback) saying how to give the library."""
+    try:
+        return Library(path)
+    except OSError as e:
+        where = f"cannot load {path}: {e}" if path else "libcortiq.so not found"
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {where}; give its path with "
+                 "--lib /path/to/libcortiq.so (build/lib/libcortiq.so after a build) or set "
+                 "CORTIQ_LIBRARY")
+
+
 def chat_main(argv):
-    parser = argparse.ArgumentParser(description="chat with a compiled model over libcortiq")
-    parser.add_argument("--lib", help="path of libcortiq.so")
+    parser = argparse.ArgumentParser(
+        prog=f"{os.path.basename(sys.argv[0])} chat",
+        description="chat with a compiled model over libcortiq: one user message per line on "
+        "stdin, each reply streamed to stdout")
+    parser.add_argument("--lib", help=LIB_HELP)
     parser.add_argument("model")
     parser.add_argument("--temp", type=float, default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("-n", type=int, default=-1, help="tokens per reply at most")
     parser.add_argument("-c", type=int, default=4096, help="context size")
     args = parser.parse_args(argv)
-    library = Library(args.lib)
+    library = _load_library(args.lib)
     with library.open_model(args.model) as model:
         evaluated = chat(model, sys.stdin, sys.stdout, args.temp, args.seed, args.n, args.c)
     print(f"prompt tokens evaluated per turn: {evaluated}", file=sys.stderr)
@@ -462,15 +480,22 @@ def main(argv):
     if "chat" in argv[:3]:
         i = argv.index("chat")
         return chat_main(argv[:i] + argv[i + 1:])
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lib", help="path of libcortiq.so (default: $CORTIQ_LIBRARY, then "
-                        "the system's library search)")
+    prog = os.path.basename(sys.argv[0])
+    parser = argparse.ArgumentParser(
+        description="checks a compiled model against a golden case over libcortiq (logits, "
+        "save/restore, errors); the chat subcommand chats with it",
+        usage=f"{prog} [--lib LIBCORTIQ] MODEL.cortiq TOKENS.json LOGITS_REF.f32\n"
+        f"       {prog} [--lib LIBCORTIQ] chat MODEL.cortiq [--temp T] [--seed S] [-n N] [-c N]",
+        epilog=f"subcommands:\n  chat    chat with MODEL.cortiq: one user message per line on "
+        f"stdin, each reply on stdout ({prog} chat --help)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lib", help=LIB_HELP)
     parser.add_argument("model")
     parser.add_argument("tokens")
     parser.add_argument("logits_ref")
     args = parser.parse_args(argv)
 
-    library = Library(args.lib)
+    library = _load_library(args.lib)
     tokens = _read_tokens(args.tokens)
     ref = array.array("f")
     with open(args.logits_ref, "rb") as f:
