@@ -35,11 +35,13 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
   if (model->is_array() || !model_name) {
     return error("tokenizer.ggml.model", "must be a string, got ", model->TypeString());
   }
-  if (*model_name != "gemma4") {
+  if (*model_name != "gemma4" && *model_name != "llama") {
     return absl::UnimplementedError(absl::StrCat(
         file.path(), ": tokenizer.ggml.model \"", ToAbsl(*model_name),
-        "\" is not supported (supported: gemma4)"));
+        "\" is not supported (supported: gemma4, llama)"));
   }
+  // "llama": SentencePiece by scores (llama.cpp LLAMA_VOCAB_TYPE_SPM).
+  const bool spm = *model_name == "llama";
   const GgufValue* tokens = file.FindValue("tokenizer.ggml.tokens");
   if (tokens == nullptr) return error("tokenizer.ggml.tokens", "missing");
   if (!tokens->is_array() || tokens->type() != GgufValueType::kString) {
@@ -61,8 +63,9 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
     }
     return v;
   };
+  // gemma4: BPE ranks come from the merges, the scores only have to be consistent. llama: the
+  // scores drive the merges (0 for every piece without them, as llama.cpp).
   CORTIQ_ASSIGN_OR_RETURN(const GgufValue* scores, check_parallel("tokenizer.ggml.scores", true));
-  (void)scores;  // BPE ranks come from the merges; the scores only had to be consistent.
   CORTIQ_ASSIGN_OR_RETURN(const GgufValue* types, check_parallel("tokenizer.ggml.token_type", true));
 
   text::TokenizerSpec spec;
@@ -73,8 +76,24 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
   for (uint64_t i = 0; i < vocab; ++i) {
     text::TokenEntry& e = spec.tokens[i];
     e.piece = std::string(*tokens->String(i));
-    // A repeated string stays decodable but only its first id is in the BPE vocabulary.
-    e.in_model = ids.emplace(e.piece, static_cast<TokenId>(i)).second;
+    if (spm) {
+      // llama.cpp's vocabulary load: an empty piece is named "[EMPTY_i]"; a repeated piece
+      // maps to its last id (token_to_id[word] = i), set once every piece is read.
+      if (e.piece.empty()) e.piece = absl::StrCat("[EMPTY_", i, "]");
+      ids[e.piece] = static_cast<TokenId>(i);
+      if (scores != nullptr) {
+        const std::optional<double> score = scores->Float(i);
+        const std::optional<int64_t> integer = score ? std::nullopt : scores->Int(i);
+        const double value = score ? *score : static_cast<double>(integer.value_or(0));
+        if (!std::isfinite(value)) {
+          return error(absl::StrCat("tokenizer.ggml.scores[", i, "]"), "is not finite");
+        }
+        e.score = static_cast<float>(value);
+      }
+    } else {
+      // A repeated string stays decodable but only its first id is in the BPE vocabulary.
+      e.in_model = ids.emplace(e.piece, static_cast<TokenId>(i)).second;
+    }
     const int64_t type = types ? types->Int(i).value_or(1) : 1;
     if (type == kTokenTypeUnknown || type == kTokenTypeControl || type == kTokenTypeUserDefined) {
       if (e.piece.empty()) continue;
@@ -86,7 +105,12 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
     }
   }
 
-  const GgufValue* merges = file.FindValue("tokenizer.ggml.merges");
+  if (spm) {
+    spec.model.type = text::ModelType::kSpm;
+    for (const auto& [piece, id] : ids) spec.tokens[id].in_model = true;
+  }
+  // An SPM vocabulary merges by scores: merges, if a file has them, are not its model's.
+  const GgufValue* merges = spm ? nullptr : file.FindValue("tokenizer.ggml.merges");
   if (merges != nullptr) {
     if (!merges->is_array() || merges->type() != GgufValueType::kString) {
       return error("tokenizer.ggml.merges", "must be an array of strings, got ",
@@ -139,24 +163,49 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
   CORTIQ_ASSIGN_OR_RETURN(spec.eos_id, optional_id("tokenizer.ggml.eos_token_id"));
   CORTIQ_ASSIGN_OR_RETURN(spec.pad_id, optional_id("tokenizer.ggml.padding_token_id"));
   CORTIQ_ASSIGN_OR_RETURN(spec.model.unk_id, optional_id("tokenizer.ggml.unknown_token_id"));
+  if (spm) {
+    // llama.cpp's defaults for an SPM vocabulary without the keys: <unk> 0, <s> 1, </s> 2.
+    const auto fallback = [&](std::optional<TokenId>* id, const char* key, TokenId value) {
+      if (!*id && file.FindValue(key) == nullptr && static_cast<uint64_t>(value) < vocab) {
+        *id = value;
+      }
+    };
+    fallback(&spec.model.unk_id, "tokenizer.ggml.unknown_token_id", 0);
+    fallback(&spec.bos_id, "tokenizer.ggml.bos_token_id", 1);
+    fallback(&spec.eos_id, "tokenizer.ggml.eos_token_id", 2);
+  }
   CORTIQ_ASSIGN_OR_RETURN(const std::optional<TokenId> eot,
                           optional_id("tokenizer.ggml.eot_token_id"));
   CORTIQ_ASSIGN_OR_RETURN(const bool add_bos, optional_bool("tokenizer.ggml.add_bos_token", true));
   CORTIQ_ASSIGN_OR_RETURN(const bool add_eos, optional_bool("tokenizer.ggml.add_eos_token", false));
+  // llama.cpp: SPM vocabularies prefix a space unless the file says otherwise.
   CORTIQ_ASSIGN_OR_RETURN(const bool add_space_prefix,
-                          optional_bool("tokenizer.ggml.add_space_prefix", false));
-  if (add_space_prefix) {
+                          optional_bool("tokenizer.ggml.add_space_prefix", spm));
+  if (add_space_prefix && !spm) {
     return absl::UnimplementedError(absl::StrCat(
         file.path(), ": tokenizer.ggml.add_space_prefix = true is not supported for gemma4"));
   }
 
   spec.model.byte_fallback = true;
-  spec.model.fuse_unk = true;
-  text::NormalizerSpec normalizer;
-  normalizer.type = text::NormalizerType::kReplace;
-  normalizer.pattern = {text::TextPattern::Kind::kString, " "};
-  normalizer.content = "\xE2\x96\x81";  // ▁
-  spec.normalizer = normalizer;
+  spec.model.fuse_unk = !spm;
+  text::NormalizerSpec replace_spaces;
+  replace_spaces.type = text::NormalizerType::kReplace;
+  replace_spaces.pattern = {text::TextPattern::Kind::kString, " "};
+  replace_spaces.content = "\xE2\x96\x81";  // ▁
+  if (add_space_prefix) {
+    // llama.cpp adds " " before each raw-text fragment that starts the text or follows a
+    // token (is_prev_special), then escapes spaces: HF's Prepend("▁") normalizer, which runs
+    // on each piece between added tokens, does the same.
+    text::NormalizerSpec prepend;
+    prepend.type = text::NormalizerType::kPrepend;
+    prepend.content = "\xE2\x96\x81";
+    text::NormalizerSpec sequence;
+    sequence.type = text::NormalizerType::kSequence;
+    sequence.children = {prepend, replace_spaces};
+    spec.normalizer = sequence;
+  } else {
+    spec.normalizer = replace_spaces;
+  }
   text::DecoderSpec decoder;
   decoder.type = text::DecoderType::kSequence;
   text::DecoderSpec replace;
@@ -166,6 +215,14 @@ absl::StatusOr<text::TokenizerSpec> ReadGgufTokenizer(const GgufFile& file) {
   decoder.children.push_back(replace);
   decoder.children.push_back(text::DecoderSpec{text::DecoderType::kByteFallback});
   decoder.children.push_back(text::DecoderSpec{text::DecoderType::kFuse});
+  if (add_space_prefix) {
+    // The prefixed space leaves the decoded text again (HF's Llama decoder: Strip(" ", 1, 0)).
+    text::DecoderSpec strip;
+    strip.type = text::DecoderType::kStrip;
+    strip.content = " ";
+    strip.start = 1;
+    decoder.children.push_back(strip);
+  }
   spec.decoder = decoder;
   if (add_bos && spec.bos_id) spec.post_processor.single.push_back({false, {*spec.bos_id}});
   spec.post_processor.single.push_back({true, {}});

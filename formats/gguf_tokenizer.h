@@ -9,7 +9,18 @@
 // UNKNOWN and CONTROL (token_type 2 and 3, special) and USER_DEFINED (4, not special) tokens, matched in the raw
 // text; the post-processor adds <bos> / <eos> per `add_bos_token` / `add_eos_token`. (llama.cpp's
 // own gemma4 pre-tokenizer also splits at newlines; tokenizer.json does not, and is followed.)
-// Other models ("llama" SentencePiece, "gpt2" byte-level BPE) give Unimplemented.
+//
+// "llama" (SentencePiece, llama.cpp's LLAMA_VOCAB_TYPE_SPM / llm_tokenizer_spm): an SPM model
+// (runtime/text/spm.h) over every piece (a repeated piece is its last id, an empty one
+// "[EMPTY_i]", as llama.cpp loads them) with `scores` (0 without them), byte fallback to the
+// "<0xXX>" pieces, unk = `unknown_token_id`; the normalizer escapes spaces as "▁" and, with
+// `add_space_prefix` (default true, as llama.cpp), prepends "▁" to each piece of text that
+// starts the input or follows an added token (llama.cpp's is_prev_special); the decoder is
+// Hugging Face's for Llama (Replace "▁" → " ", ByteFallback, Fuse, and Strip of that one
+// leading space with add_space_prefix); added tokens, bos/eos (defaults 1 and 2, unk 0, as
+// llama.cpp) and the post-processor as for gemma4; `merges` are not used.
+//
+// Other models ("gpt2" byte-level BPE, "t5" Unigram, ...) give Unimplemented.
 #ifndef CORTIQ_FORMATS_GGUF_TOKENIZER_H_
 #define CORTIQ_FORMATS_GGUF_TOKENIZER_H_
 

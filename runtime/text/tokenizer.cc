@@ -59,7 +59,11 @@ absl::Status Tokenizer::Init() {
     if (!d.ok()) return named("decoder", d.status());
     decoder_.emplace(*std::move(d));
   }
-  model_ = std::make_unique<BpeModel>(section_.get());
+  if (c.model_type == ModelType::kSpm) {
+    spm_ = std::make_unique<SpmModel>(section_.get());
+  } else {
+    model_ = std::make_unique<BpeModel>(section_.get());
+  }
   const absl::Span<const AddedTokenEntry> added = section_->added_tokens();
   added_by_id_.reserve(added.size());
   for (uint32_t i = 0; i < added.size(); ++i) {
@@ -88,13 +92,13 @@ absl::Status Tokenizer::EncodePlain(std::string_view text, bool at_start,
     const std::string_view piece =
         std::string_view(normalized).substr(split.start, split.end - split.start);
     if (!pre_tokenizer_) {
-      model_->Tokenize(piece, out);
+      TokenizeWord(piece, out);
       continue;
     }
     std::vector<PreToken> words;
     words.push_back(PreToken{std::string(piece), at_start && split.start == 0});
     CORTIQ_RETURN_IF_ERROR(pre_tokenizer_->Apply(&words));
-    for (const PreToken& word : words) model_->Tokenize(word.text, out);
+    for (const PreToken& word : words) TokenizeWord(word.text, out);
   }
   return absl::OkStatus();
 }

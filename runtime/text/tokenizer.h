@@ -2,7 +2,7 @@
 // (tokenizer_section.h) in place. The pipeline is Hugging Face `tokenizers`' Tokenizer::encode
 // for one sequence: added tokens split out of the raw text (and, after normalization, those
 // marked `normalized`), each remaining piece normalized, pre-tokenized into words, each word
-// tokenized by the BPE model, then the post-processor's template (bos) when asked for; and
+// tokenized by the model (BPE, or SentencePiece by scores: spm.h), then the post-processor's template (bos) when asked for; and
 // Tokenizer::decode: ids → token strings → decoder.
 #ifndef CORTIQ_RUNTIME_TEXT_TOKENIZER_H_
 #define CORTIQ_RUNTIME_TEXT_TOKENIZER_H_
@@ -21,6 +21,7 @@
 #include "runtime/text/decoder.h"
 #include "runtime/text/normalizer.h"
 #include "runtime/text/pre_tokenizer.h"
+#include "runtime/text/spm.h"
 #include "runtime/text/tokenizer_section.h"
 #include "runtime/text/tokenizer_spec.h"
 
@@ -91,7 +92,17 @@ class Tokenizer {
   std::optional<Normalizer> normalizer_;
   std::optional<PreTokenizer> pre_tokenizer_;
   std::optional<Decoder> decoder_;
-  std::unique_ptr<BpeModel> model_;
+  // Appends the tokens of one pre-tokenized word (the model of the section).
+  void TokenizeWord(std::string_view word, std::vector<TokenId>* out) const {
+    if (spm_) {
+      spm_->Tokenize(word, out);
+    } else {
+      model_->Tokenize(word, out);
+    }
+  }
+
+  std::unique_ptr<BpeModel> model_;  // the BPE model, or null for SPM
+  std::unique_ptr<SpmModel> spm_;
   absl::flat_hash_map<TokenId, uint32_t> added_by_id_;  // id → index in added_tokens()
   absl::flat_hash_map<std::string, TokenId> added_by_content_;
 };

@@ -2,6 +2,7 @@
 #include "runtime/text/tokenizer_section.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -33,12 +34,13 @@ enum BlockKind : uint32_t {
   kConfig = 10,
   kBigramHash = 11,
   kSamplingDefaults = 12,  // 1.1, optional
-  kNumBlockKinds = 13,
+  kScores = 13,            // 1.2, SPM models only
+  kNumBlockKinds = 14,
 };
 
 // Blocks a section may leave out: those a later minor version added (a 1.0 section has no
 // sampling defaults block; its readers skip it).
-bool OptionalBlock(uint32_t kind) { return kind == kSamplingDefaults; }
+bool OptionalBlock(uint32_t kind) { return kind == kSamplingDefaults || kind == kScores; }
 
 const char* BlockName(uint32_t kind) {
   switch (kind) {
@@ -54,6 +56,7 @@ const char* BlockName(uint32_t kind) {
     case kConfig: return "config";
     case kBigramHash: return "bigram hash";
     case kSamplingDefaults: return "sampling defaults";
+    case kScores: return "scores";
     default: return "unknown";
   }
 }
@@ -309,6 +312,8 @@ absl::StatusOr<std::vector<uint8_t>> EncodeConfig(const TokenizerSpec& spec) {
   w.U8(g.do_sample.value_or(false));
   w.Str(spec.chat_template.text);
   w.Str(spec.chat_template.source);
+  // 1.2: only a non-BPE model says so (a BPE config stays as 1.1 readers expect it).
+  if (spec.model.type != ModelType::kBpe) w.U8(static_cast<uint8_t>(spec.model.type));
   return std::move(w.bytes());
 }
 
@@ -387,6 +392,13 @@ absl::Status DecodeConfig(absl::Span<const uint8_t> bytes, uint32_t vocab_size,
   }
   c->chat_template.text = r.Str();
   c->chat_template.source = r.Str();
+  if (r.ok() && !r.done()) {
+    const uint8_t type = r.U8();
+    if (type != static_cast<uint8_t>(ModelType::kSpm)) {
+      return bad(absl::StrCat("unknown model type ", type));
+    }
+    c->model_type = ModelType::kSpm;
+  }
   if (!r.ok()) return bad("truncated");
   if (!r.done()) return bad("unexpected bytes after the end");
   return absl::OkStatus();
@@ -783,6 +795,14 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
     blocks.emplace_back(kBigramHash, std::move(b));
   }
   blocks.emplace_back(kSamplingDefaults, EncodeSamplingDefaults(spec.generation));
+  if (spec.model.type == ModelType::kSpm) {
+    std::vector<float> scores(vocab);
+    for (size_t i = 0; i < vocab; ++i) {
+      scores[i] = spec.tokens[i].score;
+      if (!std::isfinite(scores[i])) return error("token ", i, " has a non-finite score");
+    }
+    blocks.emplace_back(kScores, block_of(scores.data(), scores.size() * 4));
+  }
 
   const auto align8 = [](uint64_t n) { return (n + 7) & ~uint64_t{7}; };
   uint64_t offset = align8(kHeaderBytes + kDirectoryEntryBytes * blocks.size());
@@ -1005,6 +1025,17 @@ absl::StatusOr<TokenizerSection> TokenizerSection::Load(absl::Span<const uint8_t
                                     &s.normalized_trie_));
   }
   CORTIQ_RETURN_IF_ERROR(DecodeConfig(block[kConfig], s.vocab_size_, &s.config_));
+  if (s.config_.model_type == ModelType::kSpm) {
+    if (!seen[kScores]) return SectionError("missing block scores (an SPM model)");
+    if (block[kScores].size() != vocab * 4) {
+      return SectionError("scores block has ", block[kScores].size(), " bytes for ", vocab,
+                          " tokens");
+    }
+    s.scores_ = As<float>(block[kScores].data());
+    for (uint64_t i = 0; i < vocab; ++i) {
+      if (!std::isfinite(s.scores_[i])) return SectionError("score of token ", i, " is not finite");
+    }
+  }
   if (seen[kSamplingDefaults]) {
     CORTIQ_RETURN_IF_ERROR(
         DecodeSamplingDefaults(block[kSamplingDefaults], &s.config_.generation));

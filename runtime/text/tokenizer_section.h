@@ -3,7 +3,7 @@
 // run time: the vocabulary, the merge ranks and the added-token matcher are laid out as tables
 // that are used in place.
 //
-// Layout (all integers little-endian, every block 8-byte aligned; version 1.1):
+// Layout (all integers little-endian, every block 8-byte aligned; version 1.2):
 //
 //     header (64 bytes): magic "CQTOKEN\1", u32 version_major, u32 version_minor, u64 total_size,
 //                        u64 checksum (ChecksumBytes of bytes [64, total_size)), u32 num_blocks,
@@ -31,9 +31,13 @@
 //                      tagged encoding of tokenizer_section.cc
 //       kSamplingDefaults (1.1; optional) min_p, typical_p, repetition_penalty, repeat_last_n:
 //                      each a u8 presence flag and the value (f32, f32, f32, i32)
+//       kScores        (1.2; SPM models only) f32[V]: each piece's score
 //
 //     A reader skips blocks of kinds it does not know (a later minor's); every block of 1.0 is
-//     required, kSamplingDefaults may be absent (a 1.0 section).
+//     required, kSamplingDefaults may be absent (a 1.0 section). An SPM model (1.2) ends kConfig
+//     with one more byte, the ModelType, and has kScores; a BPE section's kConfig is as in 1.1, so
+//     that a 1.1 reader refuses an SPM section ("unexpected bytes after the end" of the config)
+//     instead of running it as BPE.
 //
 //     AddedTrie: {u32 num_nodes, u32 num_edges} u32 root[256] (child of the root per first byte,
 //                0xFFFFFFFF none) {u32 first_edge, u32 num_edges, u32 token_plus_1}[num_nodes]
@@ -57,8 +61,8 @@ namespace cortiq::text {
 
 inline constexpr char kTokenizerSectionMagic[8] = {'C', 'Q', 'T', 'O', 'K', 'E', 'N', '\1'};
 inline constexpr uint32_t kTokenizerSectionVersionMajor = 1;
-// 1.1: the kSamplingDefaults block.
-inline constexpr uint32_t kTokenizerSectionVersionMinor = 1;
+// 1.1: the kSamplingDefaults block. 1.2: SPM models (ModelType in kConfig, the kScores block).
+inline constexpr uint32_t kTokenizerSectionVersionMinor = 2;
 // Required alignment of a section's first byte (its u32/u64 tables are read in place).
 inline constexpr size_t kTokenizerSectionAlignment = 8;
 
@@ -72,7 +76,7 @@ inline constexpr uint64_t kMaxTokenizerSectionBytes = uint64_t{1} << 30;
 
 // Bits of kTokenFlags.
 enum TokenFlag : uint8_t {
-  kTokenInModel = 1,    // a BPE vocabulary piece
+  kTokenInModel = 1,    // a vocabulary piece of the model (BPE or SPM)
   kTokenAdded = 2,      // an added token
   kTokenSpecial = 4,    // a special added token (skipped by skip_special_tokens)
   kTokenByte = 8,       // a byte-fallback piece "<0xXX>"
@@ -111,6 +115,7 @@ absl::StatusOr<std::vector<uint8_t>> SerializeTokenizerSection(const TokenizerSp
 
 // The small parts of a section (kConfig), decoded on load.
 struct TokenizerConfig {
+  ModelType model_type = ModelType::kBpe;
   std::optional<NormalizerSpec> normalizer;
   std::optional<PreTokenizerSpec> pre_tokenizer;
   std::optional<DecoderSpec> decoder;
@@ -181,6 +186,8 @@ class TokenizerSection {
     return nullptr;
   }
   uint32_t num_merges() const { return num_merges_; }
+  // The score of `id` (< V) for an SPM model (config().model_type); 0 for BPE.
+  float Score(TokenId id) const { return scores_ == nullptr ? 0.0f : scores_[id]; }
   // The "<0xXX>" token of `byte`, or -1.
   int64_t ByteId(uint8_t byte) const {
     return byte_ids_[byte] == 0xFFFFFFFFu ? -1 : static_cast<int64_t>(byte_ids_[byte]);
@@ -220,6 +227,7 @@ class TokenizerSection {
   uint32_t merge_max_probe_ = 0;
   uint32_t num_merges_ = 0;
   const uint32_t* byte_ids_ = nullptr;
+  const float* scores_ = nullptr;  // [V], SPM only
   absl::Span<const AddedTokenEntry> added_tokens_;
   const uint8_t* added_pool_ = nullptr;
   absl::Span<const uint64_t> bigram_slots_;

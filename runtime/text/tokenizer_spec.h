@@ -97,9 +97,22 @@ struct BpeMerge {
   uint32_t rank = 0;
 };
 
-// The BPE model (tokenizers/src/models/bpe/model.rs). The vocabulary is TokenizerSpec::tokens
-// whose `in_model` is set.
+// The kind of model that turns a word into tokens.
+enum class ModelType : uint8_t {
+  // BPE over ranked merges (tokenizers/src/models/bpe/model.rs): tokenizer.json "BPE", GGUF
+  // "gemma4".
+  kBpe = 0,
+  // SentencePiece by scores, as llama.cpp's llm_tokenizer_spm (GGUF tokenizer.ggml.model
+  // "llama", LLAMA_VOCAB_TYPE_SPM): adjacent symbols whose concatenation is a vocabulary piece
+  // merge, highest TokenEntry::score first; see runtime/text/spm.h.
+  kSpm = 1,
+};
+
+// The model (tokenizers/src/models/bpe/model.rs for BPE). The vocabulary is
+// TokenizerSpec::tokens whose `in_model` is set. An SPM model uses no merges; unk_id and
+// byte_fallback apply to both.
 struct BpeSpec {
+  ModelType type = ModelType::kBpe;
   std::vector<BpeMerge> merges;
   std::optional<TokenId> unk_id;  // `unk_token` resolved; none: unknown characters are dropped.
   bool fuse_unk = false;          // consecutive unknown characters give one unk token.
@@ -113,6 +126,7 @@ struct BpeSpec {
 struct TokenEntry {
   std::string piece;      // the vocabulary string (GGUF: the bytes of tokenizer.ggml.tokens).
   bool in_model = false;  // part of the BPE vocabulary (else only an added token, or a hole).
+  float score = 0.0f;     // SPM: the piece's score (GGUF tokenizer.ggml.scores); unused for BPE.
 };
 
 // An added token (tokenizers AddedToken): matched in the text before the model runs.

@@ -48,12 +48,13 @@ std::string SummarizeTokenizer(const Tokenizer& t) {
   const TokenizerConfig& c = t.config();
   size_t special = 0;
   for (const AddedTokenEntry& e : t.section().added_tokens()) special += (e.flags & kAddedSpecial) != 0;
-  std::vector<std::string> model_flags = {"BPE"};
+  const bool spm = c.model_type == ModelType::kSpm;
+  std::vector<std::string> model_flags = {spm ? "SPM: merges by piece score" : "BPE"};
   if (c.byte_fallback) model_flags.push_back("byte_fallback");
   if (c.fuse_unk) model_flags.push_back("fuse_unk");
   if (c.ignore_merges) model_flags.push_back("ignore_merges");
   std::string out = absl::StrCat("tokenizer: ", t.vocab_size(), " tokens, ",
-                                 t.section().num_merges(), " merges (",
+                                 spm ? "" : absl::StrCat(t.section().num_merges(), " merges "), "(",
                                  absl::StrJoin(model_flags, ", "), "), ",
                                  t.section().added_tokens().size(), " added tokens (", special,
                                  " special), from ", c.source, "\n");

@@ -279,5 +279,93 @@ TEST(CheckpointTokenizer, ReadsSamplingFields) {
       ApplyGenerationConfig(R"({"repetition_penalty": "x"})", "g.json", &*spec).ok());
 }
 
+// SentencePiece GGUFs (tokenizer.ggml.model = "llama", written with gguf-py by
+// tests/tools/reference/make_spm_ggufs.py: 6261 pieces with scores that often tie, 256 byte
+// pieces, CONTROL and USER_DEFINED tokens) against llama.cpp's llama-tokenize (llm_tokenizer_spm;
+// tests/tools/reference/spm_reference.py) on the corpora and tests/data/tokenizer/spm/extra.jsonl:
+// with add_space_prefix and bos, and without either. Decoding gives the text back where no
+// special token, unk or literal "▁" is involved; the stream decoder agrees with Decode.
+absl::StatusOr<Tokenizer> LoadGguf(const std::string& path) {
+  absl::StatusOr<GgufFile> gguf = GgufFile::Open(path, false);
+  if (!gguf.ok()) return gguf.status();
+  absl::StatusOr<text::TokenizerSpec> spec = ReadGgufTokenizer(*gguf);
+  if (!spec.ok()) return spec.status();
+  return Tokenizer::FromSpec(*spec);
+}
+
+void ExpectMatchesLlamaCpp(const std::string& name) {
+  const std::string dir = kData + "/tokenizer/spm/";
+  absl::StatusOr<Tokenizer> t = LoadGguf(dir + name + ".gguf");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->config().model_type, text::ModelType::kSpm);
+  const std::string ref = *ReadFileToString(dir + name + "_ref.jsonl", 1 << 30);
+  size_t line_number = 0, round_trips = 0;
+  for (absl::string_view line : absl::StrSplit(ref, '\n', absl::SkipEmpty())) {
+    ++line_number;
+    absl::StatusOr<llvm::json::Value> v = ParseJson(line, "reference");
+    ASSERT_TRUE(v.ok()) << v.status();
+    const llvm::json::Object& o = *v->getAsObject();
+    const std::string text = o.getString("text")->str();
+    const std::vector<TokenId> expected = Ids(o.get("ids"));
+    absl::StatusOr<std::vector<TokenId>> ids = t->Encode(text, {.add_special_tokens = true});
+    ASSERT_TRUE(ids.ok()) << ids.status();
+    EXPECT_EQ(*ids, expected) << name << " line " << line_number << ": " << Shown(text);
+    // The text back, but for the bos the file adds (a special token, skipped).
+    const text::DecodeOptions skip{.skip_special_tokens = true};
+    // Added tokens (special or not) and unk are left out: the space prefix after an added
+    // token is a real space in the decoded text.
+    const bool adds_bos = !t->config().post_processor.single.empty();
+    const TokenId bos = t->config().bos_id.value_or(-1);
+    bool plain = text.find("\xE2\x96\x81") == std::string::npos;
+    for (size_t k = 0; k < ids->size(); ++k) {
+      const TokenId id = (*ids)[k];
+      plain &= (k == 0 && adds_bos && id == bos) ||
+               ((t->section().flags(id) & text::kTokenAdded) == 0 && id != 0);
+    }
+    if (plain) {
+      ++round_trips;
+      EXPECT_EQ(*t->Decode(*ids, skip), text) << name << " line " << line_number;
+    }
+    // (The Strip decoder makes streaming re-decode the text per token: short texts only.)
+    if (text.size() < 2000) ExpectStreamsLikeDecode(*t, *ids, skip);
+  }
+  EXPECT_EQ(line_number, 82u + 300u + 29u);
+  EXPECT_GT(round_trips, 300u);
+}
+
+TEST(SpmGguf, WithSpacePrefixMatchesLlamaCpp) { ExpectMatchesLlamaCpp("spm-prefix"); }
+TEST(SpmGguf, WithoutSpacePrefixMatchesLlamaCpp) { ExpectMatchesLlamaCpp("spm-noprefix"); }
+
+// The merge order of llm_tokenizer_spm (score, then leftmost) on a hand-made vocabulary; a
+// character that is no piece and has no byte pieces becomes one unk token (llama.cpp would
+// throw); a word of 100k characters (O(n log n)).
+TEST(SpmGguf, UnknownCharacterWithoutBytePiecesIsUnk) {
+  text::TokenizerSpec spec;
+  spec.model.type = text::ModelType::kSpm;
+  spec.model.unk_id = 0;
+  const std::vector<std::pair<std::string, float>> pieces = {
+      {"<unk>", 0}, {"a", -1}, {"b", -1}, {"ab", -2}, {"ba", -1}, {"\xE2\x96\x81", -1},
+      {"aa", -1}};
+  for (const auto& [piece, score] : pieces) {
+    text::TokenEntry e;
+    e.piece = piece;
+    e.in_model = true;
+    e.score = score;
+    spec.tokens.push_back(e);
+  }
+  absl::StatusOr<Tokenizer> t = Tokenizer::FromSpec(spec);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->section().Score(3), -2.0f);
+  // "aba": "ba" (-1) outscores "ab" (-2) and merges first; "a" + "ba" is no piece.
+  EXPECT_EQ(*t->Encode("aba"), (std::vector<TokenId>{1, 4}));
+  // Equal scores: the leftmost pair first, so "aaa" is "aa" + "a", not "a" + "aa".
+  EXPECT_EQ(*t->Encode("aaa"), (std::vector<TokenId>{6, 1}));
+  EXPECT_EQ(*t->Encode("a\xC3\xA9" "b"), (std::vector<TokenId>{1, 0, 2}));
+  const std::vector<TokenId> long_word = *t->Encode(std::string(100000, 'a') + "b");
+  ASSERT_EQ(long_word.size(), 50001u);
+  EXPECT_EQ(long_word[49999], 6);
+  EXPECT_EQ(long_word.back(), 2);
+}
+
 }  // namespace
 }  // namespace cortiq

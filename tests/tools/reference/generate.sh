@@ -23,3 +23,12 @@ for corpus in corpus random; do
 done
 node render_chat.mjs "$data/chat/gemma4_chat_template.jinja" "$data/chat/conversations.json" \
   "$data/chat/gemma4_rendered_ref.json"
+# SentencePiece ("llama") GGUFs written with llama.cpp's gguf-py (needs Debian's python3-numpy,
+# hence /usr/bin/python3) and their reference ids from llama.cpp's llama-tokenize.
+ref=${CORTIQ_LLAMA_CPP:-$here/../../../../shared/reference/llama.cpp}
+/usr/bin/python3 make_spm_ggufs.py "$ref/src/gguf-py" "$tok/corpus.jsonl" "$tok/random.jsonl" \
+  "$tok/spm"
+for g in spm-prefix spm-noprefix; do
+  /usr/bin/python3 spm_reference.py "$here/../../../scripts/llama-cpp.sh" "$tok/spm/$g.gguf" \
+    "$tok/spm/${g}_ref.jsonl" "$tok/corpus.jsonl" "$tok/random.jsonl" "$tok/spm/extra.jsonl"
+done
