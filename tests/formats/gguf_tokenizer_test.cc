@@ -101,7 +101,7 @@ TEST(GgufTokenizer, ErrorsNameTheKey) {
               HasSubstr("tokenizer.ggml.model: missing"));
   EXPECT_THAT(Error(Build("llama", {"tokenizer.ggml.model"},
                           [](GgufBuilder& b) { b.Str("tokenizer.ggml.model", "gpt2"); })),
-              HasSubstr("tokenizer.ggml.model \"gpt2\" is not supported (supported: gemma4)"));
+              HasSubstr("tokenizer.ggml.model \"gpt2\" is not supported (supported: gemma4, llama)"));
   EXPECT_THAT(Error(Build("short_scores", {"tokenizer.ggml.scores"},
                           [](GgufBuilder& b) {
                             b.Array<float>("tokenizer.ggml.scores", GgufValueType::kF32,

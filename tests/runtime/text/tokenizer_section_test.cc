@@ -123,8 +123,9 @@ TEST(TokenizerSection, RejectsDamage) {
   EXPECT_THAT(Message(TokenizerSection::Load(bad).status()), HasSubstr("bad magic"));
   bad = good;
   bad[8] = 2;
+  // Major 2 with this build's minor.
   EXPECT_THAT(Message(TokenizerSection::Load(bad).status()),
-              HasSubstr("version 2.1 is not readable by this build (reads 1.x)"));
+              ::testing::MatchesRegex(".*version 2\\.[0-9]+ is not readable by this build \\(reads 1\\.x\\).*"));
   // Truncated anywhere.
   for (size_t n : {size_t{0}, size_t{10}, size_t{64}, good.size() / 2, good.size() - 1}) {
     const absl::Status s =
