@@ -2,6 +2,7 @@
 // its directory, its GGUF), expected ids from tokenizers.js (tests/data/tokenizer/tiny_*_ref) and
 // llama.cpp's llama-tokenize on the same GGUF (which agree for these inputs).
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -27,7 +28,12 @@ struct Result {
 
 // Runs `args` (already shell-quoted) and captures stdout, stderr and the exit code.
 Result RunTool(const std::string& args) {
-  const std::string err_path = testing::TempDir() + "/stderr.txt";
+  // Named per test and process: ctest -j runs the cases of this binary as parallel processes
+  // sharing TempDir().
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string err_path =
+      absl::StrCat(testing::TempDir(), "/stderr-", test != nullptr ? test->name() : "none", "-",
+                   getpid(), ".txt");
   const std::string command = absl::StrCat(kBin, " ", args, " 2>", err_path);
   Result r;
   FILE* pipe = popen(command.c_str(), "r");
@@ -43,7 +49,7 @@ Result RunTool(const std::string& args) {
 }
 
 std::string WriteFile(const std::string& name, const std::string& contents) {
-  const std::string path = testing::TempDir() + "/" + name;
+  const std::string path = absl::StrCat(testing::TempDir(), "/", getpid(), "-", name);
   std::ofstream(path, std::ios::binary) << contents;
   return path;
 }
