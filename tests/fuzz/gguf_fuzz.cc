@@ -5,6 +5,8 @@
 // reader over the same file (OpenCheckpoint: the Q8_0/Q4_0 block copies the compiler stores as
 // they are, RawData, and the conversions). Invariants: errors name the file; accepted tensors lie
 // inside the file, in the data section; the reader's tensors are the file's decoder tensors.
+// Also the tokenizer.ggml.* keys (ReadGgufTokenizer: gemma4 BPE and llama SentencePiece), and a
+// tokenizer built from what they give encoding and decoding a short text.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,8 @@
 #include "formats/checkpoint_reader.h"
 #include "formats/gguf.h"
 #include "formats/gguf_gemma4.h"
+#include "formats/gguf_tokenizer.h"
+#include "runtime/text/tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -96,6 +100,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ReadEveryValue(*gguf);
     ReadEveryTensor(*gguf, map_data && size > 0, size);
     if (!map_data) continue;
+    absl::StatusOr<text::TokenizerSpec> spec = ReadGgufTokenizer(*gguf);
+    if (spec.ok()) {
+      absl::StatusOr<text::Tokenizer> tokenizer = text::Tokenizer::FromSpec(*spec);
+      if (tokenizer.ok()) {
+        absl::StatusOr<std::vector<text::TokenId>> ids =
+            tokenizer->Encode("Hello world <bos> \xC3\xA9\xF0\x9F\x98\x80 a  b\n", {true});
+        if (ids.ok()) (void)tokenizer->Decode(*ids);
+      }
+    }
     absl::StatusOr<Gemma4TextConfig> config = Gemma4ConfigFromGguf(*gguf);
     fuzz::CheckNamesFile(config.status(), file.path());
     for (const GgufTensorInfo& info : gguf->tensors()) {
