@@ -214,8 +214,8 @@ CORTIQ_API cortiq_status cortiq_token_piece(const cortiq_model* model, int32_t t
   });
 }
 
-CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
-                                                    cortiq_token_kind kind, int32_t* token) {
+CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model, int32_t kind,
+                                                    int32_t* token) {
   return Guarded("cortiq_model_special_token", [&](const Call& call) -> cortiq_status {
     if (model == nullptr) return call.Null("model");
     if (token == nullptr) return call.Null("token");
@@ -224,7 +224,7 @@ CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
     if (tokenizer == nullptr) return status;
     const cortiq::text::TokenizerConfig& config = tokenizer->config();
     std::optional<int32_t> id;
-    switch (static_cast<int>(kind)) {
+    switch (kind) {
       case CORTIQ_TOKEN_BOS: id = config.bos_id; break;
       case CORTIQ_TOKEN_EOS: id = config.eos_id; break;
       case CORTIQ_TOKEN_END_OF_TURN: id = tokenizer->TokenToId("<turn|>"); break;
@@ -232,7 +232,7 @@ CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
       case CORTIQ_TOKEN_UNK: id = config.unk_id; break;
       default:
         return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                          absl::StrCat("kind ", static_cast<int>(kind),
+                          absl::StrCat("kind ", kind,
                                        " is not a cortiq_token_kind (0..4)"));
     }
     *token = id ? *id : -1;

@@ -352,11 +352,13 @@ CORTIQ_API cortiq_status cortiq_detokenize(const cortiq_model* model, const int3
 CORTIQ_API cortiq_status cortiq_token_piece(const cortiq_model* model, int32_t token,
                                             char* piece, size_t capacity, size_t* length);
 
-/* Stores in *token the id of the model's special token of `kind`, or -1 if the tokenizer has
- * none. Errors: INVALID_ARGUMENT (NULL model/token, kind not a cortiq_token_kind),
- * FAILED_PRECONDITION (no tokenizer). */
-CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model,
-                                                    cortiq_token_kind kind, int32_t* token);
+/* Stores in *token the id of the model's special token of `kind` (a cortiq_token_kind value),
+ * or -1 if the tokenizer has none. `kind` is an int32_t, not the enum type, so that any value a
+ * caller passes is well defined to check (a C++ enum parameter holding a value outside the
+ * enum's range is undefined behaviour). Errors: INVALID_ARGUMENT (NULL model/token, kind not a
+ * cortiq_token_kind), FAILED_PRECONDITION (no tokenizer). */
+CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model, int32_t kind,
+                                                    int32_t* token);
 
 /* Stores in *result 1 if a plain completion (a prompt that is not a chat) stops at `token`, else
  * 0 — the ids `cortiq-run -p` stops on without --chat: the checkpoint's end-of-generation ids

@@ -182,9 +182,11 @@ TEST_F(CApiTextTest, BadArgumentsAreErrors) {
             CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(cortiq_token_piece(model_.get(), 2, buffer, 3, &n), CORTIQ_STATUS_INVALID_ARGUMENT);
 
-  EXPECT_EQ(cortiq_model_special_token(model_.get(), static_cast<cortiq_token_kind>(9), &id),
+  EXPECT_EQ(cortiq_model_special_token(model_.get(), 9, &id),
             CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(cortiq_last_error(), HasSubstr("kind 9 is not a cortiq_token_kind"));
+  EXPECT_EQ(cortiq_model_special_token(model_.get(), -1, &id), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("kind -1 is not a cortiq_token_kind"));
   EXPECT_EQ(cortiq_model_special_token(nullptr, CORTIQ_TOKEN_BOS, &id),
             CORTIQ_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(cortiq_model_special_token(model_.get(), CORTIQ_TOKEN_BOS, nullptr),
