@@ -229,6 +229,58 @@ TEST_F(CortiqChatTest, Commands) {
   EXPECT_THAT(chat.err, HasSubstr("session (3 turns)"));
 }
 
+// /drop forgets the oldest exchange: the next reply is what one cortiq-run gives for the
+// conversation without it (the rest re-evaluated). /system sets the system message: the next
+// reply is the one --system gives from the start. /reset is /clear: the same first reply again,
+// nothing reused.
+TEST_F(CortiqChatTest, DropSystemAndResetChangeTheConversation) {
+  const std::string limits = "--temp 0 -n 6 --ignore-eos --special";
+  const CommandResult chat = Chat(absl::StrCat(limits, " --verbose"),
+                                  "First message\nSecond message\n/drop\nThird message\n");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("dropped the oldest exchange (1 left"));
+  const std::vector<std::string> replies =
+      absl::StrSplit(absl::StripSuffix(chat.out, "\n"), '\n');
+  ASSERT_EQ(replies.size(), 3u) << chat.out;
+  const std::string file = dir_ + "/after_drop.txt";
+  const std::string after_drop =
+      Render({Message("user", "Second message"), Message("assistant", replies[1]),
+              Message("user", "Third message")});
+  std::ofstream(file, std::ios::binary) << after_drop;
+  const CommandResult run = Run(absl::StrCat("-f ", file, " ", limits));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(replies[2], run.out);
+  const std::vector<TurnCounts> counts = ParseTurns(chat.err);
+  ASSERT_EQ(counts.size(), 3u) << chat.err;
+  // The first exchange is gone from the front: what the cache still serves is the start the
+  // first message's prompt shares with the new conversation (<bos><|turn>user\n ...), and the
+  // rest is evaluated again.
+  const std::vector<int32_t> prompt = Encode(after_drop);
+  const int64_t shared = static_cast<int64_t>(
+      CommonPrefixLength(Encode(Render({Message("user", "First message")})), prompt));
+  EXPECT_EQ(counts[2].reused, shared);
+  EXPECT_EQ(counts[2].evaluated, static_cast<int64_t>(prompt.size()) - shared);
+
+  const CommandResult system = Chat(limits, "/system Answer in French.\nHello\n");
+  ASSERT_EQ(system.exit_code, 0) << system.err;
+  EXPECT_THAT(system.err, HasSubstr("system message set"));
+  const CommandResult flag = Chat(absl::StrCat(limits, " --system 'Answer in French.'"), "Hello\n");
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(system.out, flag.out);
+  const CommandResult plain = Chat(limits, "Hello\n");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(Encode(Render({Message("system", "Answer in French."), Message("user", "Hello")})),
+            Encode(Render({Message("user", "Hello")})));
+
+  const CommandResult reset =
+      Chat(absl::StrCat(limits, " --verbose"), "Hello\n/reset\nHello\n");
+  ASSERT_EQ(reset.exit_code, 0) << reset.err;
+  EXPECT_EQ(reset.out, plain.out + plain.out);
+  const std::vector<TurnCounts> reset_counts = ParseTurns(reset.err);
+  ASSERT_EQ(reset_counts.size(), 2u) << reset.err;
+  EXPECT_EQ(reset_counts[1].reused, 0);
+}
+
 // A trailing backslash and a """ block each make one message of several lines: the prompt has
 // the tokens of the conversation with that message (/clear between them: each is a first turn).
 TEST_F(CortiqChatTest, MultiLineInput) {
