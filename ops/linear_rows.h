@@ -14,8 +14,10 @@
 // the kernel of choice from 1 to about 16 rows (bench/linear_rows_benchmark.cc
 // measures where MatMul overtakes it).
 //
-// TODO(formats): other block formats (F16, K-quants, IQ4_XS) go through the
-// MatMul kernels for batches > 1 until they get a LinearRows variant here.
+// The other formats (F16, Q4_1, Q5_x, K-quants, IQ4_x) have no variant here:
+// the session runs their decode kernel per row over blocks of 16 output rows
+// (runtime/session.cc, LinearRowsByBlocks), which keeps the bits and streams
+// the weights once but decodes each block once per row.
 
 #ifndef CORTIQ_OPS_LINEAR_ROWS_H_
 #define CORTIQ_OPS_LINEAR_ROWS_H_

@@ -169,6 +169,27 @@ void GatherF16(const void* table, size_t cols, size_t row, float scale, float* o
                     out);
 }
 
+// The few-rows kernel of a format that has no LinearRows of its own in ops/linear_rows.h (F16,
+// Q4_1, Q5_x, the K-quants, IQ4_x): `kLinear`, the decode kernel, for each activation row over
+// blocks of kRowsPerBlock output rows, so that a block's weights (16 rows: 2-11 KiB each at the
+// E2B/E4B widths) come from memory once and from the cache for the other rows. Each row gets the
+// bits kLinear gives it alone, because the decode kernels compute each output row the same way
+// whatever row range it is in (tests/ops/kernels_<format>_test.cc): a sequence decoded with others
+// in EvalAcross gets the logits it gets alone, as with the dedicated kernels, which also share
+// the decoding of each weight block between rows (these decode it once per row).
+template <LinearKernel kLinear>
+void LinearRowsByBlocks(const void* w, const float* x, size_t x_stride, float* y,
+                        size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
+                        size_t end) {
+  constexpr size_t kRowsPerBlock = 16;
+  for (size_t block = begin; block < end; block += kRowsPerBlock) {
+    const size_t block_end = std::min(end, block + kRowsPerBlock);
+    for (size_t t = 0; t < batch; ++t) {
+      kLinear(w, x + t * x_stride, y + t * y_stride, rows, cols, block, block_end);
+    }
+  }
+}
+
 // A whole row of a block-format table: ops::GatherRow<Format> over [0, cols).
 template <void (*kGather)(const void*, size_t, size_t, size_t, size_t, float, float*)>
 void GatherBlocks(const void* table, size_t cols, size_t row, float scale, float* out) {
@@ -182,30 +203,38 @@ struct FormatKernels {
   MatMulKernel matmul;
   GatherKernel gather;
   // The few-rows kernel (MatMul's signature; each row's result has the bits of `linear` on that
-  // row), or nullptr: EvalAcross then falls back to `matmul`. TODO: the other block formats.
+  // row): ops/linear_rows.h's, or LinearRowsByBlocks over `linear`.
   MatMulKernel linear_rows = nullptr;
 };
 
 constexpr FormatKernels kFormatKernels[] = {
     {WeightFormat::kF32, LinearF32, MatMulF32, GatherF32, LinearRowsF32},
     {WeightFormat::kBF16, LinearBF16, MatMulBF16, GatherBF16, LinearRowsBF16},
-    {WeightFormat::kF16, LinearF16, MatMulF16, GatherF16},
+    {WeightFormat::kF16, LinearF16, MatMulF16, GatherF16, LinearRowsByBlocks<LinearF16>},
     {WeightFormat::kQ8_0, ops::LinearQ8_0, ops::MatMulQ8_0, GatherBlocks<ops::GatherRowQ8_0>,
      ops::LinearRowsQ8_0},
     {WeightFormat::kQ4_0, ops::LinearQ4_0, ops::MatMulQ4_0, GatherBlocks<ops::GatherRowQ4_0>,
      ops::LinearRowsQ4_0},
-    {WeightFormat::kQ4_1, ops::LinearQ4_1, ops::MatMulQ4_1, GatherBlocks<ops::GatherRowQ4_1>},
-    {WeightFormat::kQ5_0, ops::LinearQ5_0, ops::MatMulQ5_0, GatherBlocks<ops::GatherRowQ5_0>},
-    {WeightFormat::kQ5_1, ops::LinearQ5_1, ops::MatMulQ5_1, GatherBlocks<ops::GatherRowQ5_1>},
-    {WeightFormat::kQ2_K, ops::LinearQ2_K, ops::MatMulQ2_K, GatherBlocks<ops::GatherRowQ2_K>},
-    {WeightFormat::kQ3_K, ops::LinearQ3_K, ops::MatMulQ3_K, GatherBlocks<ops::GatherRowQ3_K>},
-    {WeightFormat::kQ4_K, ops::LinearQ4_K, ops::MatMulQ4_K, GatherBlocks<ops::GatherRowQ4_K>},
-    {WeightFormat::kQ5_K, ops::LinearQ5_K, ops::MatMulQ5_K, GatherBlocks<ops::GatherRowQ5_K>},
-    {WeightFormat::kQ6_K, ops::LinearQ6_K, ops::MatMulQ6_K, GatherBlocks<ops::GatherRowQ6_K>},
+    {WeightFormat::kQ4_1, ops::LinearQ4_1, ops::MatMulQ4_1, GatherBlocks<ops::GatherRowQ4_1>,
+     LinearRowsByBlocks<ops::LinearQ4_1>},
+    {WeightFormat::kQ5_0, ops::LinearQ5_0, ops::MatMulQ5_0, GatherBlocks<ops::GatherRowQ5_0>,
+     LinearRowsByBlocks<ops::LinearQ5_0>},
+    {WeightFormat::kQ5_1, ops::LinearQ5_1, ops::MatMulQ5_1, GatherBlocks<ops::GatherRowQ5_1>,
+     LinearRowsByBlocks<ops::LinearQ5_1>},
+    {WeightFormat::kQ2_K, ops::LinearQ2_K, ops::MatMulQ2_K, GatherBlocks<ops::GatherRowQ2_K>,
+     LinearRowsByBlocks<ops::LinearQ2_K>},
+    {WeightFormat::kQ3_K, ops::LinearQ3_K, ops::MatMulQ3_K, GatherBlocks<ops::GatherRowQ3_K>,
+     LinearRowsByBlocks<ops::LinearQ3_K>},
+    {WeightFormat::kQ4_K, ops::LinearQ4_K, ops::MatMulQ4_K, GatherBlocks<ops::GatherRowQ4_K>,
+     LinearRowsByBlocks<ops::LinearQ4_K>},
+    {WeightFormat::kQ5_K, ops::LinearQ5_K, ops::MatMulQ5_K, GatherBlocks<ops::GatherRowQ5_K>,
+     LinearRowsByBlocks<ops::LinearQ5_K>},
+    {WeightFormat::kQ6_K, ops::LinearQ6_K, ops::MatMulQ6_K, GatherBlocks<ops::GatherRowQ6_K>,
+     LinearRowsByBlocks<ops::LinearQ6_K>},
     {WeightFormat::kIQ4_NL, ops::LinearIQ4_NL, ops::MatMulIQ4_NL,
-     GatherBlocks<ops::GatherRowIQ4_NL>},
+     GatherBlocks<ops::GatherRowIQ4_NL>, LinearRowsByBlocks<ops::LinearIQ4_NL>},
     {WeightFormat::kIQ4_XS, ops::LinearIQ4_XS, ops::MatMulIQ4_XS,
-     GatherBlocks<ops::GatherRowIQ4_XS>},
+     GatherBlocks<ops::GatherRowIQ4_XS>, LinearRowsByBlocks<ops::LinearIQ4_XS>},
 };
 static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
               "every weight format has its kernels");
