@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <cstring>
 
+#include "base/target_clones.h"
+
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
 #error "runtime/sampling needs float arithmetic without excess precision (FLT_EVAL_METHOD == 0)"
 #endif
@@ -45,6 +47,8 @@ inline float ExpKernel(float x) {
 
 float PortableExp(float x) { return ExpKernel(x); }
 
+// One clone per vector width (base/target_clones.h): the same operations, so the same bits.
+CORTIQ_TARGET_CLONES
 void PortableExpShifted(const float* x, int64_t n, float shift, float divisor, float* out) {
   if (divisor == 1.0f) {  // y / 1 == y exactly: skip the division (the slowest operation here)
     for (int64_t i = 0; i < n; ++i) out[i] = ExpKernel(x[i] - shift);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/target_clones.h"
 #include "runtime/sampling/portable_exp.h"
 
 namespace cortiq {
@@ -19,6 +20,7 @@ const int32_t kOrderedMinusInf = OrderedFloatBits(-std::numeric_limits<float>::i
 
 }  // namespace
 
+CORTIQ_TARGET_CLONES
 LogitsScan ScanLogits(absl::Span<const float> logits) {
   const float* x = logits.data();
   const int64_t n = static_cast<int64_t>(logits.size());
@@ -51,6 +53,7 @@ TokenCandidates::TokenCandidates(int32_t vocab_size)
       key(static_cast<size_t>(vocab_size)),
       bucket(static_cast<size_t>(vocab_size)) {}
 
+CORTIQ_TARGET_CLONES
 absl::Status TokenCandidates::Load(absl::Span<const float> logits) {
   const int64_t n = vocab_size();
   if (static_cast<int64_t>(logits.size()) != n) {
@@ -98,6 +101,7 @@ void TokenCandidates::EnsureWeights() {
   has_weights = true;
 }
 
+CORTIQ_TARGET_CLONES
 double TokenCandidates::WeightSum() const {
   double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   const float* w = weight.data();
