@@ -14,6 +14,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -131,26 +132,34 @@ struct cortiq_session {
 
 namespace cortiq_c_api {
 
-// The opening of every call on a session (cortiq.h, "Thread safety"): a NULL session is
-// INVALID_ARGUMENT; a session another call is running on is BUSY, before any other argument is
-// looked at and without touching the session; then body(call, session) runs holding the
-// session's busy flag, exceptions turned into statuses.
-template <typename Body>
-cortiq_status OnSession(const char* function, cortiq_session* session, Body&& body) noexcept {
+// The opening of every call on a handle used by one thread at a time (a session or a sampler;
+// cortiq.h, "Thread safety"): a NULL handle is INVALID_ARGUMENT; a handle another call is running
+// on is BUSY, before any other argument is looked at and without touching the handle; then
+// body(call, *handle) runs holding the handle's `busy` flag, exceptions turned into statuses.
+// `what` names the handle in the messages ("session", "sampler").
+template <typename Handle, typename Body>
+cortiq_status OnExclusive(const char* function, const char* what, Handle* handle,
+                          Body&& body) noexcept {
   return Guarded(function, [&](const Call& call) -> cortiq_status {
-    if (session == nullptr) return call.Null("session");
-    if (session->busy.exchange(true, std::memory_order_acquire)) {
-      return call.Error(CORTIQ_STATUS_BUSY,
-                        "another call on this session is running (use one session per thread)");
+    if (handle == nullptr) return call.Null(what);
+    if (handle->busy.exchange(true, std::memory_order_acquire)) {
+      return call.Error(CORTIQ_STATUS_BUSY, absl::StrCat("another call on this ", what,
+                                                         " is running (use one ", what,
+                                                         " per thread)"));
     }
     struct Release {
-      cortiq_session* session;
-      ~Release() { session->busy.store(false, std::memory_order_release); }
-    } release{session};
-    return body(call, *session);
+      Handle* handle;
+      ~Release() { handle->busy.store(false, std::memory_order_release); }
+    } release{handle};
+    return body(call, *handle);
   });
 }
 
+// OnExclusive for the calls on a session.
+template <typename Body>
+cortiq_status OnSession(const char* function, cortiq_session* session, Body&& body) noexcept {
+  return OnExclusive(function, "session", session, std::forward<Body>(body));
+}
 
 }  // namespace cortiq_c_api
 

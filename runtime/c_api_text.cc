@@ -106,21 +106,10 @@ cortiq::sampling::SamplingOptions ModelDefaults(const CortiqModelData& data) {
                         : cortiq::sampling::DefaultSamplingOptions();
 }
 
-// Runs body(call, sampler) holding the sampler's busy flag (as OnSession does for sessions).
+// OnExclusive (c_api_internal.h) for the calls on a sampler.
 template <typename Body>
 cortiq_status OnSampler(const char* function, cortiq_sampler* sampler, Body&& body) noexcept {
-  return Guarded(function, [&](const Call& call) -> cortiq_status {
-    if (sampler == nullptr) return call.Null("sampler");
-    if (sampler->busy.exchange(true, std::memory_order_acquire)) {
-      return call.Error(CORTIQ_STATUS_BUSY,
-                        "another call on this sampler is running (use one sampler per thread)");
-    }
-    struct Release {
-      cortiq_sampler* sampler;
-      ~Release() { sampler->busy.store(false, std::memory_order_release); }
-    } release{sampler};
-    return body(call, *sampler);
-  });
+  return OnExclusive(function, "sampler", sampler, std::forward<Body>(body));
 }
 
 }  // namespace
