@@ -257,8 +257,44 @@ Artifact::~Artifact() {
   if (mapping_ != nullptr) munmap(mapping_, static_cast<size_t>(file_size_));
 }
 
-absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
-    const std::string& path) {
+namespace {
+
+// The file behind `file.fd` (map_size bytes, currently mapped at file.map) read into private
+// anonymous memory, which then replaces the mapping in `file` (ArtifactLoad::kRead). pread in
+// chunks, so the file mapping is never faulted in and the page cache can drop what was copied.
+absl::Status ReadIntoMemory(const std::string& path, FileGuard& file) {
+  void* memory =
+      mmap(nullptr, file.map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": cannot allocate ", file.map_size, " bytes to read the model into memory (",
+        std::strerror(errno), "); open it mapped instead"));
+  }
+  constexpr size_t kChunk = size_t{64} << 20;
+  uint8_t* out = static_cast<uint8_t*>(memory);
+  for (size_t done = 0; done < file.map_size;) {
+    const ssize_t got = pread(file.fd, out + done, std::min(kChunk, file.map_size - done),
+                              static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const int error = got < 0 ? errno : EIO;
+      munmap(memory, file.map_size);
+      errno = error;
+      return ErrnoStatus(absl::StrCat(path, ": cannot read byte ", done, got == 0 ? " (the file "
+                                      "shrank)" : ""));
+    }
+    done += static_cast<size_t>(got);
+  }
+  mprotect(memory, file.map_size, PROT_READ);  // as read-only as the mapping it replaces
+  munmap(file.map, file.map_size);
+  file.map = memory;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(const std::string& path,
+                                                         ArtifactLoad load) {
   const auto invalid = [&](absl::string_view message) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
   };
@@ -296,6 +332,7 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(
   file.map = mmap(nullptr, file.map_size, PROT_READ, MAP_SHARED, file.fd, 0);
   if (file.map == MAP_FAILED)
     return ErrnoStatus(absl::StrCat(path, ": cannot mmap"));
+  if (load == ArtifactLoad::kRead) CORTIQ_RETURN_IF_ERROR(ReadIntoMemory(path, file));
   const uint8_t* base = static_cast<const uint8_t*>(file.map);
 
   const ArtifactHeader h = DecodeArtifactHeader(base);

@@ -121,9 +121,24 @@ absl::Status WriteArtifact(
     const std::function<absl::Status(size_t weight_index, uint8_t* dst)>& fill,
     const std::vector<ArtifactSectionData>& sections = {});
 
-// An opened artifact: a read-only mmap of the file and its validated plan.
-// Immutable, so one Artifact can be shared by any number of sessions and
-// threads; it must outlive them.
+// How Artifact::Open makes the file's bytes addressable.
+enum class ArtifactLoad {
+  // A read-only shared mmap of the file (the default): opening costs
+  // milliseconds whatever the size, pages are read on first use, and they are
+  // the page cache's, shared with every process that maps the file.
+  kMap,
+  // The whole file read (pread, in chunks) into private anonymous memory,
+  // then the file is no longer mapped — llama.cpp's --no-mmap. Opening reads
+  // the file once (seconds for GBs) and the process holds its size in private
+  // memory, but on the VMs this project is measured on, decode streams
+  // anonymous memory ~1.5x faster than the same bytes in page-cache pages
+  // (bench/README.md, "Loading the weights"), which the kernels cannot help.
+  kRead,
+};
+
+// An opened artifact: the file's bytes (mapped, or read into memory:
+// ArtifactLoad) and its validated plan. Immutable, so one Artifact can be
+// shared by any number of sessions and threads; it must outlive them.
 class Artifact {
  public:
   // Maps and checks `path`, in order: a regular file ("not a regular file",
@@ -143,9 +158,12 @@ class Artifact {
   // neither the weights nor another section ("corrupted: section 'tokenizer'
   // [...]"). A section's contents are not read here. Every error message starts with `path`. Errors:
   // NotFound/PermissionDenied/... for the open, InvalidArgument for the
-  // content, FailedPrecondition for a newer version.
+  // content, FailedPrecondition for a newer version. With ArtifactLoad::kRead
+  // also ResourceExhausted (the memory for the file's size cannot be had,
+  // naming the size) and the errno's status of a failed read; the checks
+  // above then run on the copy.
   static absl::StatusOr<std::unique_ptr<Artifact>> Open(
-      const std::string& path);
+      const std::string& path, ArtifactLoad load = ArtifactLoad::kMap);
 
   ~Artifact();
   Artifact(const Artifact&) = delete;

@@ -209,6 +209,37 @@ TEST(ArtifactTest, WriteOpenRoundTrip) {
   }
 }
 
+// ArtifactLoad::kRead: the same plan and weight bytes as the mapping, in private memory (not the
+// file's pages), aligned as the mapping is; the corrupt-file checks run on the copy.
+TEST(ArtifactTest, ReadIntoMemoryEqualsTheMapping) {
+  const ToyModel toy = Toy(WeightFormat::kF32);
+  const std::string path = WriteToy(toy, "read_into_memory");
+  absl::StatusOr<std::unique_ptr<Artifact>> mapped = Artifact::Open(path);
+  absl::StatusOr<std::unique_ptr<Artifact>> read = Artifact::Open(path, ArtifactLoad::kRead);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ExpectPlansEqual((*mapped)->plan(), (*read)->plan());
+  EXPECT_EQ((*read)->file_size(), (*mapped)->file_size());
+  for (size_t i = 0; i < toy.plan.weights.size(); ++i) {
+    const int32_t w = static_cast<int32_t>(i);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>((*read)->weight_data(w)) % 64, 0u);
+    EXPECT_NE((*read)->weight_data(w), (*mapped)->weight_data(w));
+    EXPECT_EQ(std::memcmp((*read)->weight_data(w), (*mapped)->weight_data(w),
+                          (*read)->plan().weights[i].size_bytes),
+              0)
+        << "weight " << i;
+  }
+  // A damaged copy is refused like a damaged mapping.
+  std::vector<uint8_t> bytes = ReadBytes(path);
+  bytes.pop_back();
+  WriteBytes(path, bytes);
+  const absl::StatusOr<std::unique_ptr<Artifact>> truncated =
+      Artifact::Open(path, ArtifactLoad::kRead);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_THAT(std::string(truncated.status().message()), HasSubstr("truncated"));
+  std::remove(path.c_str());
+}
+
 TEST(ArtifactTest, WriterAssignsOffsetsAndSizes) {
   ToyModel toy = Toy();
   Plan plan = toy.plan;

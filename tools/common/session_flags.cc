@@ -28,6 +28,14 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
   flags.AddString("--kv-type", "f32|f16", &values->kv_type,
                   "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached "
                   "key and value rounded to binary16) (default: f32)");
+  flags.AddBool("--no-mmap", &values->no_mmap,
+                "read the model into memory instead of mapping it (as llama.cpp's --no-mmap): "
+                "opening reads the whole file, and decoding is faster where page-cache pages "
+                "stream slower than private memory (see bench/README.md)");
+}
+
+ArtifactLoad ArtifactLoadOf(const SessionFlags& values) {
+  return values.no_mmap ? ArtifactLoad::kRead : ArtifactLoad::kMap;
 }
 
 absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,

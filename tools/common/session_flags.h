@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/artifact.h"
 #include "runtime/plan.h"
 #include "runtime/session.h"
 #include "tools/common/flags.h"
@@ -21,9 +22,11 @@ struct SessionFlags {
   int64_t threads = 1;  // AddSessionFlags sets PhysicalCoreCount()
   int64_t batch_size = 0;
   std::string kv_type = "f32";  // KvTypeName: f32 | f16
+  bool no_mmap = false;          // --no-mmap: ArtifactLoad::kRead
 };
 
-// Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size and --kv-type on `flags`.
+// Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size, --kv-type and --no-mmap on
+// `flags`.
 void AddSessionFlags(Flags& flags, SessionFlags* values);
 
 // The model path: -m/--model, else the only positional argument (which `positional` loses).
@@ -35,6 +38,9 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
 // is clamped to M positions") when -c/--ctx-size exceeds what `plan`'s model supports; the
 // session clamps it (Session::Create).
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
+
+// How to open the model: ArtifactLoad::kRead with --no-mmap, else kMap.
+ArtifactLoad ArtifactLoadOf(const SessionFlags& values);
 
 // The session options of the flags. Errors (InvalidArgument): a --kv-type other than f32/f16.
 absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values);

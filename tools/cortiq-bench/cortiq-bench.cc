@@ -35,6 +35,7 @@ struct BenchFlags {
   std::string t = "1,2";
   std::string d = "0";
   std::string kv_type = "f32";
+  int64_t mmap = 1;  // llama-bench's -mmp: 1 = map the artifact, 0 = read it into memory
   bool profile = false;
   std::string b = "0";
   int64_t r = 5;
@@ -145,7 +146,9 @@ absl::Status Run(const std::string& path) {
   }
 
   const Clock::time_point load_begin = Clock::now();
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(path));
+  CORTIQ_ASSIGN_OR_RETURN(
+      std::unique_ptr<Artifact> artifact,
+      Artifact::Open(path, flag_values.mmap ? ArtifactLoad::kMap : ArtifactLoad::kRead));
   const Plan& plan = artifact->plan();
   const int32_t vocab = static_cast<int32_t>(plan.model.vocab_size);
   int64_t longest = 1;
@@ -321,6 +324,7 @@ absl::Status Run(const std::string& path) {
     j.Field("weight_bytes_per_token", bytes_with_head);
     j.Field("weight_bytes_per_prompt_token", bytes_without_head);
     j.Field("kv_type", KvTypeName(options.kv_type));
+    j.Field("mmap", flag_values.mmap != 0);
     j.Field("kv_bytes_per_position", kv_per_position);
     j.Field("kv_ring_bytes", kv_rings);
     j.Field("llc_bytes", llc_bytes);
@@ -394,7 +398,8 @@ absl::Status Run(const std::string& path) {
               "rings (at batch %lld)\n",
               KvTypeName(options.kv_type), static_cast<unsigned long long>(kv_per_position),
               static_cast<unsigned long long>(kv_rings), static_cast<long long>(max_batch));
-  std::printf("load (mmap → first token): %.1f ms; peak RSS: %.0f MB\n\n", load_ms, peak_rss_mb);
+  std::printf("load (%s → first token): %.1f ms; peak RSS: %.0f MB\n\n",
+              flag_values.mmap ? "mmap" : "read into memory", load_ms, peak_rss_mb);
   std::printf(
       "| threads | test | batch | t/s (median) | min | max | weight GB/s | %% of read BW |\n");
   std::printf("|--:|--:|--:|--:|--:|--:|--:|--:|\n");
@@ -455,6 +460,9 @@ int main(int argc, char** argv) {
   flags.AddInt("-r, --repetitions", "N", &f.r, INT64_MIN, INT64_MAX,
                "repetitions of each test (median, min and max are reported) (default: 5)");
   flags.AddString("--kv-type", "f32|f16", &f.kv_type, "element type of the KV caches");
+  flags.AddInt("--mmap, --mmp", "0|1", &f.mmap, 0, 1,
+               "1: map the artifact (default); 0: read it into memory first (ArtifactLoad::kRead; "
+               "as llama-bench -mmp 0)");
   flags.AddString("-o, --output", "md|json", &f.output,
                   "output format: a markdown table or one JSON object");
   flags.AddBool("--json", &f.json, "the same as -o json");
