@@ -164,7 +164,8 @@ void FuzzText(const char* text, size_t size, int add_special, int skip_special) 
 
 void FuzzIds(const uint8_t* data, size_t size, int skip_special) {
   std::vector<int32_t> ids(size / 4);
-  std::memcpy(ids.data(), data, ids.size() * 4);
+  // (An empty vector's data() may be NULL, which memcpy must not get even for 0 bytes.)
+  if (!ids.empty()) std::memcpy(ids.data(), data, ids.size() * 4);
   // Mostly ids in range (so that text comes out), a few as they are.
   for (int32_t& id : ids) {
     if ((id & 0x100000) == 0) id = static_cast<int32_t>(static_cast<uint32_t>(id) % g_vocab);
