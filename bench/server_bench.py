@@ -2,7 +2,7 @@
 """Concurrent streaming clients against cortiq-server: the continuous-batching figures.
 
     bench/server_bench.py MODEL.cortiq [--server build/bin/cortiq-server] [--clients 1,2,4,8]
-                          [--tokens 64] [--threads N] [--ctx-size 2048]
+                          [--tokens 64] [--threads N] [--ctx-size 2048] [--no-mmap]
 
 Starts cortiq-server with --parallel = the largest client count, then for each client count N
 runs N clients at once, each streaming a greedy completion of --tokens tokens (ignore_eos, a
@@ -84,12 +84,15 @@ def main():
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--threads", type=int, default=0, help="cortiq-server -t (0: its default)")
     p.add_argument("--ctx-size", type=int, default=2048)
+    p.add_argument("--no-mmap", action="store_true", help="cortiq-server --no-mmap")
     a = p.parse_args()
     counts = [int(c) for c in a.clients.split(",")]
     cmd = [a.server, a.model, "--port", "0", "--parallel", str(max(counts)), "-c",
            str(a.ctx_size)]
     if a.threads:
         cmd += ["-t", str(a.threads)]
+    if a.no_mmap:
+        cmd += ["--no-mmap"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()
     m = re.search(r"listening on http://([0-9.]+):(\d+)", line)
