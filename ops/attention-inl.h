@@ -199,6 +199,152 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
   }
 }
 
+// The phases of AttentionRingHeads over one query, each a range of the work, for threads that
+// share the query's key and value rows instead of splitting its heads (ops/attention.h,
+// AttentionScores / AttentionSoftmax / AttentionWeightedSum): each phase computes every value
+// with AttentionHeads' operations in its order, so together they give its bits.
+
+// The ring-order row map of AttentionRingHeadsT.
+struct RingRows {
+  size_t wrap, first_row;
+  size_t operator()(size_t i) const { return i < wrap ? first_row + i : i - wrap; }
+};
+inline RingRows MakeRingRows(size_t ring_rows, size_t first_row, size_t num_rows) {
+  return {num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row, first_row};
+}
+
+// The number of heads sharing a KV head that one block takes starting at head h < head_end
+// (AttentionRingHeadsT's blocking).
+inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
+  const size_t kv_end = (h / group + 1) * group;
+  const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
+#if HWY_HAVE_SCALABLE
+  (void)left;
+  return 1;
+#else
+  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
+#endif
+}
+
+template <typename KT>
+HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_rows,
+                                 size_t first_row, size_t num_rows, size_t row_begin,
+                                 size_t row_end, size_t num_heads, size_t num_kv_heads,
+                                 size_t head_dim, float scale, float* scores) {
+  const hn::ScalableTag<float> df;
+  const size_t group = num_heads / num_kv_heads;
+  const size_t row_stride = num_kv_heads * head_dim;
+  const RingRows row = MakeRingRows(ring_rows, first_row, num_rows);
+  for (size_t h = 0; h < num_heads;) {
+    const size_t m = HeadBlockAt(h, num_heads, group);
+    const KT* k = k_rows + (h / group) * head_dim;
+    const float* qh[4];
+    for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
+    for (size_t i = row_begin; i < row_end; ++i) {
+      float dots[4];
+      const KT* ki = k + row(i) * row_stride;
+#if HWY_HAVE_SCALABLE
+      DotHeads<1>(df, ki, qh, head_dim, dots);  // no arrays of sizeless vectors
+#else
+      if (m == 4) {
+        DotHeads<4>(df, ki, qh, head_dim, dots);
+      } else if (m == 2) {
+        DotHeads<2>(df, ki, qh, head_dim, dots);
+      } else {
+        DotHeads<1>(df, ki, qh, head_dim, dots);
+      }
+#endif
+      for (size_t j = 0; j < m; ++j) scores[(h + j) * num_rows + i] = scale * dots[j];
+    }
+    h += m;
+  }
+}
+
+inline void AttentionScores(const float* q, const float* k_rows, size_t ring_rows,
+                            size_t first_row, size_t num_rows, size_t row_begin, size_t row_end,
+                            size_t num_heads, size_t num_kv_heads, size_t head_dim, float scale,
+                            float* scores) {
+  AttentionScoresT(q, k_rows, ring_rows, first_row, num_rows, row_begin, row_end, num_heads,
+                   num_kv_heads, head_dim, scale, scores);
+}
+
+inline void AttentionScoresF16(const float* q, const uint16_t* k_rows, size_t ring_rows,
+                               size_t first_row, size_t num_rows, size_t row_begin,
+                               size_t row_end, size_t num_heads, size_t num_kv_heads,
+                               size_t head_dim, float scale, float* scores) {
+  AttentionScoresT(q, reinterpret_cast<const hwy::float16_t*>(k_rows), ring_rows, first_row,
+                   num_rows, row_begin, row_end, num_heads, num_kv_heads, head_dim, scale,
+                   scores);
+}
+
+inline void AttentionSoftmax(float* scores, size_t num_rows, size_t head_begin, size_t head_end,
+                             float* inv_sum) {
+  const hn::ScalableTag<float> df;
+  for (size_t h = head_begin; h < head_end; ++h) {
+    inv_sum[h] = 1.0f / ExpMinusMaxInPlace(df, scores + h * num_rows, num_rows);
+  }
+}
+
+template <typename VT>
+HWY_INLINE void AttentionWeightedSumT(const VT* v_rows, size_t ring_rows, size_t first_row,
+                                      size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                                      size_t head_dim, const float* weights,
+                                      const float* inv_sum, size_t col_begin, size_t col_end,
+                                      float* out) {
+  const hn::ScalableTag<float> df;
+  const size_t group = num_heads / num_kv_heads;
+  const size_t row_stride = num_kv_heads * head_dim;
+  const RingRows row = MakeRingRows(ring_rows, first_row, num_rows);
+  const size_t n = col_end - col_begin;
+  for (size_t h = 0; h < num_heads;) {
+    const size_t m = HeadBlockAt(h, num_heads, group);
+    const VT* v = v_rows + (h / group) * head_dim + col_begin;
+    const float* a[4];
+    float* oh[4];
+    for (size_t j = 0; j < 4; ++j) {
+      const size_t hj = h + (j < m ? j : 0);
+      a[j] = weights + hj * num_rows;
+      oh[j] = out + hj * head_dim + col_begin;
+    }
+#if HWY_HAVE_SCALABLE
+    WeightedSumHeads<1>(df, v, row, row_stride, num_rows, a, oh, n);
+#else
+    if (m == 4) {
+      WeightedSumHeads<4>(df, v, row, row_stride, num_rows, a, oh, n);
+    } else if (m == 2) {
+      WeightedSumHeads<2>(df, v, row, row_stride, num_rows, a, oh, n);
+    } else {
+      WeightedSumHeads<1>(df, v, row, row_stride, num_rows, a, oh, n);
+    }
+#endif
+    for (size_t j = 0; j < m; ++j) {
+      const auto vinv = hn::Set(df, inv_sum[h + j]);
+      TransformUnary(df, oh[j], oh[j], n, [vinv](auto d, auto x) HWY_ATTR {
+        (void)d;
+        return hn::Mul(x, vinv);
+      });
+    }
+    h += m;
+  }
+}
+
+inline void AttentionWeightedSum(const float* v_rows, size_t ring_rows, size_t first_row,
+                                 size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                                 size_t head_dim, const float* weights, const float* inv_sum,
+                                 size_t col_begin, size_t col_end, float* out) {
+  AttentionWeightedSumT(v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads,
+                        head_dim, weights, inv_sum, col_begin, col_end, out);
+}
+
+inline void AttentionWeightedSumF16(const uint16_t* v_rows, size_t ring_rows, size_t first_row,
+                                    size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                                    size_t head_dim, const float* weights, const float* inv_sum,
+                                    size_t col_begin, size_t col_end, float* out) {
+  AttentionWeightedSumT(reinterpret_cast<const hwy::float16_t*>(v_rows), ring_rows, first_row,
+                        num_rows, num_heads, num_kv_heads, head_dim, weights, inv_sum, col_begin,
+                        col_end, out);
+}
+
 // See ops/attention.h (AttentionRingHeads; AttentionRing is all heads, Attention the ring that
 // starts at row 0).
 template <typename KT>

@@ -81,6 +81,42 @@ void AttentionRingHeadsF16(const float* q, const uint16_t* k_rows, const uint16_
                            size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
                            size_t head_end, float* scratch, float* out);
 
+// AttentionRingHeads over all heads of one query, cut into three phases that threads can share
+// when splitting the heads would make each thread stream the same key and value rows (one KV
+// head for several query heads: E2B's 8 query heads read one cache). Run in order, each phase's
+// ranges covering its whole domain once (any split, any thread), they write `out` bit for bit
+// as AttentionRing does:
+//
+// 1. AttentionScores: scores[h * num_rows + i] = scale * dot(q_h, k_i) for every head h and
+//    the rows i in [row_begin, row_end) of the ring view (row i as in AttentionRing).
+// 2. AttentionSoftmax: for the heads in [head_begin, head_end), scores row h replaced by
+//    exp(s - max s) and inv_sum[h] = 1 / its sum.
+// 3. AttentionWeightedSum: out[h][d] = (sum_i a_hi v_i[d]) * inv_sum[h] for every head and the
+//    columns d in [col_begin, col_end) (each column summed over the rows in order).
+//
+// Shapes as AttentionRing; scores: [num_heads, num_rows] floats (num_rows >= 1); inv_sum:
+// [num_heads]. The F16 variants read keys / values stored as binary16 (KvType::kF16), as
+// AttentionRingHeadsF16. Aliasing: scores, inv_sum and out must not overlap each other or the
+// inputs. Scalar reference: AttentionReference (tests/ops/attention_test.cc checks the three
+// phases against AttentionRing bit for bit, for several splits).
+void AttentionScores(const float* q, const float* k_rows, size_t ring_rows, size_t first_row,
+                     size_t num_rows, size_t row_begin, size_t row_end, size_t num_heads,
+                     size_t num_kv_heads, size_t head_dim, float scale, float* scores);
+void AttentionScoresF16(const float* q, const uint16_t* k_rows, size_t ring_rows,
+                        size_t first_row, size_t num_rows, size_t row_begin, size_t row_end,
+                        size_t num_heads, size_t num_kv_heads, size_t head_dim, float scale,
+                        float* scores);
+void AttentionSoftmax(float* scores, size_t num_rows, size_t head_begin, size_t head_end,
+                      float* inv_sum);
+void AttentionWeightedSum(const float* v_rows, size_t ring_rows, size_t first_row,
+                          size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                          size_t head_dim, const float* scores, const float* inv_sum,
+                          size_t col_begin, size_t col_end, float* out);
+void AttentionWeightedSumF16(const uint16_t* v_rows, size_t ring_rows, size_t first_row,
+                             size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                             size_t head_dim, const float* scores, const float* inv_sum,
+                             size_t col_begin, size_t col_end, float* out);
+
 }  // namespace ops
 }  // namespace cortiq
 

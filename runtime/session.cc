@@ -381,6 +381,21 @@ absl::Status Session::Prepare(SessionOptions options) {
                                    static_cast<size_t>(ctx_size_))) *
                                    static_cast<uint64_t>(options.threads),
                                "the attention scratch"));
+  if (options.threads > 1) {
+    size_t heads = 0;
+    for (const Step& step : plan.steps) {
+      if (step.kind == StepKind::kAttention) {
+        heads = std::max(heads, static_cast<size_t>(step.num_heads));
+      }
+    }
+    if (heads > 0) {
+      CORTIQ_ASSIGN_OR_RETURN(
+          shared_scores_,
+          AllocateFloats(static_cast<uint64_t>(heads) * (static_cast<uint64_t>(ctx_size_) + 1),
+                         "the shared attention scores"));
+      shared_scores_heads_ = heads;
+    }
+  }
   caches_.reserve(plan.caches.size());
   for (const CacheEntry& entry : plan.caches) {
     if (options.kv_type != KvType::kF32 && options.kv_type != KvType::kF16) {
@@ -821,6 +836,51 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
     if (pool_ == nullptr || p.num_heads < 2 ||
         visible * p.num_heads * p.head_dim < (size_t{1} << 16)) {
       heads(t, 0, p.num_heads, 0);
+      return;
+    }
+    const int threads = pool_->num_threads();
+    if (p.num_kv_heads < static_cast<size_t>(threads) && visible >= static_cast<size_t>(threads) &&
+        p.num_heads <= shared_scores_heads_ && visible <= static_cast<size_t>(ctx_size_)) {
+      // Fewer KV heads than threads: splitting the heads would have several threads stream the
+      // same keys and values (E2B: one KV head for 8 query heads). Share the rows instead, in
+      // three phases (ops/attention.h: the scores of every head over a range of the rows; each
+      // head's softmax; every head's weighted sum over a range of the value columns), which
+      // give the bits of the one-thread computation whatever the split.
+      const KvCache& cache = *p.CacheOf(r, t);
+      const int64_t at = r.PositionOf(t);
+      const size_t ring = static_cast<size_t>(cache.rows());
+      const size_t first = static_cast<size_t>(cache.FirstVisibleRow(at));
+      const float* q = BatchRow(p.in0, r.rows, t);
+      float* out = BatchRow(p.out, r.rows, t);
+      float* scores = shared_scores_.get();
+      float* inv_sum = scores + p.num_heads * visible;
+      const bool f16 = cache.type() == KvType::kF16;
+      ParallelFor(visible, [&](size_t i0, size_t i1, int) {
+        if (f16) {
+          ops::AttentionScoresF16(q, reinterpret_cast<const uint16_t*>(cache.key_bytes()), ring,
+                                  first, visible, i0, i1, p.num_heads, p.num_kv_heads,
+                                  p.head_dim, p.scale, scores);
+        } else {
+          ops::AttentionScores(q, cache.keys(), ring, first, visible, i0, i1, p.num_heads,
+                               p.num_kv_heads, p.head_dim, p.scale, scores);
+        }
+      });
+      ParallelFor(p.num_heads, [&](size_t h0, size_t h1, int) {
+        ops::AttentionSoftmax(scores, visible, h0, h1, inv_sum);
+      });
+      // Columns in whole 64-byte lines per thread.
+      ParallelFor(p.head_dim / 16 + (p.head_dim % 16 != 0), [&](size_t c0, size_t c1, int) {
+        const size_t col_begin = c0 * 16, col_end = std::min(p.head_dim, c1 * 16);
+        if (f16) {
+          ops::AttentionWeightedSumF16(reinterpret_cast<const uint16_t*>(cache.value_bytes()),
+                                       ring, first, visible, p.num_heads, p.num_kv_heads,
+                                       p.head_dim, scores, inv_sum, col_begin, col_end, out);
+        } else {
+          ops::AttentionWeightedSum(cache.values(), ring, first, visible, p.num_heads,
+                                    p.num_kv_heads, p.head_dim, scores, inv_sum, col_begin,
+                                    col_end, out);
+        }
+      });
       return;
     }
     // Whole blocks of heads per thread where the heads allow it.

@@ -682,6 +682,45 @@ TEST(SessionTest, ThreadsGiveBitIdenticalResults) {
   }
 }
 
+// One KV head for four query heads and a window long enough to be shared (visible * heads *
+// head_dim >= 2^16 from position 256 on): decode attention splits the rows, the heads and then
+// the value columns over the threads (Session::RunAttention's three phases) instead of giving a
+// thread whole heads. Every logit must keep the one-thread bits, with either KV type, in a full
+// layer, a sliding one and a layer reading another's cache.
+TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
+  ToyConfig config;
+  config.hidden = 128;
+  config.heads = 4;
+  config.kv_heads = 1;
+  config.head_dim = 64;
+  config.rotated_pairs = 16;
+  config.layers = {ToyLayer{}, ToyLayer{true, 300, -1}, ToyLayer{false, 0, 0}};
+  const ToyModel toy = BuildToyModel(config);
+  const std::vector<int32_t> tokens = Tokens(340, static_cast<int32_t>(config.vocab));
+  for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
+    SessionOptions base;
+    base.kv_type = kv_type;
+    base.ctx_size = 512;
+    std::unique_ptr<Session> one = MakeSession(toy, base);
+    std::vector<std::unique_ptr<Session>> many;
+    for (int threads : {2, 3}) {
+      SessionOptions options = base;
+      options.threads = threads;
+      many.push_back(MakeSession(toy, options));
+    }
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const bool logits = i >= 250;
+      ASSERT_TRUE(one->Eval(tokens[i], logits).ok());
+      for (auto& session : many) ASSERT_TRUE(session->Eval(tokens[i], logits).ok());
+      if (!logits) continue;
+      for (auto& session : many) {
+        ASSERT_EQ(Logits(*one), Logits(*session))
+            << "position " << i << ", kv " << (kv_type == KvType::kF16 ? "f16" : "f32");
+      }
+    }
+  }
+}
+
 // With window 2 and two sliding layers, position p sees positions >= p - 1 in
 // layer 0 and, through them, >= p - 2 in layer 1: the token at position 0
 // cannot influence outputs at positions >= 3. The ring must therefore have
