@@ -117,13 +117,16 @@ HWY_INLINE void DotHeads(DF df, const KT* HWY_RESTRICT k, const float* const* q,
   }
 }
 
-// out[m][d] = sum_i a[m][i] * v_i[d] for M heads and d < n, summed over i in order, each term
-// one MulAdd (out = a * v + out from a zeroed row): columns are accumulated in registers, kColumns
-// vectors at a time, and the M heads share each load of v.
+// out[m][d] = sum_i a[m][i] * v_i[d] for M heads and d < n, summed over i in [row_begin, row_end)
+// in order, each term one MulAdd (out = a * v + out from a zeroed row, or, with `resume`, from
+// the out a call over the preceding rows left: a sum cut into consecutive row ranges is the same
+// sum bit for bit, as the f32 accumulators pass through memory unchanged): columns are
+// accumulated in registers, kColumns vectors at a time, and the M heads share each load of v.
 template <size_t M, class DF, typename VT, class RowFn>
 HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const RowFn& row,
-                                 size_t row_stride, size_t num_rows, const float* const* a,
-                                 float* const* out, size_t n) {
+                                 size_t row_stride, size_t row_begin, size_t row_end,
+                                 bool resume, const float* const* a, float* const* out,
+                                 size_t n) {
   using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
   // M * kColumns accumulators: 16 of AVX-512's 32 registers for M = 4.
@@ -132,9 +135,11 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
   for (; d + kColumns * N <= n; d += kColumns * N) {
     V acc[M][kColumns];
     for (size_t m = 0; m < M; ++m) {
-      for (size_t c = 0; c < kColumns; ++c) acc[m][c] = hn::Zero(df);
+      for (size_t c = 0; c < kColumns; ++c) {
+        acc[m][c] = resume ? hn::LoadU(df, out[m] + d + c * N) : hn::Zero(df);
+      }
     }
-    for (size_t i = 0; i < num_rows; ++i) {
+    for (size_t i = row_begin; i < row_end; ++i) {
       const VT* vr = v_rows + row(i) * row_stride + d;
       V vv[kColumns];
       for (size_t c = 0; c < kColumns; ++c) vv[c] = LoadAsF32(df, vr + c * N);
@@ -151,8 +156,8 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
   for (; d < n; d += N) {
     const size_t r = n - d < N ? n - d : N;
     V acc[M];
-    for (size_t m = 0; m < M; ++m) acc[m] = hn::Zero(df);
-    for (size_t i = 0; i < num_rows; ++i) {
+    for (size_t m = 0; m < M; ++m) acc[m] = resume ? LoadPadded(df, out[m] + d, r) : hn::Zero(df);
+    for (size_t i = row_begin; i < row_end; ++i) {
       const VT* vr = v_rows + row(i) * row_stride + d;
       const V vv = r == N ? LoadAsF32(df, vr) : LoadAsF32Padded(df, vr, r);
       for (size_t m = 0; m < M; ++m) acc[m] = hn::MulAdd(hn::Set(df, a[m][i]), vv, acc[m]);
@@ -189,7 +194,8 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
   for (size_t m = 0; m < M; ++m) {
     inv_sum[m] = 1.0f / ExpMinusMaxInPlace(df, scratch + m * num_rows, num_rows);
   }
-  WeightedSumHeads<M>(df, v_rows + kv_offset, row, row_stride, num_rows, a, oh, head_dim);
+  WeightedSumHeads<M>(df, v_rows + kv_offset, row, row_stride, 0, num_rows, false, a, oh,
+                      head_dim);
   for (size_t m = 0; m < M; ++m) {
     const auto vinv = hn::Set(df, inv_sum[m]);
     TransformUnary(df, oh[m], oh[m], head_dim, [vinv](auto d, auto v) HWY_ATTR {
@@ -226,6 +232,15 @@ inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
 #endif
 }
 
+// Rows per pass of the phases: the head blocks of a KV head read the same key (value) rows, so
+// the phases go through the rows in chunks of ~128 KiB of one KV head's keys (values), which stay
+// in L2 while every head block reads them, instead of streaming the whole cache from memory once
+// per head block (E2B at 16k positions: two 32 MiB passes per layer).
+inline size_t RowsPerChunk(size_t row_bytes) {
+  const size_t rows = (size_t{128} << 10) / (row_bytes == 0 ? 1 : row_bytes);
+  return rows < 16 ? 16 : rows;
+}
+
 template <typename KT>
 HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_rows,
                                  size_t first_row, size_t num_rows, size_t row_begin,
@@ -235,28 +250,32 @@ HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_r
   const size_t group = num_heads / num_kv_heads;
   const size_t row_stride = num_kv_heads * head_dim;
   const RingRows row = MakeRingRows(ring_rows, first_row, num_rows);
-  for (size_t h = 0; h < num_heads;) {
-    const size_t m = HeadBlockAt(h, num_heads, group);
-    const KT* k = k_rows + (h / group) * head_dim;
-    const float* qh[4];
-    for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
-    for (size_t i = row_begin; i < row_end; ++i) {
-      float dots[4];
-      const KT* ki = k + row(i) * row_stride;
+  const size_t chunk = RowsPerChunk(head_dim * sizeof(KT));
+  for (size_t c0 = row_begin; c0 < row_end; c0 += chunk) {
+    const size_t c1 = row_end - c0 < chunk ? row_end : c0 + chunk;
+    for (size_t h = 0; h < num_heads;) {
+      const size_t m = HeadBlockAt(h, num_heads, group);
+      const KT* k = k_rows + (h / group) * head_dim;
+      const float* qh[4];
+      for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
+      for (size_t i = c0; i < c1; ++i) {
+        float dots[4];
+        const KT* ki = k + row(i) * row_stride;
 #if HWY_HAVE_SCALABLE
-      DotHeads<1>(df, ki, qh, head_dim, dots);  // no arrays of sizeless vectors
+        DotHeads<1>(df, ki, qh, head_dim, dots);  // no arrays of sizeless vectors
 #else
-      if (m == 4) {
-        DotHeads<4>(df, ki, qh, head_dim, dots);
-      } else if (m == 2) {
-        DotHeads<2>(df, ki, qh, head_dim, dots);
-      } else {
-        DotHeads<1>(df, ki, qh, head_dim, dots);
-      }
+        if (m == 4) {
+          DotHeads<4>(df, ki, qh, head_dim, dots);
+        } else if (m == 2) {
+          DotHeads<2>(df, ki, qh, head_dim, dots);
+        } else {
+          DotHeads<1>(df, ki, qh, head_dim, dots);
+        }
 #endif
-      for (size_t j = 0; j < m; ++j) scores[(h + j) * num_rows + i] = scale * dots[j];
+        for (size_t j = 0; j < m; ++j) scores[(h + j) * num_rows + i] = scale * dots[j];
+      }
+      h += m;
     }
-    h += m;
   }
 }
 
@@ -296,35 +315,40 @@ HWY_INLINE void AttentionWeightedSumT(const VT* v_rows, size_t ring_rows, size_t
   const size_t row_stride = num_kv_heads * head_dim;
   const RingRows row = MakeRingRows(ring_rows, first_row, num_rows);
   const size_t n = col_end - col_begin;
-  for (size_t h = 0; h < num_heads;) {
-    const size_t m = HeadBlockAt(h, num_heads, group);
-    const VT* v = v_rows + (h / group) * head_dim + col_begin;
-    const float* a[4];
-    float* oh[4];
-    for (size_t j = 0; j < 4; ++j) {
-      const size_t hj = h + (j < m ? j : 0);
-      a[j] = weights + hj * num_rows;
-      oh[j] = out + hj * head_dim + col_begin;
-    }
+  const size_t chunk = RowsPerChunk(n * sizeof(VT));
+  for (size_t c0 = 0; c0 < num_rows; c0 += chunk) {
+    const size_t c1 = num_rows - c0 < chunk ? num_rows : c0 + chunk;
+    for (size_t h = 0; h < num_heads;) {
+      const size_t m = HeadBlockAt(h, num_heads, group);
+      const VT* v = v_rows + (h / group) * head_dim + col_begin;
+      const float* a[4];
+      float* oh[4];
+      for (size_t j = 0; j < 4; ++j) {
+        const size_t hj = h + (j < m ? j : 0);
+        a[j] = weights + hj * num_rows;
+        oh[j] = out + hj * head_dim + col_begin;
+      }
 #if HWY_HAVE_SCALABLE
-    WeightedSumHeads<1>(df, v, row, row_stride, num_rows, a, oh, n);
+      WeightedSumHeads<1>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
 #else
-    if (m == 4) {
-      WeightedSumHeads<4>(df, v, row, row_stride, num_rows, a, oh, n);
-    } else if (m == 2) {
-      WeightedSumHeads<2>(df, v, row, row_stride, num_rows, a, oh, n);
-    } else {
-      WeightedSumHeads<1>(df, v, row, row_stride, num_rows, a, oh, n);
-    }
+      if (m == 4) {
+        WeightedSumHeads<4>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
+      } else if (m == 2) {
+        WeightedSumHeads<2>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
+      } else {
+        WeightedSumHeads<1>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
+      }
 #endif
-    for (size_t j = 0; j < m; ++j) {
-      const auto vinv = hn::Set(df, inv_sum[h + j]);
-      TransformUnary(df, oh[j], oh[j], n, [vinv](auto d, auto x) HWY_ATTR {
-        (void)d;
-        return hn::Mul(x, vinv);
-      });
+      h += m;
     }
-    h += m;
+  }
+  for (size_t h = 0; h < num_heads; ++h) {
+    float* oh = out + h * head_dim + col_begin;
+    const auto vinv = hn::Set(df, inv_sum[h]);
+    TransformUnary(df, oh, oh, n, [vinv](auto d, auto x) HWY_ATTR {
+      (void)d;
+      return hn::Mul(x, vinv);
+    });
   }
 }
 
