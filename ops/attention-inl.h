@@ -68,52 +68,97 @@ HWY_INLINE float ExpMinusMaxInPlace(DF df, float* s, size_t n) {
   return ReduceSum(df, sum);
 }
 
-// Scores of M query heads against one key row k: out[m] = Dot(df, k, q[m], n), computed with
-// exactly Dot's operations (four accumulators per head, the same tail), so a head's scores are
-// bit-identical whatever block it is in; the M heads share each load of k.
-template <size_t M, class DF, typename KT>
-HWY_INLINE void DotHeads(DF df, const KT* HWY_RESTRICT k, const float* const* q, size_t n,
-                         float* out) {
+// Scores of M query heads against R key rows: out[r * M + m] = dot(k[r], q[m]) over n elements.
+// Each dot keeps two accumulators (the even and odd vectors of each 2N-element step; a last whole
+// vector into the first, the partial tail into the second) and reduces their sum, the same
+// operations whatever M and R, so a (head, row) score has the same bits in any block of heads
+// and rows (how threads split the heads or the rows). The M heads share each load of a key row,
+// the R rows each load of a query head: with M = 4, R = 2, 12 loads per 16 multiply-adds.
+template <size_t M, size_t R, class DF, typename KT>
+HWY_INLINE void DotHeadsRows(DF df, const KT* const* k, const float* const* q, size_t n,
+                             float* out) {
   using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
-  V s[M][4];
-  for (size_t m = 0; m < M; ++m) {
-    for (size_t c = 0; c < 4; ++c) s[m][c] = hn::Zero(df);
+  V s[R][M][2];
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t m = 0; m < M; ++m) s[r][m][0] = s[r][m][1] = hn::Zero(df);
   }
   size_t i = 0;
-  if (n >= 4 * N) {
-    for (; i <= n - 4 * N; i += 4 * N) {
-      const V k0 = LoadAsF32(df, k + i), k1 = LoadAsF32(df, k + i + N);
-      const V k2 = LoadAsF32(df, k + i + 2 * N), k3 = LoadAsF32(df, k + i + 3 * N);
+  if (n >= 2 * N) {
+    for (; i <= n - 2 * N; i += 2 * N) {
+      V q0[M], q1[M];
       for (size_t m = 0; m < M; ++m) {
-        s[m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[m][0]);
-        s[m][1] = hn::MulAdd(k1, hn::LoadU(df, q[m] + i + N), s[m][1]);
-        s[m][2] = hn::MulAdd(k2, hn::LoadU(df, q[m] + i + 2 * N), s[m][2]);
-        s[m][3] = hn::MulAdd(k3, hn::LoadU(df, q[m] + i + 3 * N), s[m][3]);
+        q0[m] = hn::LoadU(df, q[m] + i);
+        q1[m] = hn::LoadU(df, q[m] + i + N);
+      }
+      for (size_t r = 0; r < R; ++r) {
+        const V k0 = LoadAsF32(df, k[r] + i), k1 = LoadAsF32(df, k[r] + i + N);
+        for (size_t m = 0; m < M; ++m) {
+          s[r][m][0] = hn::MulAdd(k0, q0[m], s[r][m][0]);
+          s[r][m][1] = hn::MulAdd(k1, q1[m], s[r][m][1]);
+        }
       }
     }
   }
-  for (size_t v = (n - i) / N; v != 0; --v, i += N) {
-    const V k0 = LoadAsF32(df, k + i);
-    for (size_t m = 0; m < M; ++m) s[m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[m][0]);
+  if (n - i >= N) {
+    for (size_t r = 0; r < R; ++r) {
+      const V k0 = LoadAsF32(df, k[r] + i);
+      for (size_t m = 0; m < M; ++m) {
+        s[r][m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[r][m][0]);
+      }
+    }
+    i += N;
   }
   if (i != n) {
     if (n >= N) {
       const auto counted = hn::FirstN(df, N - (n - i));
-      const V kt = hn::IfThenZeroElse(counted, LoadAsF32(df, k + n - N));
-      for (size_t m = 0; m < M; ++m) {
-        s[m][1] = hn::MulAdd(kt, hn::IfThenZeroElse(counted, hn::LoadU(df, q[m] + n - N)),
-                             s[m][1]);
+      for (size_t r = 0; r < R; ++r) {
+        const V kt = hn::IfThenZeroElse(counted, LoadAsF32(df, k[r] + n - N));
+        for (size_t m = 0; m < M; ++m) {
+          s[r][m][1] = hn::MulAdd(kt, hn::IfThenZeroElse(counted, hn::LoadU(df, q[m] + n - N)),
+                                  s[r][m][1]);
+        }
       }
     } else {
-      const V kt = LoadAsF32Padded(df, k, n);
-      for (size_t m = 0; m < M; ++m) {
-        s[m][1] = hn::MulAdd(kt, LoadPadded(df, q[m], n), s[m][1]);
+      for (size_t r = 0; r < R; ++r) {
+        const V kt = LoadAsF32Padded(df, k[r], n);
+        for (size_t m = 0; m < M; ++m) {
+          s[r][m][1] = hn::MulAdd(kt, LoadPadded(df, q[m], n), s[r][m][1]);
+        }
       }
     }
   }
-  for (size_t m = 0; m < M; ++m) {
-    out[m] = ReduceSum(df, hn::Add(hn::Add(s[m][0], s[m][1]), hn::Add(s[m][2], s[m][3])));
+  for (size_t r = 0; r < R; ++r) {
+    for (size_t m = 0; m < M; ++m) {
+      out[r * M + m] = ReduceSum(df, hn::Add(s[r][m][0], s[r][m][1]));
+    }
+  }
+}
+
+// The scores of M heads (q[m], the key rows of one KV head from k_rows) against the rows i in
+// [row_begin, row_end) given by `row`: scores[m * num_rows + i] = scale * dot, two rows at a
+// time (DotHeadsRows: the same bits one row at a time).
+template <size_t M, class DF, typename KT, class RowFn>
+HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
+                          size_t row_stride, size_t head_dim, float scale, size_t row_begin,
+                          size_t row_end, size_t num_rows, float* scores) {
+  size_t i = row_begin;
+#if !HWY_HAVE_SCALABLE  // no arrays of sizeless vectors beyond one row
+  for (; i + 2 <= row_end; i += 2) {
+    const KT* k[2] = {k_rows + row(i) * row_stride, k_rows + row(i + 1) * row_stride};
+    float dots[2 * M];
+    DotHeadsRows<M, 2>(df, k, q, head_dim, dots);
+    for (size_t m = 0; m < M; ++m) {
+      scores[m * num_rows + i] = scale * dots[m];
+      scores[m * num_rows + i + 1] = scale * dots[M + m];
+    }
+  }
+#endif
+  for (; i < row_end; ++i) {
+    const KT* k[1] = {k_rows + row(i) * row_stride};
+    float dots[M];
+    DotHeadsRows<M, 1>(df, k, q, head_dim, dots);
+    for (size_t m = 0; m < M; ++m) scores[m * num_rows + i] = scale * dots[m];
   }
 }
 
@@ -185,11 +230,8 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
     for (size_t m = 0; m < M; ++m) memset(oh[m], 0, head_dim * sizeof(float));
     return;
   }
-  for (size_t i = 0; i < num_rows; ++i) {
-    float dots[M];
-    DotHeads<M>(df, k_rows + row(i) * row_stride + kv_offset, qh, head_dim, dots);
-    for (size_t m = 0; m < M; ++m) scratch[m * num_rows + i] = scale * dots[m];
-  }
+  ScoreRows<M>(df, qh, k_rows + kv_offset, row, row_stride, head_dim, scale, 0, num_rows,
+               num_rows, scratch);
   float inv_sum[M];
   for (size_t m = 0; m < M; ++m) {
     inv_sum[m] = 1.0f / ExpMinusMaxInPlace(df, scratch + m * num_rows, num_rows);
@@ -258,22 +300,18 @@ HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_r
       const KT* k = k_rows + (h / group) * head_dim;
       const float* qh[4];
       for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
-      for (size_t i = c0; i < c1; ++i) {
-        float dots[4];
-        const KT* ki = k + row(i) * row_stride;
+      float* sh = scores + h * num_rows;
 #if HWY_HAVE_SCALABLE
-        DotHeads<1>(df, ki, qh, head_dim, dots);  // no arrays of sizeless vectors
+      ScoreRows<1>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
 #else
-        if (m == 4) {
-          DotHeads<4>(df, ki, qh, head_dim, dots);
-        } else if (m == 2) {
-          DotHeads<2>(df, ki, qh, head_dim, dots);
-        } else {
-          DotHeads<1>(df, ki, qh, head_dim, dots);
-        }
-#endif
-        for (size_t j = 0; j < m; ++j) scores[(h + j) * num_rows + i] = scale * dots[j];
+      if (m == 4) {
+        ScoreRows<4>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
+      } else if (m == 2) {
+        ScoreRows<2>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
+      } else {
+        ScoreRows<1>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
       }
+#endif
       h += m;
     }
   }
