@@ -386,62 +386,69 @@ void TestF16RowsAreReadExactly() {
 // The three phases (AttentionScores, AttentionSoftmax, AttentionWeightedSum) over any split of
 // their ranges give AttentionRing's bits: rows, heads and columns cut at several points
 // (column cuts that are and are not multiples of the vector length), also for binary16 rows
-// against AttentionRingHeadsF16.
+// against AttentionRingHeadsF16. 300 rows of 256 or 512 columns take the phases through several
+// row chunks (RowsPerChunk: 64 to 256 rows here), the weighted sums resuming between them.
 void TestPhasesAreBitIdentical() {
   const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 512}, {12, 4, 20}, {6, 6, 64}, {7, 1, 37}};
+  // rows, ring rows, first row (both wrap around the ring).
+  const size_t kViews[][3] = {{29, 33, 21}, {300, 310, 200}};
   uint32_t seed = 1700;
-  for (const auto& hs : kShapes) {
-    const size_t rows = 29, ring = 33, first = 21;
-    const Shape s{ring, hs[0], hs[1], hs[2]};
-    const Inputs in = RandomInputs(s, 0.5f, seed++);
-    // Normal binary16 values of either sign, magnitudes in [2^-6, 2^2).
-    std::vector<uint16_t> k16(in.k.size()), v16(in.v.size());
-    uint32_t x = seed;
-    for (size_t i = 0; i < k16.size(); ++i) {
-      for (uint16_t* bits : {&k16[i], &v16[i]}) {
-        x = x * 1664525u + 1013904223u;
-        *bits = static_cast<uint16_t>(((x >> 30) & 1) << 15 | (9 + (x >> 8) % 8) << 10 |
-                                      ((x >> 12) & 0x3ff));
+  for (const auto& view : kViews) {
+    for (const auto& hs : kShapes) {
+      const size_t rows = view[0], ring = view[1], first = view[2];
+      const Shape s{ring, hs[0], hs[1], hs[2]};
+      const Inputs in = RandomInputs(s, 0.5f, seed++);
+      // Normal binary16 values of either sign, magnitudes in [2^-6, 2^2).
+      std::vector<uint16_t> k16(in.k.size()), v16(in.v.size());
+      uint32_t x = seed;
+      for (size_t i = 0; i < k16.size(); ++i) {
+        for (uint16_t* bits : {&k16[i], &v16[i]}) {
+          x = x * 1664525u + 1013904223u;
+          *bits = static_cast<uint16_t>(((x >> 30) & 1) << 15 | (9 + (x >> 8) % 8) << 10 |
+                                        ((x >> 12) & 0x3ff));
+        }
       }
-    }
-    std::vector<float> scratch(AttentionScratchFloats(rows));
-    std::vector<float> want(s.heads * s.head_dim), want16(want.size());
-    AttentionRing(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads, s.kv_heads,
-                  s.head_dim, 0.7f, scratch.data(), want.data());
-    AttentionRingHeadsF16(in.q.data(), k16.data(), v16.data(), ring, first, rows, s.heads,
-                          s.kv_heads, s.head_dim, 0.7f, 0, s.heads, scratch.data(),
-                          want16.data());
-    for (const size_t cut : {size_t{1}, size_t{7}, size_t{16}, size_t{28}}) {
-      for (const bool f16 : {false, true}) {
-        std::vector<float> scores(s.heads * rows, test::Sentinel()), inv(s.heads);
-        std::vector<float> out(want.size(), test::Sentinel());
-        const size_t row_cut = std::min(cut, rows), head_cut = std::min(cut, s.heads);
-        const size_t col_cut = std::min(cut, s.head_dim);
-        for (const auto& r : {std::make_pair(row_cut, rows), std::make_pair(size_t{0}, row_cut)}) {
-          if (f16) {
-            AttentionScoresF16(in.q.data(), k16.data(), ring, first, rows, r.first, r.second,
-                               s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
-          } else {
-            AttentionScores(in.q.data(), in.k.data(), ring, first, rows, r.first, r.second,
-                            s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
+      std::vector<float> scratch(AttentionScratchFloats(rows));
+      std::vector<float> want(s.heads * s.head_dim), want16(want.size());
+      AttentionRing(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads, s.kv_heads,
+                    s.head_dim, 0.7f, scratch.data(), want.data());
+      AttentionRingHeadsF16(in.q.data(), k16.data(), v16.data(), ring, first, rows, s.heads,
+                            s.kv_heads, s.head_dim, 0.7f, 0, s.heads, scratch.data(),
+                            want16.data());
+      for (const size_t cut : {size_t{1}, size_t{7}, size_t{16}, size_t{28}, size_t{150}}) {
+        for (const bool f16 : {false, true}) {
+          std::vector<float> scores(s.heads * rows, test::Sentinel()), inv(s.heads);
+          std::vector<float> out(want.size(), test::Sentinel());
+          const size_t row_cut = std::min(cut, rows), head_cut = std::min(cut, s.heads);
+          const size_t col_cut = std::min(cut, s.head_dim);
+          for (const auto& r :
+               {std::make_pair(row_cut, rows), std::make_pair(size_t{0}, row_cut)}) {
+            if (f16) {
+              AttentionScoresF16(in.q.data(), k16.data(), ring, first, rows, r.first, r.second,
+                                 s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
+            } else {
+              AttentionScores(in.q.data(), in.k.data(), ring, first, rows, r.first, r.second,
+                              s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
+            }
           }
-        }
-        AttentionSoftmax(scores.data(), rows, head_cut, s.heads, inv.data());
-        AttentionSoftmax(scores.data(), rows, 0, head_cut, inv.data());
-        for (const auto& c : {std::make_pair(col_cut, s.head_dim), std::make_pair(size_t{0}, col_cut)}) {
-          if (f16) {
-            AttentionWeightedSumF16(v16.data(), ring, first, rows, s.heads, s.kv_heads,
-                                    s.head_dim, scores.data(), inv.data(), c.first, c.second,
-                                    out.data());
-          } else {
-            AttentionWeightedSum(in.v.data(), ring, first, rows, s.heads, s.kv_heads, s.head_dim,
-                                 scores.data(), inv.data(), c.first, c.second, out.data());
+          AttentionSoftmax(scores.data(), rows, head_cut, s.heads, inv.data());
+          AttentionSoftmax(scores.data(), rows, 0, head_cut, inv.data());
+          for (const auto& c :
+               {std::make_pair(col_cut, s.head_dim), std::make_pair(size_t{0}, col_cut)}) {
+            if (f16) {
+              AttentionWeightedSumF16(v16.data(), ring, first, rows, s.heads, s.kv_heads,
+                                      s.head_dim, scores.data(), inv.data(), c.first, c.second,
+                                      out.data());
+            } else {
+              AttentionWeightedSum(in.v.data(), ring, first, rows, s.heads, s.kv_heads, s.head_dim,
+                                   scores.data(), inv.data(), c.first, c.second, out.data());
+            }
           }
+          const std::vector<float>& expected = f16 ? want16 : want;
+          ASSERT_EQ(0, memcmp(out.data(), expected.data(), out.size() * sizeof(float)))
+              << s.heads << "/" << s.kv_heads << " heads of " << s.head_dim << ", cut " << cut
+              << (f16 ? ", f16" : "") << ", " << rows << " rows";
         }
-        const std::vector<float>& expected = f16 ? want16 : want;
-        ASSERT_EQ(0, memcmp(out.data(), expected.data(), out.size() * sizeof(float)))
-            << s.heads << "/" << s.kv_heads << " heads of " << s.head_dim << ", cut " << cut
-            << (f16 ? ", f16" : "");
       }
     }
   }
