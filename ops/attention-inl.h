@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "ops/attention.h"
@@ -211,6 +213,49 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
   }
 }
 
+// The ring-order row map: view row i (0 = the oldest visible) is storage row first_row + i
+// until the ring's end (i < wrap), then wraps to 0, 1, ...
+struct RingRows {
+  size_t wrap, first_row;
+  size_t operator()(size_t i) const { return i < wrap ? first_row + i : i - wrap; }
+};
+inline RingRows MakeRingRows(size_t ring_rows, size_t first_row, size_t num_rows) {
+  return {num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row, first_row};
+}
+
+// The number of heads of one KV head (group heads each) that the block starting at head h <
+// head_end takes: 4, 2 or 1 (kAttentionHeadBlock); always 1 on scalable targets, which allow no
+// arrays of sizeless vectors.
+inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
+  static_assert(kAttentionHeadBlock == 4, "blocks of 4, 2 and 1 heads");
+  const size_t kv_end = (h / group + 1) * group;
+  const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
+#if HWY_HAVE_SCALABLE
+  (void)left;
+  return 1;
+#else
+  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
+#endif
+}
+
+// Calls f(std::integral_constant<size_t, M>()) for a block of m = HeadBlockAt(...) heads, so the
+// kernels templated on M are instantiated for 4, 2 and 1 (1 only on scalable targets).
+template <class F>
+HWY_INLINE void WithHeadBlock(size_t m, const F& f) {
+#if HWY_HAVE_SCALABLE
+  (void)m;
+  f(std::integral_constant<size_t, 1>());
+#else
+  if (m == 4) {
+    f(std::integral_constant<size_t, 4>());
+  } else if (m == 2) {
+    f(std::integral_constant<size_t, 2>());
+  } else {
+    f(std::integral_constant<size_t, 1>());
+  }
+#endif
+}
+
 // Heads [h0, h0 + M) of one KV head (kv_offset), over the rows given by `row`; scratch holds
 // M * num_rows floats.
 template <size_t M, class DF, typename KT, class RowFn>
@@ -252,28 +297,6 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
 // AttentionScores / AttentionSoftmax / AttentionWeightedSum): each phase computes every value
 // with AttentionHeads' operations in its order, so together they give its bits.
 
-// The ring-order row map of AttentionRingHeadsT.
-struct RingRows {
-  size_t wrap, first_row;
-  size_t operator()(size_t i) const { return i < wrap ? first_row + i : i - wrap; }
-};
-inline RingRows MakeRingRows(size_t ring_rows, size_t first_row, size_t num_rows) {
-  return {num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row, first_row};
-}
-
-// The number of heads sharing a KV head that one block takes starting at head h < head_end
-// (AttentionRingHeadsT's blocking).
-inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
-  const size_t kv_end = (h / group + 1) * group;
-  const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
-#if HWY_HAVE_SCALABLE
-  (void)left;
-  return 1;
-#else
-  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
-#endif
-}
-
 // Rows per pass of the phases: the head blocks of a KV head read the same key (value) rows, so
 // the phases go through the rows in chunks of ~128 KiB of one KV head's keys (values), which stay
 // in L2 while every head block reads them, instead of streaming the whole cache from memory once
@@ -301,17 +324,10 @@ HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_r
       const float* qh[4];
       for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
       float* sh = scores + h * num_rows;
-#if HWY_HAVE_SCALABLE
-      ScoreRows<1>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
-#else
-      if (m == 4) {
-        ScoreRows<4>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
-      } else if (m == 2) {
-        ScoreRows<2>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
-      } else {
-        ScoreRows<1>(df, qh, k, row, row_stride, head_dim, scale, c0, c1, num_rows, sh);
-      }
-#endif
+      WithHeadBlock(m, [&](auto block) HWY_ATTR {
+        ScoreRows<decltype(block)::value>(df, qh, k, row, row_stride, head_dim, scale, c0, c1,
+                                          num_rows, sh);
+      });
       h += m;
     }
   }
@@ -366,17 +382,10 @@ HWY_INLINE void AttentionWeightedSumT(const VT* v_rows, size_t ring_rows, size_t
         a[j] = weights + hj * num_rows;
         oh[j] = out + hj * head_dim + col_begin;
       }
-#if HWY_HAVE_SCALABLE
-      WeightedSumHeads<1>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
-#else
-      if (m == 4) {
-        WeightedSumHeads<4>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
-      } else if (m == 2) {
-        WeightedSumHeads<2>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
-      } else {
-        WeightedSumHeads<1>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh, n);
-      }
-#endif
+      WithHeadBlock(m, [&](auto block) HWY_ATTR {
+        WeightedSumHeads<decltype(block)::value>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh,
+                                                 n);
+      });
       h += m;
     }
   }
@@ -421,33 +430,15 @@ HWY_INLINE void AttentionRingHeadsT(const float* q, const KT* k_rows, const KT* 
   const hn::ScalableTag<float> df;
   const size_t group = num_heads / num_kv_heads;
   const size_t row_stride = num_kv_heads * head_dim;
-  // Rows i < wrap are storage rows first_row + i; the rest wrapped to 0, 1, ...
-  const size_t wrap = num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row;
-  const auto row = [wrap, first_row](size_t i) { return i < wrap ? first_row + i : i - wrap; };
+  const RingRows row = MakeRingRows(ring_rows, first_row, num_rows);
   // Blocks of up to kAttentionHeadBlock heads of one KV head.
   for (size_t h = head_begin; h < head_end;) {
-    const size_t kv_end = (h / group + 1) * group;
-    const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
+    const size_t m = HeadBlockAt(h, head_end, group);
     const size_t kv_offset = (h / group) * head_dim;
-#if HWY_HAVE_SCALABLE
-    const size_t m = 1;  // no arrays of sizeless vectors
-    (void)left;
-    AttentionHeads<1>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h, head_dim,
-                      scale, scratch, out);
-#else
-    const size_t m = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    static_assert(kAttentionHeadBlock == 4, "blocks of 4, 2 and 1 heads");
-    if (m == 4) {
-      AttentionHeads<4>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
-                        head_dim, scale, scratch, out);
-    } else if (m == 2) {
-      AttentionHeads<2>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
-                        head_dim, scale, scratch, out);
-    } else {
-      AttentionHeads<1>(df, q, k_rows, v_rows, row, num_rows, row_stride, kv_offset, h,
-                        head_dim, scale, scratch, out);
-    }
-#endif
+    WithHeadBlock(m, [&](auto block) HWY_ATTR {
+      AttentionHeads<decltype(block)::value>(df, q, k_rows, v_rows, row, num_rows, row_stride,
+                                             kv_offset, h, head_dim, scale, scratch, out);
+    });
     h += m;
   }
 }

@@ -393,7 +393,6 @@ absl::Status Session::Prepare(SessionOptions options) {
           shared_scores_,
           AllocateFloats(static_cast<uint64_t>(heads) * (static_cast<uint64_t>(ctx_size_) + 1),
                          "the shared attention scores"));
-      shared_scores_heads_ = heads;
     }
   }
   caches_.reserve(plan.caches.size());
@@ -840,7 +839,7 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
     }
     const int threads = pool_->num_threads();
     if (p.num_kv_heads < static_cast<size_t>(threads) && visible >= static_cast<size_t>(threads) &&
-        p.num_heads <= shared_scores_heads_ && visible <= static_cast<size_t>(ctx_size_)) {
+        shared_scores_ != nullptr && visible <= static_cast<size_t>(ctx_size_)) {
       // Fewer KV heads than threads: splitting the heads would have several threads stream the
       // same keys and values (E2B: one KV head for 8 query heads). Share the rows instead, in
       // three phases (ops/attention.h: the scores of every head over a range of the rows; each

@@ -236,9 +236,9 @@ class Session {
   FloatArray arena_;
   FloatArray scratch_;  // attention scores: ops::AttentionScratchFloats(ctx_size) per thread
   // One query's attention shared by the threads (RunAttention): the scores of every head over the
-  // context, then each head's 1 / sum; allocated only with more than one thread.
+  // context, then each head's 1 / sum; [max num_heads of the plan's attention steps, ctx_size + 1]
+  // floats, allocated only with more than one thread (null otherwise).
   FloatArray shared_scores_;
-  size_t shared_scores_heads_ = 0;
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
   uint64_t evaluations_ = 0;             // EvalAcross calls run on this session's steps
