@@ -171,12 +171,14 @@ absl::StatusOr<std::vector<std::string>> Decoder::DecodeChain(
   return tokens;
 }
 
-bool Decoder::IsHeldBack(std::string_view piece) const {
+bool Decoder::IsHeldBack(std::string_view piece, uint8_t* byte) const {
   std::string token(piece);
   for (const Step& step : steps_) {
     if (step.type == DecoderType::kByteFallback) {
-      uint8_t byte;
-      return ParseByteToken(token, &byte);
+      uint8_t parsed;
+      if (!ParseByteToken(token, &parsed)) return false;
+      if (byte != nullptr) *byte = parsed;
+      return true;
     }
     // A step that joins tokens: no later ByteFallback sees this token on its own.
     if (step.type == DecoderType::kFuse) return false;

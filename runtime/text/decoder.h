@@ -30,8 +30,9 @@ class Decoder {
   absl::StatusOr<std::vector<std::string>> DecodeChain(std::vector<std::string> tokens) const;
 
   // True if the chain has a ByteFallback step that a token `piece` would enter as a byte token
-  // (after the per-token steps before it). The stream decoder holds such tokens back.
-  bool IsHeldBack(std::string_view piece) const;
+  // (after the per-token steps before it), and sets *byte (if not null) to its byte. The stream
+  // decoder holds such tokens back.
+  bool IsHeldBack(std::string_view piece, uint8_t* byte = nullptr) const;
 
   // True if the chain works token by token until its Fuse: Replace, Strip and ByteFallback
   // steps, then at most a Fuse at the end. Decoding such a chain piecewise at the end of any run

@@ -1,7 +1,9 @@
 // Tokenizer pipeline and stream decoder (see tokenizer.h).
 #include "runtime/text/tokenizer.h"
 
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -202,12 +204,42 @@ absl::StatusOr<std::string> StreamDecoder::Push(TokenId id) {
     emitted_ = all.size();
     return out;
   }
-  if (tokenizer_->decoder_ && tokenizer_->decoder_->IsHeldBack(piece)) return std::string();
+  uint8_t byte;
+  if (tokenizer_->decoder_ && tokenizer_->decoder_->IsHeldBack(piece, &byte)) {
+    pending_bytes_ += static_cast<char>(byte);
+    if (!long_run_ && pending_.size() <= kMaxHeldBackBytes) return std::string();
+    long_run_ = true;
+    streamed_long_byte_run_ = true;
+    return TakeCompleteCharacters();
+  }
   CORTIQ_ASSIGN_OR_RETURN(std::string text, tokenizer_->Decode(pending_, options_));
   pending_.clear();
+  pending_bytes_.clear();
+  long_run_ = false;
   if (!tokenizer_->decoder_ && any_emitted_) text.insert(0, " ");
   any_emitted_ = true;
   return text;
+}
+
+absl::StatusOr<std::string> StreamDecoder::TakeCompleteCharacters() {
+  std::string out;
+  size_t start = 0;
+  while (start < pending_bytes_.size()) {
+    const std::string_view rest = std::string_view(pending_bytes_).substr(start);
+    size_t valid = FindInvalidUtf8(rest);
+    if (valid == std::string_view::npos) valid = rest.size();
+    if (valid == 0) {
+      if (IsIncompleteUtf8(rest)) break;
+      valid = 1;  // starts no well-formed sequence: decodes alone to U+FFFD
+    }
+    const std::vector<TokenId> ids(pending_.begin() + start, pending_.begin() + start + valid);
+    CORTIQ_ASSIGN_OR_RETURN(std::string text, tokenizer_->Decode(ids, options_));
+    out += text;
+    start += valid;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + start);
+  pending_bytes_.erase(0, start);
+  return out;
 }
 
 absl::StatusOr<std::string> StreamDecoder::Finish() {
@@ -219,6 +251,8 @@ absl::StatusOr<std::string> StreamDecoder::Finish() {
     CORTIQ_ASSIGN_OR_RETURN(out, tokenizer_->Decode(pending_, options_));
   }
   pending_.clear();
+  pending_bytes_.clear();
+  long_run_ = false;
   emitted_ = 0;
   any_emitted_ = false;
   return out;

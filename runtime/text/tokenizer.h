@@ -108,12 +108,22 @@ class Tokenizer {
 };
 
 // Incremental decoding for streamed generation: Push each generated id, and get the text that
-// is final so far. The concatenation of all outputs (Push… then Finish) equals
-// Tokenizer::Decode of all the ids. Only complete UTF-8 is ever returned: a character spelled by
-// byte-fallback tokens is held back until the run of byte tokens ends (ByteFallback decides a
-// run's text only then: valid UTF-8, or U+FFFD per byte).
+// is final so far. Only complete UTF-8 is ever returned: a character spelled by byte-fallback
+// tokens is held back until the run of byte tokens ends (ByteFallback decides a run's text only
+// then: valid UTF-8, or U+FFFD per byte), and the concatenation of all outputs (Push… then
+// Finish) equals Tokenizer::Decode of all the ids.
+//
+// Except for a run longer than kMaxHeldBackBytes: a model caught in a loop of byte tokens would
+// otherwise show nothing until the loop ends. Such a run is streamed as its characters complete
+// (as llama.cpp streams bytes), a byte that starts no well-formed sequence as one U+FFFD. That
+// differs from Decode only for a long run that is not valid UTF-8 as a whole (Decode gives
+// U+FFFD for every byte of it, the stream keeps its well-formed characters).
 class StreamDecoder {
  public:
+  // The longest run of byte tokens held back whole (no character needs more than 4 bytes; a
+  // few characters spelled in bytes in a row stay exact).
+  static constexpr size_t kMaxHeldBackBytes = 16;
+
   // `tokenizer` must outlive the decoder.
   StreamDecoder(const Tokenizer* tokenizer, DecodeOptions options = {});
 
@@ -122,13 +132,24 @@ class StreamDecoder {
   // Returns the rest of the text (held-back bytes) and resets the decoder.
   absl::StatusOr<std::string> Finish();
 
+  // True if a run of byte tokens longer than kMaxHeldBackBytes was streamed since construction
+  // (not reset by Finish): only then may the outputs differ from Decode.
+  bool streamed_long_byte_run() const { return streamed_long_byte_run_; }
+
  private:
   const Tokenizer* tokenizer_;
   DecodeOptions options_;
   bool local_ = true;        // the decoder is per-token up to its Fuse (Gemma's chain)
   std::vector<TokenId> pending_;  // held-back ids (local), or all ids (otherwise)
+  std::string pending_bytes_;     // the bytes of the held-back byte tokens (local)
+  bool long_run_ = false;         // the current run of byte tokens is streamed as it comes
+  bool streamed_long_byte_run_ = false;
   size_t emitted_ = 0;      // bytes returned so far (non-local mode)
   bool any_emitted_ = false;  // a token was emitted (" " separator without a decoder)
+
+  // In a long run: the text of the held-back bytes' complete characters (and of bytes that
+  // start no well-formed sequence), removed from the pending ones.
+  absl::StatusOr<std::string> TakeCompleteCharacters();
 };
 
 }  // namespace cortiq::text

@@ -51,6 +51,22 @@ size_t FindInvalidUtf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+bool IsIncompleteUtf8(std::string_view text) {
+  if (text.empty() || text.size() > 3) return false;
+  const size_t len = Utf8Length(static_cast<unsigned char>(text[0]));
+  if (static_cast<unsigned char>(text[0]) < 0x80 || text.size() >= len) return false;
+  // Complete it with the smallest second byte some lead allows (0x80, or 0x90 after F0, 0xA0
+  // after E0) and 0x80 after that: if no completion is well formed, none with other
+  // continuation bytes is (only the second byte has lead-specific bounds).
+  for (const char second : {'\x80', '\x90', '\xA0'}) {
+    std::string completed(text);
+    if (completed.size() == 1) completed += second;
+    completed.resize(len, '\x80');
+    if (FindInvalidUtf8(completed) == std::string_view::npos) return true;
+  }
+  return false;
+}
+
 char32_t DecodeUtf8(std::string_view text, size_t* i) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data()) + *i;
   const unsigned char c = s[0];

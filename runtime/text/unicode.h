@@ -14,6 +14,10 @@ namespace cortiq::text {
 // sequence (RFC 3629: no overlongs, no surrogates, at most U+10FFFF), or npos if it is valid.
 size_t FindInvalidUtf8(std::string_view text);
 
+// True if `text` (1 to 3 bytes) is the start of a well-formed UTF-8 sequence that more bytes
+// could complete (a lead byte and the continuation bytes it allows so far).
+bool IsIncompleteUtf8(std::string_view text);
+
 // Length of the UTF-8 sequence at text[i] of valid UTF-8 `text` (1 to 4).
 inline size_t Utf8Length(unsigned char lead) {
   return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;

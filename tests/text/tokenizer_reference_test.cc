@@ -203,6 +203,54 @@ void StreamDecoderHoldsBackSplitCharacters(const Tokenizer* tokenizer_) {
   ExpectStreamsLikeDecode(*tokenizer_, bad);
 }
 
+// A run of byte tokens longer than StreamDecoder::kMaxHeldBackBytes (a model looping on one)
+// streams as its characters complete instead of only when the run ends.
+void StreamDecoderStreamsLongByteRuns(const Tokenizer* tokenizer_) {
+  const auto id = [&](const char* piece) { return *tokenizer_->TokenToId(piece); };
+  constexpr size_t kHeld = text::StreamDecoder::kMaxHeldBackBytes;
+  const std::string kReplacement = "\xEF\xBF\xBD";
+  {
+    // 'y' as <0x79>, 40 times: nothing for 16 tokens, then the 17 bytes so far, then each one.
+    text::StreamDecoder stream(tokenizer_);
+    std::vector<TokenId> ids(40, id("<0x79>"));
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const std::string out = *stream.Push(ids[k]);
+      EXPECT_EQ(out, k < kHeld ? "" : k == kHeld ? std::string(kHeld + 1, 'y') : "y") << k;
+    }
+    EXPECT_EQ(*stream.Finish(), "");
+    EXPECT_TRUE(stream.streamed_long_byte_run());
+    // A valid run streams to exactly its decoding.
+    ExpectStreamsLikeDecode(*tokenizer_, ids);
+  }
+  {
+    // In a long run, a character split over byte tokens waits for its last byte; a byte that
+    // starts no well-formed sequence is one U+FFFD at once; an unfinished character at the end
+    // of the run is U+FFFD (as Decode has it) with the token that ends the run.
+    text::StreamDecoder stream(tokenizer_);
+    std::vector<std::string> outputs;
+    for (size_t k = 0; k < kHeld + 1; ++k) outputs.push_back(*stream.Push(id("<0x79>")));
+    for (const char* piece : {"<0xE2>", "<0x82>", "<0xAC>", "<0x80>", "<0x79>", "<0xF0>", "a"}) {
+      outputs.push_back(*stream.Push(id(piece)));
+    }
+    outputs.push_back(*stream.Finish());
+    const std::vector<std::string> tail(outputs.end() - 8, outputs.end());
+    EXPECT_THAT(tail, testing::ElementsAre("", "", "€", kReplacement, "y", "",
+                                           kReplacement + "a", ""));
+    EXPECT_EQ(outputs[kHeld], std::string(kHeld + 1, 'y'));
+  }
+  {
+    // Runs of kMaxHeldBackBytes or fewer stay whole, even when they are not valid UTF-8: the
+    // stream equals Decode, one U+FFFD per byte.
+    std::vector<TokenId> ids(kHeld - 1, id("<0x79>"));
+    ids.push_back(id("<0x80>"));
+    ids.push_back(id("a"));
+    ExpectStreamsLikeDecode(*tokenizer_, ids);
+    text::StreamDecoder stream(tokenizer_);
+    for (const TokenId t : ids) (void)*stream.Push(t);
+    EXPECT_FALSE(stream.streamed_long_byte_run());
+  }
+}
+
 TEST(Gemma3Tokenizer, MatchesTokenizersJsAndStreams) {
   absl::StatusOr<text::TokenizerSpec> spec = ReadCheckpointTokenizer(kGemma3);
   ASSERT_TRUE(spec.ok()) << spec.status();
@@ -227,6 +275,7 @@ TEST(Gemma3Tokenizer, MatchesTokenizersJsAndStreams) {
   KnownIds(&*t);
   StreamDecoderEqualsDecodeAtEveryTokenBoundary(&*t);
   StreamDecoderHoldsBackSplitCharacters(&*t);
+  StreamDecoderStreamsLongByteRuns(&*t);
 }
 
 TEST(TinyTokenizer, StreamDecoderEqualsDecodeOnTheCorpus) {
@@ -236,6 +285,7 @@ TEST(TinyTokenizer, StreamDecoderEqualsDecodeOnTheCorpus) {
     SCOPED_TRACE(Shown(r.text));
     ExpectStreamsLikeDecode(*t, r.ids);
   }
+  StreamDecoderStreamsLongByteRuns(&*t);
 }
 
 TEST(TinyTokenizer, RoundTripsTextWithoutTheSpaceMarker) {
