@@ -28,6 +28,7 @@
 #include "hwy/targets.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
+#include "ops/matmul_q8_activations.h"
 #include "ops/quantize.h"
 
 namespace cortiq {
@@ -110,6 +111,26 @@ void BM_MatMul(benchmark::State& state, Format format, size_t rows, size_t cols,
   SetCounters(state, batch, rows, cols, seconds, w.bytes);
 }
 
+// The opt-in prefill with activations quantized to Q8_0 (ops/matmul_q8_activations.h).
+void BM_MatMulQ8Activations(benchmark::State& state, Format format, size_t rows, size_t cols,
+                            size_t batch) {
+  const Weights& w = GetWeights(format, rows, cols);
+  std::vector<float> x(batch * cols), y(batch * rows);
+  Rng rng{0xC0FFEEull};
+  FillUniform(rng, x.data(), x.size());
+  const auto kernel =
+      format == Format::kQ4_0 ? ops::MatMulQ4_0Q8Activations : ops::MatMulQ8_0Q8Activations;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    kernel(w.data.get(), x.data(), cols, y.data(), rows, batch, rows, cols, 0, rows);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetCounters(state, batch, rows, cols, seconds, w.bytes);
+}
+
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
   const Weights& w = GetWeights(format, rows, cols);
@@ -152,6 +173,16 @@ void RegisterAll() {
         benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, format, shape.out, shape.in, batch)
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
+      }
+      if (format == Format::kQ4_0 || format == Format::kQ8_0) {
+        for (size_t batch : kBatches) {
+          const std::string name =
+              "matmul_q8_activations/" + suffix + "/batch:" + std::to_string(batch);
+          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulQ8Activations, format, shape.out,
+                                       shape.in, batch)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
       }
       const std::string name = "linear_per_token/" + suffix + "/batch:64";
       benchmark::RegisterBenchmark(name.c_str(), BM_LinearPerToken, format, shape.out, shape.in,

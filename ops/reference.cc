@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "hwy/base.h"
@@ -249,6 +251,48 @@ void MatMulQ4_0Reference(const void* w, const float* x, size_t x_stride,
   for (size_t t = 0; t < batch; ++t) {
     LinearQ4_0Reference(w, x + t * x_stride, y + t * y_stride, rows, cols,
                         row_begin, row_end);
+  }
+}
+
+void MatMulQ8ActivationsReference(bool q4_0, const void* w, const float* x, size_t x_stride,
+                                  float* y, size_t y_stride, size_t batch, size_t rows,
+                                  size_t cols, size_t row_begin, size_t row_end) {
+  (void)rows;
+  const uint8_t* bytes = static_cast<const uint8_t*>(w);
+  const size_t block_bytes = q4_0 ? kQ4_0BlockBytes : kQ8_0BlockBytes;
+  const size_t blocks = cols / kQuantBlockSize;
+  std::vector<int> qx(cols);
+  std::vector<float> dx(blocks);
+  for (size_t t = 0; t < batch; ++t) {
+    const float* xt = x + t * x_stride;
+    for (size_t b = 0; b < blocks; ++b) {
+      float amax = 0.0f;
+      for (size_t j = 0; j < kQuantBlockSize; ++j) {
+        amax = std::max(amax, std::fabs(xt[b * kQuantBlockSize + j]));
+      }
+      const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+      dx[b] = amax / 127.0f;
+      for (size_t j = 0; j < kQuantBlockSize; ++j) {
+        qx[b * kQuantBlockSize + j] =
+            static_cast<int>(std::nearbyint(xt[b * kQuantBlockSize + j] * id));
+      }
+    }
+    for (size_t r = row_begin; r < row_end; ++r) {
+      float acc = 0.0f;
+      for (size_t b = 0; b < blocks; ++b) {
+        const uint8_t* block = bytes + (r * blocks + b) * block_bytes;
+        uint16_t d_bits;
+        memcpy(&d_bits, block, 2);
+        int isum = 0;
+        for (size_t j = 0; j < kQuantBlockSize; ++j) {
+          const int qw = q4_0 ? (j < 16 ? (block[2 + j] & 15) : (block[2 + j - 16] >> 4)) - 8
+                              : static_cast<int8_t>(block[2 + j]);
+          isum += qw * qx[b * kQuantBlockSize + j];
+        }
+        acc = std::fma(F16BitsToF32(d_bits) * dx[b], static_cast<float>(isum), acc);
+      }
+      y[t * y_stride + r] = acc;
+    }
   }
 }
 

@@ -49,6 +49,14 @@ void MatMulQ4_0Reference(const void* w, const float* x, size_t x_stride,
                          float* y, size_t y_stride, size_t batch, size_t rows,
                          size_t cols, size_t row_begin, size_t row_end);
 
+// ops/matmul_q8_activations.h, straight from its formula: each token's 32-column blocks
+// quantized (amax / 127, round-to-nearest-even of x * 127 / amax), per row the exact integer
+// dot product of each block with the weight block's signed quants (Q8_0 q, Q4_0 nibble - 8),
+// accumulated from 0 in block order by fmaf(d_w * d_x, isum, acc). q4_0: Q4_0 weights, else Q8_0.
+void MatMulQ8ActivationsReference(bool q4_0, const void* w, const float* x, size_t x_stride,
+                                  float* y, size_t y_stride, size_t batch, size_t rows,
+                                  size_t cols, size_t row_begin, size_t row_end);
+
 // ops/linear.h, ops/matmul.h and ops/gather.h for F16 weights and the other
 // block formats: each row is dequantized by the format's DequantizeRow*
 // (ops/quantize.h, ops/quantize_legacy.h, ops/quantize_k.h,

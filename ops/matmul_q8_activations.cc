@@ -1,0 +1,362 @@
+// MatMulQ8_0Q8Activations / MatMulQ4_0Q8Activations (ops/matmul_q8_activations.h).
+//
+// Layout: lanes are output rows. A row block's weights are decoded once per column chunk and
+// token block into groups of 16 rows, interleaved by 4 columns (one 64-byte vector holds 4
+// consecutive quants of 16 rows, as unsigned bytes: Q8_0 q + 128, Q4_0 the nibble), so one
+// vpdpbusd multiplies them by 4 activation quants broadcast from memory and adds the 4 products
+// of each row into its lane: 16 rows x 4 columns per instruction, no horizontal sums. After the
+// 8 instructions of a 32-column block the lane holds sum(u * q_x) = isum + offset * sum(q_x)
+// (offset 128 or 8), corrected by starting the lane at -offset * sum(q_x); then one conversion
+// and one FMA with the block's scales add it to the f32 accumulator of (row, token).
+//
+// Dispatch by hand, not Highway: Highway 1.0.3 (Debian 12) has VNNI only in its AVX3_DL target,
+// whose target string omits avx512vnni and which is off unless HWY_WANT_AVX3_DL. The VNNI
+// functions carry their own target attribute and run when the CPU reports AVX-512 F/BW/VL/VNNI;
+// the portable functions compute the same bits (the integer sums are exact, the f32 steps are the
+// same operations in the same order).
+#include "ops/matmul_q8_activations.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "ops/quantize.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CORTIQ_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#endif
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+constexpr size_t kBlock = 32;           // columns per Q8_0 / Q4_0 block
+constexpr size_t kChunk = 512;          // columns per chunk: 16 blocks
+constexpr size_t kChunkBlocks = kChunk / kBlock;
+constexpr size_t kTokenBlock = 256;     // tokens whose quantized chunk is reused by every row
+constexpr size_t kGroupRows = 16;       // rows per group: one int32 lane each
+constexpr size_t kGroupsPerBlock = 4;   // row block of 64 rows decoded at a time
+constexpr size_t kTileTokens = 6;       // tokens per micro-tile (x 2 row groups)
+
+// A row block's decoded weights for one column chunk.
+struct DecodedWeights {
+  // [group][column / 4][row in group][4]: the unsigned quants.
+  alignas(64) uint8_t q[kGroupsPerBlock][kChunk / 4][kGroupRows][4];
+  // [group][block][row in group]: the blocks' scales (0 for rows past the range).
+  alignas(64) float d[kGroupsPerBlock][kChunkBlocks][kGroupRows];
+};
+
+// The quantized activations of a token block for one column chunk.
+struct QuantizedActivations {
+  alignas(64) int8_t q[kTokenBlock][kChunk];
+  alignas(64) float d[kTokenBlock][kChunkBlocks];
+  alignas(64) int32_t sum[kTokenBlock][kChunkBlocks];
+};
+
+struct Q8_0Layout {
+  static constexpr size_t kBlockBytes = kQ8_0BlockBytes;
+  static constexpr int32_t kOffset = 128;
+  static size_t RowBytes(size_t cols) { return Q8_0RowBytes(cols); }
+  // The block's 32 quants as unsigned bytes q + 128.
+  static void Unsigned(const uint8_t* block, uint8_t* u) {
+    for (size_t j = 0; j < kBlock; ++j) u[j] = block[2 + j] ^ 0x80;
+  }
+};
+struct Q4_0Layout {
+  static constexpr size_t kBlockBytes = kQ4_0BlockBytes;
+  static constexpr int32_t kOffset = 8;
+  static size_t RowBytes(size_t cols) { return Q4_0RowBytes(cols); }
+  // The block's 32 nibbles (weights 0-15 in the low nibbles, 16-31 in the high ones).
+  static void Unsigned(const uint8_t* block, uint8_t* u) {
+    for (size_t j = 0; j < 16; ++j) {
+      u[j] = block[2 + j] & 0x0F;
+      u[j + 16] = block[2 + j] >> 4;
+    }
+  }
+};
+
+float Scale(const uint8_t* block) {
+  uint16_t bits;
+  memcpy(&bits, block, sizeof(bits));
+  return F16BitsToF32(bits);
+}
+
+// Decodes rows [r0, r0 + num_rows) (num_rows <= 64) of chunk [k0, k0 + n) into `out`; the
+// rest of the block's rows get zero quants and scales.
+template <class Layout>
+void DecodeRowBlock(const uint8_t* w, size_t row_bytes, size_t r0, size_t num_rows, size_t k0,
+                    size_t n, DecodedWeights* out) {
+  const size_t blocks = n / kBlock;
+  for (size_t i = 0; i < kGroupsPerBlock * kGroupRows; ++i) {
+    const size_t g = i / kGroupRows, lane = i % kGroupRows;
+    if (i >= num_rows) {
+      if (i >= (num_rows + kGroupRows - 1) / kGroupRows * kGroupRows) break;
+      for (size_t b = 0; b < blocks; ++b) {
+        out->d[g][b][lane] = 0.0f;
+        for (size_t k = 0; k < kBlock / 4; ++k) memset(out->q[g][b * 8 + k][lane], 0, 4);
+      }
+      continue;
+    }
+    const uint8_t* block = w + (r0 + i) * row_bytes + k0 / kBlock * Layout::kBlockBytes;
+    for (size_t b = 0; b < blocks; ++b, block += Layout::kBlockBytes) {
+      out->d[g][b][lane] = Scale(block);
+      uint8_t u[kBlock];
+      Layout::Unsigned(block, u);
+      for (size_t k = 0; k < kBlock / 4; ++k) memcpy(out->q[g][b * 8 + k][lane], u + 4 * k, 4);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Portable versions (the same bits as the VNNI ones).
+
+void QuantizePortable(const float* x, size_t n, int8_t* q, float* d, int32_t* sum) {
+  for (size_t b = 0; b < n / kBlock; ++b) {
+    const float* xb = x + b * kBlock;
+    float amax = 0.0f;
+    for (size_t j = 0; j < kBlock; ++j) amax = std::max(amax, fabsf(xb[j]));
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    d[b] = amax / 127.0f;
+    int32_t s = 0;
+    for (size_t j = 0; j < kBlock; ++j) {
+      const int32_t v = static_cast<int32_t>(nearbyintf(xb[j] * id));
+      q[b * kBlock + j] = static_cast<int8_t>(v);
+      s += v;
+    }
+    sum[b] = s;
+  }
+}
+
+// y rows of group g for tokens [t, t + tokens) of the token block, blocks [0, blocks).
+void TilePortable(const DecodedWeights& w, size_t g, const QuantizedActivations& a, size_t t,
+                  size_t tokens, size_t blocks, int32_t offset, float* y, size_t y_stride,
+                  size_t num_rows, bool accumulate) {
+  for (size_t j = 0; j < tokens; ++j) {
+    for (size_t lane = 0; lane < num_rows; ++lane) {
+      float acc = accumulate ? y[j * y_stride + lane] : 0.0f;
+      for (size_t b = 0; b < blocks; ++b) {
+        int32_t isum = -offset * a.sum[t + j][b];
+        for (size_t k = 0; k < kBlock; ++k) {
+          isum += static_cast<int32_t>(w.q[g][b * 8 + k / 4][lane][k % 4]) *
+                  a.q[t + j][b * kBlock + k];
+        }
+        acc = fmaf(w.d[g][b][lane] * a.d[t + j][b], static_cast<float>(isum), acc);
+      }
+      y[j * y_stride + lane] = acc;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// AVX-512 VNNI versions.
+
+#if defined(__x86_64__)
+
+CORTIQ_VNNI_TARGET void QuantizeVnni(const float* x, size_t n, int8_t* q, float* d,
+                                     int32_t* sum) {
+  const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+  for (size_t b = 0; b < n / kBlock; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(x + b * kBlock);
+    const __m512 x1 = _mm512_loadu_ps(x + b * kBlock + 16);
+    const float amax = _mm512_reduce_max_ps(
+        _mm512_max_ps(_mm512_and_ps(x0, sign), _mm512_and_ps(x1, sign)));
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    d[b] = amax / 127.0f;
+    // cvtps2dq rounds to nearest even (the default MXCSR mode), as nearbyintf does.
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kBlock), _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * kBlock + 16), _mm512_cvtepi32_epi8(q1));
+    sum[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+  }
+}
+
+// Two row groups (g, g + 1) x kTokens tokens: 2 x kTokens int32 and f32 accumulators.
+template <size_t kTokens>
+CORTIQ_VNNI_TARGET void TileVnni(const DecodedWeights& w, size_t g, const QuantizedActivations& a,
+                                 size_t t, size_t blocks, int32_t offset, float* y,
+                                 size_t y_stride, size_t rows0, size_t rows1, bool accumulate) {
+  const __mmask16 mask0 = static_cast<__mmask16>((1u << rows0) - 1);
+  const __mmask16 mask1 = static_cast<__mmask16>((1u << rows1) - 1);
+  __m512 f0[kTokens], f1[kTokens];
+  for (size_t j = 0; j < kTokens; ++j) {
+    f0[j] = accumulate ? _mm512_maskz_loadu_ps(mask0, y + j * y_stride) : _mm512_setzero_ps();
+    f1[j] = accumulate ? _mm512_maskz_loadu_ps(mask1, y + j * y_stride + kGroupRows)
+                       : _mm512_setzero_ps();
+  }
+  for (size_t b = 0; b < blocks; ++b) {
+    __m512i i0[kTokens], i1[kTokens];
+    for (size_t j = 0; j < kTokens; ++j) {
+      i0[j] = _mm512_set1_epi32(-offset * a.sum[t + j][b]);
+      i1[j] = i0[j];
+    }
+    for (size_t k = 0; k < kBlock / 4; ++k) {
+      const __m512i w0 = _mm512_load_si512(w.q[g][b * 8 + k]);
+      const __m512i w1 = _mm512_load_si512(w.q[g + 1][b * 8 + k]);
+      for (size_t j = 0; j < kTokens; ++j) {
+        int32_t four;
+        memcpy(&four, &a.q[t + j][b * kBlock + 4 * k], 4);
+        const __m512i xq = _mm512_set1_epi32(four);
+        i0[j] = _mm512_dpbusd_epi32(i0[j], w0, xq);
+        i1[j] = _mm512_dpbusd_epi32(i1[j], w1, xq);
+      }
+    }
+    const __m512 d0 = _mm512_load_ps(w.d[g][b]);
+    const __m512 d1 = _mm512_load_ps(w.d[g + 1][b]);
+    for (size_t j = 0; j < kTokens; ++j) {
+      const __m512 dx = _mm512_set1_ps(a.d[t + j][b]);
+      f0[j] = _mm512_fmadd_ps(_mm512_mul_ps(d0, dx), _mm512_cvtepi32_ps(i0[j]), f0[j]);
+      f1[j] = _mm512_fmadd_ps(_mm512_mul_ps(d1, dx), _mm512_cvtepi32_ps(i1[j]), f1[j]);
+    }
+  }
+  for (size_t j = 0; j < kTokens; ++j) {
+    _mm512_mask_storeu_ps(y + j * y_stride, mask0, f0[j]);
+    if (rows1 != 0) _mm512_mask_storeu_ps(y + j * y_stride + kGroupRows, mask1, f1[j]);
+  }
+}
+
+CORTIQ_VNNI_TARGET void TileVnniTail(size_t tokens, const DecodedWeights& w, size_t g,
+                                     const QuantizedActivations& a, size_t t, size_t blocks,
+                                     int32_t offset, float* y, size_t y_stride, size_t rows0,
+                                     size_t rows1, bool accumulate) {
+  switch (tokens) {
+    case 1: return TileVnni<1>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+    case 2: return TileVnni<2>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+    case 3: return TileVnni<3>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+    case 4: return TileVnni<4>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+    case 5: return TileVnni<5>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+    default: return TileVnni<6>(w, g, a, t, blocks, offset, y, y_stride, rows0, rows1, accumulate);
+  }
+}
+
+bool CpuHasVnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+#else
+bool CpuHasVnni() { return false; }
+#endif
+
+std::atomic<int> g_force_portable{0};
+
+bool UseVnni() {
+  static const bool vnni = CpuHasVnni();
+  return vnni && g_force_portable.load(std::memory_order_relaxed) == 0;
+}
+
+void Quantize(const float* x, size_t n, int8_t* q, float* d, int32_t* sum) {
+#if defined(__x86_64__)
+  if (UseVnni()) return QuantizeVnni(x, n, q, d, sum);
+#endif
+  QuantizePortable(x, n, q, d, sum);
+}
+
+// Scratch of the calling thread (a session's pool threads each have theirs): allocated on the
+// first call, ~300 KiB.
+struct Scratch {
+  DecodedWeights weights;
+  QuantizedActivations activations;
+};
+Scratch& ThreadScratch() {
+  thread_local std::unique_ptr<Scratch> scratch(new Scratch);
+  return *scratch;
+}
+
+template <class Layout>
+void MatMulQ8Activations(const void* w_bytes, const float* x, size_t x_stride, float* y,
+                         size_t y_stride, size_t batch, size_t cols, size_t row_begin,
+                         size_t row_end) {
+  if (row_begin >= row_end || batch == 0 || cols == 0) return;
+  const uint8_t* w = static_cast<const uint8_t*>(w_bytes);
+  const size_t row_bytes = Layout::RowBytes(cols);
+  Scratch& scratch = ThreadScratch();
+  DecodedWeights& dw = scratch.weights;
+  QuantizedActivations& qa = scratch.activations;
+  const bool vnni = UseVnni();
+  constexpr size_t kRowBlock = kGroupsPerBlock * kGroupRows;
+  for (size_t t0 = 0; t0 < batch; t0 += kTokenBlock) {
+    const size_t tokens = std::min(kTokenBlock, batch - t0);
+    for (size_t k0 = 0; k0 < cols; k0 += kChunk) {
+      const size_t n = std::min(kChunk, cols - k0);
+      const size_t blocks = n / kBlock;
+      const bool accumulate = k0 != 0;
+      for (size_t t = 0; t < tokens; ++t) {
+        Quantize(x + (t0 + t) * x_stride + k0, n, qa.q[t], qa.d[t], qa.sum[t]);
+      }
+      for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+        const size_t block_rows = std::min(kRowBlock, row_end - r0);
+        DecodeRowBlock<Layout>(w, row_bytes, r0, block_rows, k0, n, &dw);
+        for (size_t g = 0; g * kGroupRows < block_rows; g += 2) {
+          const size_t rows0 = std::min(kGroupRows, block_rows - g * kGroupRows);
+          const size_t rows1 = (g + 1) * kGroupRows < block_rows
+                                   ? std::min(kGroupRows, block_rows - (g + 1) * kGroupRows)
+                                   : 0;
+          float* yg = y + t0 * y_stride + r0 + g * kGroupRows;
+#if defined(__x86_64__)
+          if (vnni) {
+            if (rows1 == 0) {
+              // The decoded block has zeros for group g + 1 only up to a group boundary: the
+              // tile reads it (zero quants and scales, so nothing is added) but stores nothing.
+              memset(dw.q[g + 1], 0, sizeof(dw.q[g + 1]));
+              memset(dw.d[g + 1], 0, sizeof(dw.d[g + 1]));
+            }
+            size_t t = 0;
+            for (; t + kTileTokens <= tokens; t += kTileTokens) {
+              TileVnni<kTileTokens>(dw, g, qa, t, blocks, Layout::kOffset, yg + t * y_stride,
+                                    y_stride, rows0, rows1, accumulate);
+            }
+            if (t < tokens) {
+              TileVnniTail(tokens - t, dw, g, qa, t, blocks, Layout::kOffset, yg + t * y_stride,
+                           y_stride, rows0, rows1, accumulate);
+            }
+            continue;
+          }
+#endif
+          (void)vnni;
+          TilePortable(dw, g, qa, 0, tokens, blocks, Layout::kOffset, yg, y_stride, rows0,
+                       accumulate);
+          if (rows1 != 0) {
+            TilePortable(dw, g + 1, qa, 0, tokens, blocks, Layout::kOffset, yg + kGroupRows,
+                         y_stride, rows1, accumulate);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeActivationsQ8_0(const float* x, size_t n, int8_t* q, float* d, int32_t* sum) {
+  Quantize(x, n, q, d, sum);
+}
+
+void MatMulQ8_0Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulQ8Activations<Q8_0Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end);
+}
+
+void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulQ8Activations<Q4_0Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end);
+}
+
+bool Q8ActivationsUseVnni() { return UseVnni(); }
+
+void ForceQ8ActivationsPortableForTest(bool portable) {
+  g_force_portable.store(portable ? 1 : 0, std::memory_order_relaxed);
+}
+
+}  // namespace ops
+}  // namespace cortiq
