@@ -20,6 +20,7 @@
 #include "ops/linear.h"
 #include "ops/linear_rows.h"
 #include "ops/matmul.h"
+#include "ops/matmul_q8_activations.h"
 #include "ops/quantize.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
@@ -485,6 +486,10 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.linear = kernels.linear;
       p.linear_rows = kernels.linear_rows;
       p.matmul = kernels.matmul;
+      if (options.prefill_activations == PrefillActivations::kQ8_0) {
+        if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
+        if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
+      }
       p.gather = kernels.gather;
       p.parallel = pool_ != nullptr && p.rows >= 8 &&
                    static_cast<uint64_t>(p.rows) * p.cols >= kParallelMinElements;

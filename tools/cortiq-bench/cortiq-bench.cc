@@ -17,6 +17,7 @@
 #include "base/json_writer.h"
 #include "runtime/artifact.h"
 #include "runtime/sequence.h"
+#include "ops/matmul_q8_activations.h"
 #include "runtime/session.h"
 #include "base/status_macros.h"
 #include "tools/common/flags.h"
@@ -35,6 +36,7 @@ struct BenchFlags {
   std::string t = "1,2";
   std::string d = "0";
   std::string kv_type = "f32";
+  std::string prefill_activations = "f32";
   int64_t mmap = 1;  // llama-bench's -mmp: 1 = map the artifact, 0 = read it into memory
   bool profile = false;
   std::string b = "0";
@@ -170,6 +172,12 @@ absl::Status Run(const std::string& path) {
         "--kv-type: '", flag_values.kv_type, "' is not f32 or f16"));
   }
   options.kv_type = *kv_type;
+  if (flag_values.prefill_activations == "q8_0") {
+    options.prefill_activations = PrefillActivations::kQ8_0;
+  } else if (flag_values.prefill_activations != "f32") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prefill-activations: '", flag_values.prefill_activations, "' is not f32 or q8_0"));
+  }
   double load_ms = 0;
   int64_t max_batch = 1;  // the session's resolved batch size for batch_size 0
   {
@@ -324,6 +332,7 @@ absl::Status Run(const std::string& path) {
     j.Field("weight_bytes_per_token", bytes_with_head);
     j.Field("weight_bytes_per_prompt_token", bytes_without_head);
     j.Field("kv_type", KvTypeName(options.kv_type));
+    j.Field("prefill_activations", flag_values.prefill_activations);
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("kv_bytes_per_position", kv_per_position);
     j.Field("kv_ring_bytes", kv_rings);
@@ -394,6 +403,11 @@ absl::Status Run(const std::string& path) {
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
   }
+  if (options.prefill_activations == PrefillActivations::kQ8_0) {
+    std::printf("prefill activations: q8_0 (opt-in, lower precision: Q8_0/Q4_0 matrices on "
+                "8-bit dot products%s)\n",
+                ops::Q8ActivationsUseVnni() ? ", AVX-512 VNNI" : "; no VNNI on this CPU: slow");
+  }
   std::printf("kv cache: %s, %llu B per position (full-attention layers) + %llu B of sliding "
               "rings (at batch %lld)\n",
               KvTypeName(options.kv_type), static_cast<unsigned long long>(kv_per_position),
@@ -460,6 +474,9 @@ int main(int argc, char** argv) {
   flags.AddInt("-r, --repetitions", "N", &f.r, INT64_MIN, INT64_MAX,
                "repetitions of each test (median, min and max are reported) (default: 5)");
   flags.AddString("--kv-type", "f32|f16", &f.kv_type, "element type of the KV caches");
+  flags.AddString("--prefill-activations", "f32|q8_0", &f.prefill_activations,
+                  "activations of the prompt's matrix products: f32 (exact, default) or q8_0 "
+                  "(opt-in, lower precision; SessionOptions::prefill_activations)");
   flags.AddInt("--mmap, --mmp", "0|1", &f.mmap, 0, 1,
                "1: map the artifact (default); 0: read it into memory first (ArtifactLoad::kRead; "
                "as llama-bench -mmp 0)");
