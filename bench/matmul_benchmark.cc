@@ -95,59 +95,46 @@ void SetCounters(benchmark::State& state, size_t batch, size_t rows, size_t cols
 // ---------------------------------------------------------------------------------------------
 // Benchmarks.
 
-void BM_MatMul(benchmark::State& state, Format format, size_t rows, size_t cols, size_t batch) {
+// Times kernel(w, x, y) over a batch of random activations and sets the counters.
+template <class Kernel>
+void TimeBatch(benchmark::State& state, Format format, size_t rows, size_t cols, size_t batch,
+               const Kernel& kernel) {
   const Weights& w = GetWeights(format, rows, cols);
   std::vector<float> x(batch * cols), y(batch * rows);
   Rng rng{0xC0FFEEull};
   FillUniform(rng, x.data(), x.size());
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    MatMul(format, w.data.get(), x.data(), y.data(), batch, rows, cols);
+    kernel(w.data.get(), x.data(), y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SetCounters(state, batch, rows, cols, seconds, w.bytes);
+}
+
+void BM_MatMul(benchmark::State& state, Format format, size_t rows, size_t cols, size_t batch) {
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    MatMul(format, w, x, y, batch, rows, cols);
+  });
 }
 
 // The opt-in prefill with activations quantized to Q8_0 (ops/matmul_q8_activations.h).
 void BM_MatMulQ8Activations(benchmark::State& state, Format format, size_t rows, size_t cols,
                             size_t batch) {
-  const Weights& w = GetWeights(format, rows, cols);
-  std::vector<float> x(batch * cols), y(batch * rows);
-  Rng rng{0xC0FFEEull};
-  FillUniform(rng, x.data(), x.size());
   const auto kernel =
       format == Format::kQ4_0 ? ops::MatMulQ4_0Q8Activations : ops::MatMulQ8_0Q8Activations;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    kernel(w.data.get(), x.data(), cols, y.data(), rows, batch, rows, cols, 0, rows);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  SetCounters(state, batch, rows, cols, seconds, w.bytes);
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    kernel(w, x, cols, y, rows, batch, rows, cols, 0, rows);
+  });
 }
 
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
-  const Weights& w = GetWeights(format, rows, cols);
-  std::vector<float> x(batch * cols), y(batch * rows);
-  Rng rng{0xC0FFEEull};
-  FillUniform(rng, x.data(), x.size());
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    for (size_t t = 0; t < batch; ++t) {
-      Linear(format, w.data.get(), x.data() + t * cols, y.data() + t * rows, rows, cols);
-    }
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  SetCounters(state, batch, rows, cols, seconds, w.bytes);
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    for (size_t t = 0; t < batch; ++t) Linear(format, w, x + t * cols, y + t * rows, rows, cols);
+  });
 }
 
 struct Shape {

@@ -87,15 +87,17 @@ float Scale(const uint8_t* block) {
 }
 
 // Decodes rows [r0, r0 + num_rows) (num_rows <= 64) of chunk [k0, k0 + n) into `out`; the
-// rest of the block's rows get zero quants and scales.
+// rows after them up to the end of their pair of groups (the VNNI tile runs two groups and reads
+// both) get zero quants and scales, so they add nothing.
 template <class Layout>
 void DecodeRowBlock(const uint8_t* w, size_t row_bytes, size_t r0, size_t num_rows, size_t k0,
                     size_t n, DecodedWeights* out) {
   const size_t blocks = n / kBlock;
-  for (size_t i = 0; i < kGroupsPerBlock * kGroupRows; ++i) {
+  constexpr size_t kPairRows = 2 * kGroupRows;
+  const size_t padded_rows = (num_rows + kPairRows - 1) / kPairRows * kPairRows;
+  for (size_t i = 0; i < padded_rows; ++i) {
     const size_t g = i / kGroupRows, lane = i % kGroupRows;
     if (i >= num_rows) {
-      if (i >= (num_rows + kGroupRows - 1) / kGroupRows * kGroupRows) break;
       for (size_t b = 0; b < blocks; ++b) {
         out->d[g][b][lane] = 0.0f;
         for (size_t k = 0; k < kBlock / 4; ++k) memset(out->q[g][b * 8 + k][lane], 0, 4);
@@ -301,12 +303,6 @@ void MatMulQ8Activations(const void* w_bytes, const float* x, size_t x_stride, f
           float* yg = y + t0 * y_stride + r0 + g * kGroupRows;
 #if defined(__x86_64__)
           if (vnni) {
-            if (rows1 == 0) {
-              // The decoded block has zeros for group g + 1 only up to a group boundary: the
-              // tile reads it (zero quants and scales, so nothing is added) but stores nothing.
-              memset(dw.q[g + 1], 0, sizeof(dw.q[g + 1]));
-              memset(dw.d[g + 1], 0, sizeof(dw.d[g + 1]));
-            }
             size_t t = 0;
             for (; t + kTileTokens <= tokens; t += kTileTokens) {
               TileVnni<kTileTokens>(dw, g, qa, t, blocks, Layout::kOffset, yg + t * y_stride,
