@@ -28,6 +28,7 @@
 #include "hwy/targets.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
+#include "ops/matmul_bf16_activations.h"
 #include "ops/matmul_q8_activations.h"
 #include "ops/quantize.h"
 
@@ -130,6 +131,14 @@ void BM_MatMulQ8Activations(benchmark::State& state, Format format, size_t rows,
   });
 }
 
+// The opt-in prefill with activations rounded to bf16 (ops/matmul_bf16_activations.h).
+void BM_MatMulBF16Activations(benchmark::State& state, Format format, size_t rows, size_t cols,
+                              size_t batch) {
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    ops::MatMulBF16BF16Activations(w, x, cols, y, rows, batch, rows, cols, 0, rows);
+  });
+}
+
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
@@ -166,6 +175,16 @@ void RegisterAll() {
           const std::string name =
               "matmul_q8_activations/" + suffix + "/batch:" + std::to_string(batch);
           benchmark::RegisterBenchmark(name.c_str(), BM_MatMulQ8Activations, format, shape.out,
+                                       shape.in, batch)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+      }
+      if (format == Format::kBF16) {
+        for (size_t batch : kBatches) {
+          const std::string name =
+              "matmul_bf16_activations/" + suffix + "/batch:" + std::to_string(batch);
+          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16Activations, format, shape.out,
                                        shape.in, batch)
               ->UseRealTime()
               ->Unit(benchmark::kMillisecond);

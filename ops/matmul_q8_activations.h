@@ -6,7 +6,7 @@
 //
 // Not exact: each activation is rounded to one of 255 levels of its 32-column block (relative
 // error up to 1/254 of the block's largest magnitude). The default prefill (ops/matmul.h) stays
-// exact; the deviation this option causes is measured in tests/e2e/prefill_q8_activations_test.cc
+// exact; the deviation this option causes is measured in tests/e2e/prefill_activations_test.cc
 // and bench/README.md.
 #ifndef CORTIQ_OPS_MATMUL_Q8_ACTIVATIONS_H_
 #define CORTIQ_OPS_MATMUL_Q8_ACTIVATIONS_H_

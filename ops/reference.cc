@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "hwy/base.h"
@@ -290,6 +291,53 @@ void MatMulQ8ActivationsReference(bool q4_0, const void* w, const float* x, size
           isum += qw * qx[b * kQuantBlockSize + j];
         }
         acc = std::fma(F16BitsToF32(d_bits) * dx[b], static_cast<float>(isum), acc);
+      }
+      y[t * y_stride + r] = acc;
+    }
+  }
+}
+
+namespace {
+
+// A float with its subnormal magnitude flushed to a zero of its sign (AVX-512 BF16's DAZ/FTZ).
+float Ftz(float v) {
+  return std::fabs(v) < std::numeric_limits<float>::min() ? std::copysign(0.0f, v) : v;
+}
+
+float Bf16Bits(uint32_t half) {
+  const uint32_t bits = half << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// Round to nearest even of the 16 dropped bits (ties to an even upper half), NaN quieted.
+uint32_t ToBf16(float f) {
+  f = Ftz(f);
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof(bits));
+  if (std::isnan(f)) return (bits >> 16) | 0x40;
+  const uint32_t upper = bits >> 16, lower = bits & 0xFFFF;
+  const bool up = lower > 0x8000 || (lower == 0x8000 && (upper & 1) != 0);
+  return (upper + (up ? 1 : 0)) & 0xFFFF;
+}
+
+}  // namespace
+
+void MatMulBF16ActivationsReference(const uint16_t* w, const float* x, size_t x_stride, float* y,
+                                    size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                    size_t row_begin, size_t row_end) {
+  (void)rows;
+  const size_t padded = (cols + 1) / 2 * 2;
+  std::vector<float> xb(padded, 0.0f), wb(padded, 0.0f);
+  for (size_t t = 0; t < batch; ++t) {
+    for (size_t c = 0; c < cols; ++c) xb[c] = Bf16Bits(ToBf16(x[t * x_stride + c]));
+    for (size_t r = row_begin; r < row_end; ++r) {
+      for (size_t c = 0; c < cols; ++c) wb[c] = Ftz(Bf16Bits(w[r * cols + c]));
+      float acc = 0.0f;
+      for (size_t c = 0; c < padded; c += 2) {
+        acc = Ftz(acc + wb[c + 1] * xb[c + 1]);
+        acc = Ftz(acc + wb[c] * xb[c]);
       }
       y[t * y_stride + r] = acc;
     }

@@ -57,6 +57,14 @@ void MatMulQ8ActivationsReference(bool q4_0, const void* w, const float* x, size
                                   float* y, size_t y_stride, size_t batch, size_t rows,
                                   size_t cols, size_t row_begin, size_t row_end);
 
+// ops/matmul_bf16_activations.h, straight from its formula: each activation rounded to bf16
+// (subnormals read as zero, round to nearest even), then per (token, row) the chain over column
+// pairs acc = (acc + w_odd * x_odd) + w_even * x_even in f32 with subnormal inputs and results
+// flushed to zero, acc from 0 (a zero column appended when cols is odd). w: bf16 bits [rows, cols].
+void MatMulBF16ActivationsReference(const uint16_t* w, const float* x, size_t x_stride, float* y,
+                                    size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                    size_t row_begin, size_t row_end);
+
 // ops/linear.h, ops/matmul.h and ops/gather.h for F16 weights and the other
 // block formats: each row is dequantized by the format's DequantizeRow*
 // (ops/quantize.h, ops/quantize_legacy.h, ops/quantize_k.h,

@@ -20,6 +20,7 @@
 #include "ops/linear.h"
 #include "ops/linear_rows.h"
 #include "ops/matmul.h"
+#include "ops/matmul_bf16_activations.h"
 #include "ops/matmul_q8_activations.h"
 #include "ops/quantize.h"
 #include "ops/rms_norm.h"
@@ -320,6 +321,26 @@ struct Session::RopeTable {
 
 Session::~Session() = default;
 
+const char* PrefillActivationsName(PrefillActivations activations) {
+  switch (activations) {
+    case PrefillActivations::kF32:
+      return "f32";
+    case PrefillActivations::kQ8_0:
+      return "q8_0";
+    case PrefillActivations::kBF16:
+      return "bf16";
+  }
+  return "unknown";
+}
+
+std::optional<PrefillActivations> PrefillActivationsFromName(absl::string_view name) {
+  for (PrefillActivations activations :
+       {PrefillActivations::kF32, PrefillActivations::kQ8_0, PrefillActivations::kBF16}) {
+    if (name == PrefillActivationsName(activations)) return activations;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Create(
     const Artifact& artifact, SessionOptions options) {
   std::unique_ptr<Session> session(new Session());
@@ -355,6 +376,11 @@ absl::Status Session::Prepare(SessionOptions options) {
   if (options.threads < 1 || options.threads > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
         "threads must be in [1, ", kMaxThreads, "], got ", options.threads));
+  }
+  if (!PrefillActivationsFromName(PrefillActivationsName(options.prefill_activations))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefill_activations must be f32, q8_0 or bf16, got ",
+                     static_cast<uint32_t>(options.prefill_activations)));
   }
   ctx_size_ = std::min(options.ctx_size, plan.model.max_position_embeddings);
   if (options.batch_size < 0) {
@@ -489,6 +515,10 @@ absl::Status Session::Prepare(SessionOptions options) {
       if (options.prefill_activations == PrefillActivations::kQ8_0) {
         if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
         if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
+      }
+      if (options.prefill_activations == PrefillActivations::kBF16 &&
+          w.format == WeightFormat::kBF16) {
+        p.matmul = ops::MatMulBF16BF16Activations;
       }
       p.gather = kernels.gather;
       p.parallel = pool_ != nullptr && p.rows >= 8 &&

@@ -9,10 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/artifact.h"
 #include "runtime/kv_cache.h"
@@ -27,7 +29,13 @@ namespace cortiq {
 enum class PrefillActivations {
   kF32,   // as computed: exact
   kQ8_0,  // quantized to Q8_0 blocks for Q8_0 / Q4_0 weights: faster, lower precision
+  kBF16,  // rounded to bf16 for BF16 weights: faster, lower precision
 };
+
+// "f32" / "q8_0" / "bf16" ("unknown" for another value), the names of --prefill-activations;
+// PrefillActivationsFromName is its inverse.
+const char* PrefillActivationsName(PrefillActivations activations);
+std::optional<PrefillActivations> PrefillActivationsFromName(absl::string_view name);
 
 struct SessionOptions {
   // Longest sequence (positions 0 .. ctx_size - 1) the session can evaluate;
@@ -50,12 +58,15 @@ struct SessionOptions {
   // on the golden models in tests/e2e/kv_f16_test.cc).
   KvType kv_type = KvType::kF32;
   // Activations of the prompt batches' matrix products (EvalBatch, batches past the few-rows
-  // kernels): f32 (exact, the default) or q8_0 (opt-in, lower precision): each token's inputs to
-  // a Q8_0 or Q4_0 weight matrix quantized to Q8_0 blocks and multiplied with 8-bit integer dot
-  // products, as llama.cpp's CPU backend does for these formats (ops/matmul_q8_activations.h;
-  // 1.7-2.2x faster products with AVX-512 VNNI, the logits' deviation measured in
-  // tests/e2e/prefill_q8_activations_test.cc). Other weight formats, decoding and the few-rows
-  // kernels stay exact.
+  // kernels): f32 (exact, the default) or, opt-in and lower precision,
+  // - q8_0: each token's inputs to a Q8_0 or Q4_0 weight matrix quantized to Q8_0 blocks and
+  //   multiplied with 8-bit integer dot products, as llama.cpp's CPU backend does for these
+  //   formats (ops/matmul_q8_activations.h; 1.7-2.2x faster products with AVX-512 VNNI, the
+  //   logits' deviation measured in tests/e2e/prefill_activations_test.cc);
+  // - bf16: each token's inputs to a BF16 weight matrix rounded to bf16 and multiplied with
+  //   AVX-512 BF16 dot products (ops/matmul_bf16_activations.h; the deviation measured in
+  //   tests/e2e/prefill_activations_test.cc).
+  // Other weight formats, decoding and the few-rows kernels stay exact.
   PrefillActivations prefill_activations = PrefillActivations::kF32;
 };
 

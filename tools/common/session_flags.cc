@@ -29,10 +29,11 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
   flags.AddString("--kv-type", "f32|f16", &values->kv_type,
                   "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached "
                   "key and value rounded to binary16) (default: f32)");
-  flags.AddString("--prefill-activations", "f32|q8_0", &values->prefill_activations,
-                  "activations of the prompt's matrix products: f32 (exact) or q8_0 (opt-in, "
-                  "faster, lower precision: quantized to Q8_0 blocks for Q8_0/Q4_0 weights, as "
-                  "llama.cpp does; see bench/README.md) (default: f32)");
+  flags.AddString("--prefill-activations", "f32|q8_0|bf16", &values->prefill_activations,
+                  "activations of the prompt's matrix products: f32 (exact) or, opt-in, faster "
+                  "and lower precision, q8_0 (quantized to Q8_0 blocks for Q8_0/Q4_0 weights, as "
+                  "llama.cpp does) or bf16 (rounded to bf16 for BF16 weights); see "
+                  "bench/README.md (default: f32)");
   flags.AddBool("--no-mmap", &values->no_mmap,
                 "read the model into memory instead of mapping it (as llama.cpp's --no-mmap): "
                 "opening reads the whole file, and decoding is faster where page-cache pages "
@@ -76,13 +77,6 @@ void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const 
   }
 }
 
-absl::StatusOr<PrefillActivations> PrefillActivationsFromFlag(absl::string_view name) {
-  if (name == "f32") return PrefillActivations::kF32;
-  if (name == "q8_0") return PrefillActivations::kQ8_0;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--prefill-activations: '", name, "' is not f32 or q8_0"));
-}
-
 absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values) {
   SessionOptions options;
   const std::optional<KvType> kv_type = KvTypeFromName(values.kv_type);
@@ -91,8 +85,13 @@ absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values) {
         absl::StrCat("--kv-type: '", values.kv_type, "' is not f32 or f16"));
   }
   options.kv_type = *kv_type;
-  CORTIQ_ASSIGN_OR_RETURN(options.prefill_activations,
-                          PrefillActivationsFromFlag(values.prefill_activations));
+  const std::optional<PrefillActivations> activations =
+      PrefillActivationsFromName(values.prefill_activations);
+  if (!activations) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prefill-activations: '", values.prefill_activations, "' is not f32, q8_0 or bf16"));
+  }
+  options.prefill_activations = *activations;
   options.ctx_size = values.ctx_size;
   options.threads = static_cast<int>(values.threads);
   options.batch_size = values.batch_size;

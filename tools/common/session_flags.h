@@ -22,7 +22,8 @@ struct SessionFlags {
   int64_t threads = 1;  // AddSessionFlags sets PhysicalCoreCount()
   int64_t batch_size = 0;
   std::string kv_type = "f32";  // KvTypeName: f32 | f16
-  std::string prefill_activations = "f32";  // f32 | q8_0 (SessionOptions::prefill_activations)
+  // f32 | q8_0 | bf16 (SessionOptions::prefill_activations)
+  std::string prefill_activations = "f32";
   bool no_mmap = false;          // --no-mmap: ArtifactLoad::kRead
 };
 
@@ -43,10 +44,8 @@ void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const 
 // How to open the model: ArtifactLoad::kRead with --no-mmap, else kMap.
 ArtifactLoad ArtifactLoadOf(const SessionFlags& values);
 
-// The --prefill-activations value `name` (f32 | q8_0). Error: InvalidArgument naming the flag.
-absl::StatusOr<PrefillActivations> PrefillActivationsFromFlag(absl::string_view name);
-
-// The session options of the flags. Errors (InvalidArgument): a --kv-type other than f32/f16.
+// The session options of the flags. Errors (InvalidArgument, naming the flag): a --kv-type other
+// than f32/f16, a --prefill-activations other than f32/q8_0/bf16.
 absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values);
 
 }  // namespace cortiq

@@ -172,12 +172,14 @@ absl::Status Run(const std::string& path) {
         "--kv-type: '", flag_values.kv_type, "' is not f32 or f16"));
   }
   options.kv_type = *kv_type;
-  if (flag_values.prefill_activations == "q8_0") {
-    options.prefill_activations = PrefillActivations::kQ8_0;
-  } else if (flag_values.prefill_activations != "f32") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--prefill-activations: '", flag_values.prefill_activations, "' is not f32 or q8_0"));
+  const std::optional<PrefillActivations> activations =
+      PrefillActivationsFromName(flag_values.prefill_activations);
+  if (!activations) {
+    return absl::InvalidArgumentError(absl::StrCat("--prefill-activations: '",
+                                                   flag_values.prefill_activations,
+                                                   "' is not f32, q8_0 or bf16"));
   }
+  options.prefill_activations = *activations;
   double load_ms = 0;
   int64_t max_batch = 1;  // the session's resolved batch size for batch_size 0
   {
@@ -474,9 +476,9 @@ int main(int argc, char** argv) {
   flags.AddInt("-r, --repetitions", "N", &f.r, INT64_MIN, INT64_MAX,
                "repetitions of each test (median, min and max are reported) (default: 5)");
   flags.AddString("--kv-type", "f32|f16", &f.kv_type, "element type of the KV caches");
-  flags.AddString("--prefill-activations", "f32|q8_0", &f.prefill_activations,
-                  "activations of the prompt's matrix products: f32 (exact, default) or q8_0 "
-                  "(opt-in, lower precision; SessionOptions::prefill_activations)");
+  flags.AddString("--prefill-activations", "f32|q8_0|bf16", &f.prefill_activations,
+                  "activations of the prompt's matrix products: f32 (exact, default), q8_0 or "
+                  "bf16 (opt-in, lower precision; SessionOptions::prefill_activations)");
   flags.AddInt("--mmap, --mmp", "0|1", &f.mmap, 0, 1,
                "1: map the artifact (default); 0: read it into memory first (ArtifactLoad::kRead; "
                "as llama-bench -mmp 0)");

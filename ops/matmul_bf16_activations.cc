@@ -1,0 +1,362 @@
+// MatMulBF16BF16Activations (ops/matmul_bf16_activations.h).
+//
+// Layout: lanes are output rows, as in ops/matmul_q8_activations.cc. A row block's weights are
+// copied once per column chunk and token block into groups of 16 rows interleaved by column
+// pairs (one 64-byte vector holds the bf16 pair (2p, 2p + 1) of 16 rows), so one vdpbf16ps
+// multiplies them by a token's activation pair broadcast from memory and adds both products
+// into each row's f32 lane: 16 rows x 2 columns per instruction, no horizontal sums, and each
+// lane is exactly the formula's chain for its (row, token). A tile is 4 groups (64 rows) x 6
+// tokens: 24 accumulators, enough independent chains to cover the instruction's latency.
+//
+// Dispatch by hand, not Highway: Highway 1.0.3 (Debian 12) has no target with AVX-512 BF16.
+// The AVX-512 BF16 functions carry their own target attribute and run when the CPU reports
+// AVX-512 F/BW/BF16; the portable functions compute the same bits.
+#include "ops/matmul_bf16_activations.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CORTIQ_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#endif
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+constexpr size_t kChunk = 256;             // columns per chunk (128 pairs)
+constexpr size_t kChunkPairs = kChunk / 2;
+constexpr size_t kTokenBlock = 256;        // tokens whose converted chunk every row block reuses
+constexpr size_t kGroupRows = 16;          // rows per group: one f32 lane each
+constexpr size_t kGroups = 4;              // groups per row block (and per tile)
+constexpr size_t kRowBlock = kGroups * kGroupRows;
+constexpr size_t kTileTokens = 6;          // tokens per tile
+
+// A row block's weights for one column chunk: [group][pair][row in group], each a uint32 holding
+// the bf16 of column 2p (low half) and 2p + 1 (high half); 32 KiB.
+struct InterleavedWeights {
+  alignas(64) uint32_t pair[kGroups][kChunkPairs][kGroupRows];
+};
+
+// A token block's activations for one column chunk, rounded to bf16: [token][pair], as above;
+// 128 KiB.
+struct BF16Activations {
+  alignas(64) uint32_t pair[kTokenBlock][kChunkPairs];
+};
+
+float BF16ToF32(uint32_t bits16) {
+  const uint32_t bits = bits16 << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// Copies block rows [first, kRowBlock) of chunk [k0, k0 + n) into `out` as column pairs (a
+// missing column cols, when cols is odd, as 0): rows r0 + i for i < num_rows, zeros after them
+// (which add nothing to lanes that are not stored).
+void InterleaveRows(const uint16_t* w, size_t cols, size_t r0, size_t first, size_t num_rows,
+                    size_t k0, size_t n, InterleavedWeights* out) {
+  const size_t pairs = (n + 1) / 2;
+  const size_t full_pairs = n / 2;
+  for (size_t i = first; i < kRowBlock; ++i) {
+    const size_t g = i / kGroupRows, lane = i % kGroupRows;
+    if (i >= num_rows) {
+      for (size_t p = 0; p < pairs; ++p) out->pair[g][p][lane] = 0;
+      continue;
+    }
+    const uint16_t* row = w + (r0 + i) * cols + k0;
+    for (size_t p = 0; p < full_pairs; ++p) {
+      uint32_t v;
+      memcpy(&v, row + 2 * p, sizeof(v));
+      out->pair[g][p][lane] = v;
+    }
+    if (pairs != full_pairs) out->pair[g][full_pairs][lane] = row[2 * full_pairs];
+  }
+}
+
+// Rows [r0, r0 + num_rows) (num_rows <= 64) of chunk [k0, k0 + n), the block's 64 rows padded.
+void InterleaveRowBlock(const uint16_t* w, size_t cols, size_t r0, size_t num_rows, size_t k0,
+                        size_t n, InterleavedWeights* out) {
+  InterleaveRows(w, cols, r0, 0, num_rows, k0, n, out);
+}
+
+// ---------------------------------------------------------------------------
+// Portable versions (the same bits as the AVX-512 BF16 ones).
+
+// Flush-to-zero of a subnormal result (and DAZ of a subnormal input), keeping the sign.
+float FlushSubnormal(float v) { return fabsf(v) < FLT_MIN ? copysignf(0.0f, v) : v; }
+
+void ConvertPortable(const float* x, size_t n, uint32_t* pairs) {
+  for (size_t p = 0; p < (n + 1) / 2; ++p) {
+    const uint32_t lo = RoundToBF16(x[2 * p]);
+    const uint32_t hi = 2 * p + 1 < n ? RoundToBF16(x[2 * p + 1]) : 0;
+    pairs[p] = lo | hi << 16;
+  }
+}
+
+// One vdpbf16ps lane: acc + (odd product) + (even product), each step rounded and flushed.
+float DotPairPortable(float acc, uint32_t w, uint32_t x) {
+  const float w0 = FlushSubnormal(BF16ToF32(w & 0xFFFF));
+  const float w1 = FlushSubnormal(BF16ToF32(w >> 16));
+  const float x0 = FlushSubnormal(BF16ToF32(x & 0xFFFF));
+  const float x1 = FlushSubnormal(BF16ToF32(x >> 16));
+  acc = FlushSubnormal(FlushSubnormal(acc) + w1 * x1);
+  return FlushSubnormal(acc + w0 * x0);
+}
+
+void TilePortable(const InterleavedWeights& w, const BF16Activations& a, size_t t,
+                  size_t tokens, size_t pairs, float* y, size_t y_stride, size_t num_rows,
+                  bool accumulate) {
+  for (size_t j = 0; j < tokens; ++j) {
+    for (size_t i = 0; i < num_rows; ++i) {
+      const size_t g = i / kGroupRows, lane = i % kGroupRows;
+      float acc = accumulate ? y[j * y_stride + i] : 0.0f;
+      for (size_t p = 0; p < pairs; ++p) {
+        acc = DotPairPortable(acc, w.pair[g][p][lane], a.pair[t + j][p]);
+      }
+      y[j * y_stride + i] = acc;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// AVX-512 BF16 versions.
+
+#if defined(__x86_64__)
+
+CORTIQ_BF16_TARGET void ConvertAvx512Bf16(const float* x, size_t n, uint32_t* pairs) {
+  size_t c = 0;
+  for (; c + 32 <= n; c += 32) {
+    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + c + 16), _mm512_loadu_ps(x + c));
+    memcpy(pairs + c / 2, &v, 64);
+  }
+  if (c < n) ConvertPortable(x + c, n - c, pairs + c / 2);
+}
+
+// 16 x 16 transpose of 32-bit words: r[i] (row i's words 0..15) becomes r[j] (word j of rows
+// 0..15), by the usual unpack / 128-bit-lane shuffle network.
+CORTIQ_BF16_TARGET void Transpose16x16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // Now r[4a + b] holds, in each 128-bit lane L, words 4L + (b order) of rows 4a .. 4a + 3.
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+    r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+  }
+}
+
+// InterleaveRowBlock for full groups of 16 rows and full 16-pair column blocks, the rest by it.
+CORTIQ_BF16_TARGET void InterleaveRowBlockAvx512(const uint16_t* w, size_t cols, size_t r0,
+                                                 size_t num_rows, size_t k0, size_t n,
+                                                 InterleavedWeights* out) {
+  const size_t full_groups = num_rows / kGroupRows;
+  const size_t vector_pairs = n / 32 * 16;  // pairs in whole 16-pair (32-column) blocks
+  if (full_groups == 0 || vector_pairs == 0) {
+    InterleaveRowBlock(w, cols, r0, num_rows, k0, n, out);
+    return;
+  }
+  for (size_t g = 0; g < full_groups; ++g) {
+    const uint16_t* rows = w + (r0 + g * kGroupRows) * cols + k0;
+    for (size_t p = 0; p < vector_pairs; p += 16) {
+      __m512i r[16];
+      for (size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows + i * cols + 2 * p);
+      Transpose16x16(r);
+      for (size_t j = 0; j < 16; ++j) _mm512_store_si512(out->pair[g][p + j], r[j]);
+    }
+  }
+  // The remaining columns of the full groups, and the remaining rows (and padding).
+  const size_t pairs = (n + 1) / 2;
+  if (vector_pairs < pairs) {
+    for (size_t i = 0; i < full_groups * kGroupRows; ++i) {
+      const size_t g = i / kGroupRows, lane = i % kGroupRows;
+      const uint16_t* row = w + (r0 + i) * cols + k0;
+      for (size_t p = vector_pairs; p < pairs; ++p) {
+        const uint32_t lo = row[2 * p];
+        const uint32_t hi = 2 * p + 1 < n ? row[2 * p + 1] : 0;
+        out->pair[g][p][lane] = lo | hi << 16;
+      }
+    }
+  }
+  InterleaveRows(w, cols, r0, full_groups * kGroupRows, num_rows, k0, n, out);
+}
+
+// Rows of the 4 groups (rows[g] of each stored) x kTokens tokens.
+template <size_t kTokens>
+CORTIQ_BF16_TARGET void TileAvx512Bf16(const InterleavedWeights& w, const BF16Activations& a,
+                                       size_t t, size_t pairs, float* y, size_t y_stride,
+                                       const size_t (&rows)[kGroups], bool accumulate) {
+  __mmask16 mask[kGroups];
+  #pragma GCC unroll 8
+  for (size_t g = 0; g < kGroups; ++g) mask[g] = static_cast<__mmask16>((1u << rows[g]) - 1);
+  __m512 acc[kTokens][kGroups];
+  #pragma GCC unroll 8
+  for (size_t j = 0; j < kTokens; ++j) {
+    #pragma GCC unroll 8
+    for (size_t g = 0; g < kGroups; ++g) {
+      acc[j][g] = accumulate ? _mm512_maskz_loadu_ps(mask[g], y + j * y_stride + g * kGroupRows)
+                             : _mm512_setzero_ps();
+    }
+  }
+  for (size_t p = 0; p < pairs; ++p) {
+    __m512bh wv[kGroups];
+    #pragma GCC unroll 8
+    for (size_t g = 0; g < kGroups; ++g) {
+      wv[g] = reinterpret_cast<__m512bh>(_mm512_load_si512(w.pair[g][p]));
+    }
+    #pragma GCC unroll 8
+    for (size_t j = 0; j < kTokens; ++j) {
+      const __m512bh xv = reinterpret_cast<__m512bh>(
+          _mm512_set1_epi32(static_cast<int32_t>(a.pair[t + j][p])));
+      #pragma GCC unroll 8
+      for (size_t g = 0; g < kGroups; ++g) acc[j][g] = _mm512_dpbf16_ps(acc[j][g], wv[g], xv);
+    }
+  }
+  #pragma GCC unroll 8
+  for (size_t j = 0; j < kTokens; ++j) {
+    #pragma GCC unroll 8
+    for (size_t g = 0; g < kGroups; ++g) {
+      if (rows[g] != 0) {
+        _mm512_mask_storeu_ps(y + j * y_stride + g * kGroupRows, mask[g], acc[j][g]);
+      }
+    }
+  }
+}
+
+CORTIQ_BF16_TARGET void TileAvx512Bf16Tail(size_t tokens, const InterleavedWeights& w,
+                                           const BF16Activations& a, size_t t, size_t pairs,
+                                           float* y, size_t y_stride,
+                                           const size_t (&rows)[kGroups], bool accumulate) {
+  switch (tokens) {
+    case 1: return TileAvx512Bf16<1>(w, a, t, pairs, y, y_stride, rows, accumulate);
+    case 2: return TileAvx512Bf16<2>(w, a, t, pairs, y, y_stride, rows, accumulate);
+    case 3: return TileAvx512Bf16<3>(w, a, t, pairs, y, y_stride, rows, accumulate);
+    case 4: return TileAvx512Bf16<4>(w, a, t, pairs, y, y_stride, rows, accumulate);
+    default: return TileAvx512Bf16<5>(w, a, t, pairs, y, y_stride, rows, accumulate);
+  }
+}
+
+bool CpuHasAvx512Bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+}
+#else
+bool CpuHasAvx512Bf16() { return false; }
+#endif
+
+std::atomic<int> g_force_portable{0};
+
+bool UseAvx512Bf16() {
+  static const bool bf16 = CpuHasAvx512Bf16();
+  return bf16 && g_force_portable.load(std::memory_order_relaxed) == 0;
+}
+
+// Scratch of the calling thread (a session's pool threads each have theirs): allocated on the
+// first call, 160 KiB.
+struct Scratch {
+  InterleavedWeights weights;
+  BF16Activations activations;
+};
+Scratch& ThreadScratch() {
+  thread_local std::unique_ptr<Scratch> scratch(new Scratch);
+  return *scratch;
+}
+
+}  // namespace
+
+uint16_t RoundToBF16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof(bits));
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040);
+  if ((bits & 0x7F800000u) == 0) bits &= 0x80000000u;  // DAZ
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_stride, float* y,
+                               size_t y_stride, size_t batch, size_t rows, size_t cols,
+                               size_t row_begin, size_t row_end) {
+  (void)rows;
+  if (row_begin >= row_end || batch == 0 || cols == 0) return;
+  const uint16_t* w = static_cast<const uint16_t*>(w_bytes);
+  Scratch& scratch = ThreadScratch();
+  InterleavedWeights& iw = scratch.weights;
+  BF16Activations& xa = scratch.activations;
+  const bool fast = UseAvx512Bf16();
+  for (size_t t0 = 0; t0 < batch; t0 += kTokenBlock) {
+    const size_t tokens = std::min(kTokenBlock, batch - t0);
+    for (size_t k0 = 0; k0 < cols; k0 += kChunk) {
+      const size_t n = std::min(kChunk, cols - k0);
+      const size_t pairs = (n + 1) / 2;
+      const bool accumulate = k0 != 0;
+      for (size_t t = 0; t < tokens; ++t) {
+#if defined(__x86_64__)
+        if (fast) {
+          ConvertAvx512Bf16(x + (t0 + t) * x_stride + k0, n, xa.pair[t]);
+          continue;
+        }
+#endif
+        ConvertPortable(x + (t0 + t) * x_stride + k0, n, xa.pair[t]);
+      }
+      for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+        const size_t block_rows = std::min(kRowBlock, row_end - r0);
+        float* yb = y + t0 * y_stride + r0;
+#if defined(__x86_64__)
+        if (fast) {
+          InterleaveRowBlockAvx512(w, cols, r0, block_rows, k0, n, &iw);
+          size_t group_rows[kGroups];
+          for (size_t g = 0; g < kGroups; ++g) {
+            const size_t first = g * kGroupRows;
+            group_rows[g] = first < block_rows ? std::min(kGroupRows, block_rows - first) : 0;
+          }
+          size_t t = 0;
+          for (; t + kTileTokens <= tokens; t += kTileTokens) {
+            TileAvx512Bf16<kTileTokens>(iw, xa, t, pairs, yb + t * y_stride, y_stride,
+                                        group_rows, accumulate);
+          }
+          if (t < tokens) {
+            TileAvx512Bf16Tail(tokens - t, iw, xa, t, pairs, yb + t * y_stride, y_stride,
+                               group_rows, accumulate);
+          }
+          continue;
+        }
+#endif
+        InterleaveRowBlock(w, cols, r0, block_rows, k0, n, &iw);
+        TilePortable(iw, xa, 0, tokens, pairs, yb, y_stride, block_rows, accumulate);
+      }
+    }
+  }
+}
+
+bool BF16ActivationsUseAvx512Bf16() { return UseAvx512Bf16(); }
+
+void ForceBF16ActivationsPortableForTest(bool portable) {
+  g_force_portable.store(portable ? 1 : 0, std::memory_order_relaxed);
+}
+
+}  // namespace ops
+}  // namespace cortiq

@@ -1,0 +1,49 @@
+// Matrix-matrix product Y = X W^T for bf16 weights with the activations rounded to bf16: the
+// opt-in lower-precision prefill for BF16 checkpoints (SessionOptions::prefill_activations =
+// kBF16), so that a prompt's matrix products run on AVX-512 BF16 dot products (vdpbf16ps: 32
+// multiply-adds per instruction, 2x f32 FMA's 16). The products of two bf16 values are exact in
+// f32, so the only loss is the rounding of each activation to bf16 (relative error up to 2^-9).
+//
+// Not exact: the default prefill (ops/matmul.h) stays exact; the deviation this option causes is
+// measured in tests/e2e/prefill_activations_test.cc and bench/README.md.
+#ifndef CORTIQ_OPS_MATMUL_BF16_ACTIVATIONS_H_
+#define CORTIQ_OPS_MATMUL_BF16_ACTIVATIONS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace cortiq {
+namespace ops {
+
+// The bf16 bits of f32 `x` as the AVX-512 BF16 conversion (vcvtne2ps2bf16) gives them: a
+// subnormal input is read as a zero of its sign (DAZ), then round to nearest even to the upper
+// 16 bits; a NaN stays a NaN (quieted).
+uint16_t RoundToBF16(float x);
+
+// Rows [row_begin, row_end) of, for every token t < batch,
+//
+//     y[t * y_stride + r] = chain over the column pairs p = 0, 1, ... of
+//         acc = (acc + w[r, 2p + 1] * xb[t, 2p + 1]) + w[r, 2p] * xb[t, 2p],  acc from 0,
+//
+// each product and each addition in f32 with round to nearest even, subnormal inputs and
+// results flushed to zero of their sign (the arithmetic of vdpbf16ps, Intel SDM "VDPBF16PS",
+// which adds a pair's odd product first); xb = RoundToBF16(x); an odd cols has a zero column
+// cols appended to both. w is bf16 bits, row-major [rows, cols]; x [batch, cols] with stride
+// x_stride (floats); y [batch, rows] with stride y_stride. Only y[t, row_begin .. row_end) is
+// written; y must not overlap w or x. Every target gives the same bits; fast where the CPU has
+// AVX-512 BF16, a plain loop elsewhere. Scalar reference: MatMulBF16ActivationsReference
+// (ops/reference.h).
+void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, float* y,
+                               size_t y_stride, size_t batch, size_t rows, size_t cols,
+                               size_t row_begin, size_t row_end);
+
+// True if the dispatched kernel uses AVX-512 BF16 dot products (the fast path).
+bool BF16ActivationsUseAvx512Bf16();
+
+// Tests: run the portable functions even on an AVX-512 BF16 CPU (they must give the same bits).
+void ForceBF16ActivationsPortableForTest(bool portable);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_MATMUL_BF16_ACTIVATIONS_H_

@@ -1,0 +1,152 @@
+// MatMulBF16BF16Activations (ops/matmul_bf16_activations.h) against the scalar reference of its
+// formula, bit for bit, on the AVX-512 BF16 path (where the CPU has it) and on the portable one:
+// shapes around the 16-row groups, 64-row blocks, 6-token tiles, 256-column chunks and 256-token
+// blocks, odd column counts, row ranges that start and end inside a group, strided x and y.
+// RoundToBF16 on the values where rounding is decided. And how far the result is from the exact
+// product (the rounding error the option trades).
+#include "ops/matmul_bf16_activations.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/reference.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+struct Shape {
+  size_t batch, rows, cols, row_begin, row_end;
+};
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+float FromBits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+std::vector<float> Random(size_t n, std::mt19937* rng, float scale) {
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(*rng);
+  return v;
+}
+
+void CheckShape(const Shape& s, bool portable) {
+  SCOPED_TRACE(testing::Message() << "batch " << s.batch << " rows " << s.rows << " cols "
+                                  << s.cols << " range [" << s.row_begin << ", " << s.row_end
+                                  << ")" << (portable ? " portable" : ""));
+  std::mt19937 rng(static_cast<uint32_t>(s.batch * 7919 + s.rows * 31 + s.cols));
+  const std::vector<float> weights = Random(s.rows * s.cols, &rng, 0.05f);
+  std::vector<uint16_t> w(weights.size());
+  // Weights as a BF16 checkpoint holds them: the upper halves (truncated, any bf16 will do).
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint16_t>(Bits(weights[i]) >> 16);
+  const size_t x_stride = s.cols + 3, y_stride = s.rows + 5;
+  std::vector<float> x = Random(s.batch * x_stride, &rng, 1.0f);
+  x[0] = 40.0f;  // an outlier, as real activations have
+  std::vector<float> y(s.batch * y_stride, -7.0f), expected = y;
+  ForceBF16ActivationsPortableForTest(portable);
+  MatMulBF16BF16Activations(w.data(), x.data(), x_stride, y.data(), y_stride, s.batch, s.rows,
+                            s.cols, s.row_begin, s.row_end);
+  ForceBF16ActivationsPortableForTest(false);
+  MatMulBF16ActivationsReference(w.data(), x.data(), x_stride, expected.data(), y_stride, s.batch,
+                                 s.rows, s.cols, s.row_begin, s.row_end);
+  size_t mismatches = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (memcmp(&y[i], &expected[i], sizeof(float)) != 0 && ++mismatches <= 5) {
+      ADD_FAILURE() << "token " << i / y_stride << " row " << i % y_stride << ": " << y[i]
+                    << " != " << expected[i];
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(MatMulBF16ActivationsTest, MatchesTheReferenceBitForBit) {
+  const Shape shapes[] = {
+      {1, 1, 1, 0, 1},        {1, 1, 2, 0, 1},          {1, 16, 32, 0, 16},
+      {7, 17, 63, 0, 17},     {6, 64, 256, 0, 64},      {13, 70, 257, 3, 69},
+      {5, 130, 1056, 16, 129}, {300, 40, 96, 0, 40},    {2, 33, 2049, 1, 32},
+      {12, 256, 640, 100, 230}, {11, 5, 7, 2, 5},
+  };
+  for (const Shape& s : shapes) {
+    CheckShape(s, /*portable=*/false);
+    CheckShape(s, /*portable=*/true);
+  }
+}
+
+TEST(MatMulBF16ActivationsTest, ReportsItsPath) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  EXPECT_EQ(BF16ActivationsUseAvx512Bf16(), __builtin_cpu_supports("avx512bf16") != 0);
+#endif
+  ForceBF16ActivationsPortableForTest(true);
+  EXPECT_FALSE(BF16ActivationsUseAvx512Bf16());
+  ForceBF16ActivationsPortableForTest(false);
+}
+
+TEST(MatMulBF16ActivationsTest, RoundsToNearestEven) {
+  EXPECT_EQ(RoundToBF16(1.0f), 0x3F80);
+  EXPECT_EQ(RoundToBF16(-2.0f), 0xC000);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even 1.
+  EXPECT_EQ(RoundToBF16(FromBits(0x3F808000)), 0x3F80);
+  // 1 + 3 * 2^-8: halfway between 1 + 2^-7 (odd) and 1 + 2^-6: up.
+  EXPECT_EQ(RoundToBF16(FromBits(0x3F818000)), 0x3F82);
+  EXPECT_EQ(RoundToBF16(FromBits(0x3F808001)), 0x3F81);  // past halfway
+  EXPECT_EQ(RoundToBF16(FromBits(0x3F807FFF)), 0x3F80);  // before it
+  EXPECT_EQ(RoundToBF16(FLT_MAX), 0x7F80);               // overflows to +inf
+  EXPECT_EQ(RoundToBF16(std::numeric_limits<float>::infinity()), 0x7F80);
+  EXPECT_EQ(RoundToBF16(-std::numeric_limits<float>::infinity()), 0xFF80);
+  const uint16_t nan = RoundToBF16(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(nan & 0x7F80, 0x7F80);
+  EXPECT_NE(nan & 0x7F, 0);
+  EXPECT_EQ(RoundToBF16(FromBits(0x7F800001)) & 0x7F, 0x40);  // a signaling NaN is quieted
+  EXPECT_EQ(RoundToBF16(FromBits(0x00400000)), 0x0000);  // subnormal: read as zero
+  EXPECT_EQ(RoundToBF16(FromBits(0x80400000)), 0x8000);  // of its sign
+  EXPECT_EQ(RoundToBF16(FLT_MIN), 0x0080);
+}
+
+// The price of the option: against the exact product of the same weights (float64), the error
+// is a small fraction of the outputs' scale.
+TEST(MatMulBF16ActivationsTest, StaysCloseToTheExactProduct) {
+  std::mt19937 rng(11);
+  const size_t batch = 8, rows = 64, cols = 1024;
+  const std::vector<float> weights = Random(rows * cols, &rng, 0.05f);
+  std::vector<uint16_t> w(rows * cols);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint16_t>(Bits(weights[i]) >> 16);
+  const std::vector<float> x = Random(batch * cols, &rng, 1.0f);
+  std::vector<float> y(batch * rows);
+  MatMulBF16BF16Activations(w.data(), x.data(), cols, y.data(), rows, batch, rows, cols, 0, rows);
+  double err2 = 0, ref2 = 0;
+  for (size_t t = 0; t < batch; ++t) {
+    for (size_t r = 0; r < rows; ++r) {
+      double exact = 0;
+      for (size_t c = 0; c < cols; ++c) {
+        exact += static_cast<double>(FromBits(uint32_t{w[r * cols + c]} << 16)) * x[t * cols + c];
+      }
+      err2 += (y[t * rows + r] - exact) * (y[t * rows + r] - exact);
+      ref2 += exact * exact;
+    }
+  }
+  // Each activation moves by at most 2^-9 of itself, independently: a relative RMS error of
+  // about 2^-9 / sqrt(3) ~ 1e-3 of the output's scale.
+  EXPECT_LT(sqrt(err2 / ref2), 4e-3);
+  EXPECT_GT(sqrt(err2 / ref2), 1e-5);  // it is not the exact path
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace cortiq
