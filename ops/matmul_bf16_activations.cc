@@ -23,8 +23,13 @@
 #include <memory>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #define CORTIQ_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define CORTIQ_AMX_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16,xsave")))
 #endif
 
 namespace cortiq {
@@ -259,6 +264,147 @@ CORTIQ_BF16_TARGET void TileAvx512Bf16Tail(size_t tokens, const InterleavedWeigh
   }
 }
 
+// ---------------------------------------------------------------------------
+// AMX-BF16 versions: TDPBF16PS multiplies a 16 x 32 bf16 tile A (16 tokens' activations, one
+// 64-byte row each: BF16Activations rows as they are) by a 16 x 16 pair tile B (16 column
+// pairs of 16 weight rows: InterleavedWeights as it is) into a 16 x 16 f32 tile C (tokens x
+// rows: a block of y itself, loaded and stored with y's stride).
+
+// The tile palette: all 8 tiles 16 rows x 64 bytes. Tiles 0-3: C (token tile i, group j) at
+// 2i + j; 4-5: A of token tiles 0-1; 6-7: B of groups 0-1.
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// A C tile's part of y: `tokens` x `rows` floats at y (stride y_stride), the rest of the tile
+// unused.
+struct CBlock {
+  float* y;
+  size_t tokens, rows;
+  bool full() const { return tokens == kGroupRows && rows == kGroupRows; }
+};
+
+// Partial C blocks go through a full 16 x 16 buffer.
+using CTemp = float[kGroupRows][kGroupRows];
+
+void CopyToTemp(const CBlock& c, size_t y_stride, CTemp& temp) {
+  memset(temp, 0, sizeof(temp));
+  for (size_t t = 0; t < c.tokens; ++t) memcpy(temp[t], c.y + t * y_stride, c.rows * 4);
+}
+
+void CopyFromTemp(const CBlock& c, size_t y_stride, const CTemp& temp) {
+  for (size_t t = 0; t < c.tokens; ++t) memcpy(c.y + t * y_stride, temp[t], c.rows * 4);
+}
+
+// LoadC##TILE: C tile TILE from y (accumulate) or zero (not accumulate, or an unused block);
+// StoreC##TILE: back into y (a used block). GCC's tile intrinsics paste the tile number into
+// the instruction's text, so it must be a literal: one function per tile.
+#define CORTIQ_C_TILE_FUNCTIONS(TILE)                                                         \
+  CORTIQ_AMX_TARGET void LoadC##TILE(const CBlock& c, bool used, size_t y_stride,              \
+                                     bool accumulate, CTemp& temp) {                          \
+    if (!used || !accumulate) {                                                               \
+      _tile_zero(TILE);                                                                       \
+    } else if (c.full()) {                                                                    \
+      _tile_loadd(TILE, c.y, y_stride * sizeof(float));                                       \
+    } else {                                                                                  \
+      CopyToTemp(c, y_stride, temp);                                                          \
+      _tile_loadd(TILE, temp, sizeof(temp[0]));                                               \
+    }                                                                                         \
+  }                                                                                           \
+  CORTIQ_AMX_TARGET void StoreC##TILE(const CBlock& c, bool used, size_t y_stride,             \
+                                      CTemp& temp) {                                          \
+    if (!used) return;                                                                        \
+    if (c.full()) {                                                                           \
+      _tile_stored(TILE, c.y, y_stride * sizeof(float));                                      \
+    } else {                                                                                  \
+      _tile_stored(TILE, temp, sizeof(temp[0]));                                              \
+      CopyFromTemp(c, y_stride, temp);                                                        \
+    }                                                                                         \
+  }
+CORTIQ_C_TILE_FUNCTIONS(0)
+CORTIQ_C_TILE_FUNCTIONS(1)
+CORTIQ_C_TILE_FUNCTIONS(2)
+CORTIQ_C_TILE_FUNCTIONS(3)
+#undef CORTIQ_C_TILE_FUNCTIONS
+
+// The row block's groups (rows[g] rows each, groups in pairs) x `tokens` tokens over k_steps
+// steps of 16 column pairs; the activation rows past `tokens` (up to the next 32) and the
+// weight lanes past rows[g] only reach C entries that are not stored.
+CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w, const BF16Activations& a,
+                                   size_t tokens, size_t k_steps, float* y, size_t y_stride,
+                                   const size_t (&rows)[kGroups], bool accumulate) {
+  alignas(64) CTemp temp;
+  constexpr size_t kAStride = sizeof(a.pair[0]);
+  constexpr size_t kBStride = sizeof(w.pair[0][0]);
+  for (size_t t = 0; t < tokens; t += 2 * kGroupRows) {
+    const size_t tokens0 = std::min(kGroupRows, tokens - t);
+    const size_t tokens1 = tokens - t > kGroupRows ? std::min(kGroupRows, tokens - t - kGroupRows)
+                                                   : 0;
+    for (size_t g = 0; g < kGroups && rows[g] != 0; g += 2) {
+      float* yt = y + t * y_stride + g * kGroupRows;
+      const CBlock c[4] = {
+          {yt, tokens0, rows[g]},
+          {yt + kGroupRows, tokens0, rows[g + 1]},
+          {yt + kGroupRows * y_stride, tokens1, rows[g]},
+          {yt + kGroupRows * y_stride + kGroupRows, tokens1, rows[g + 1]},
+      };
+      // An empty block (no tokens or rows) is computed, not loaded or stored.
+      const bool used[4] = {true, rows[g + 1] != 0, tokens1 != 0,
+                            tokens1 != 0 && rows[g + 1] != 0};
+      LoadC0(c[0], used[0], y_stride, accumulate, temp);
+      LoadC1(c[1], used[1], y_stride, accumulate, temp);
+      LoadC2(c[2], used[2], y_stride, accumulate, temp);
+      LoadC3(c[3], used[3], y_stride, accumulate, temp);
+      for (size_t s = 0; s < k_steps; ++s) {
+        _tile_loadd(4, a.pair[t] + 16 * s, kAStride);
+        _tile_loadd(5, a.pair[t + kGroupRows] + 16 * s, kAStride);
+        _tile_loadd(6, w.pair[g][16 * s], kBStride);
+        _tile_loadd(7, w.pair[g + 1][16 * s], kBStride);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      StoreC0(c[0], used[0], y_stride, temp);
+      StoreC1(c[1], used[1], y_stride, temp);
+      StoreC2(c[2], used[2], y_stride, temp);
+      StoreC3(c[3], used[3], y_stride, temp);
+    }
+  }
+}
+
+CORTIQ_AMX_TARGET void ConfigureTiles() {
+  static const TileConfig config;
+  _tile_loadconfig(&config);
+}
+
+CORTIQ_AMX_TARGET void ReleaseTiles() { _tile_release(); }
+
+// AMX-BF16 and AMX-TILE (CPUID.(7,0):EDX bits 22, 24), the tile state enabled by the OS (XCR0
+// bits 17-18, via OSXSAVE) and the OS's permission to use the tile data (Linux: arch_prctl
+// ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, once per process). Without all of them the
+// tile instructions fault, so the kernel uses the AVX-512 BF16 path.
+CORTIQ_AMX_TARGET uint64_t ReadXcr0() { return _xgetbv(0); }
+
+bool CpuHasAmxBf16() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count(1, 0, &eax, &ebx, &ecx, &edx) || (ecx & (1u << 27)) == 0) return false;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
+  constexpr uint64_t kXtileMask = (uint64_t{1} << 17) | (uint64_t{1} << 18);
+  if ((ReadXcr0() & kXtileMask) != kXtileMask) return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 bool CpuHasAvx512Bf16() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -266,13 +412,19 @@ bool CpuHasAvx512Bf16() {
 }
 #else
 bool CpuHasAvx512Bf16() { return false; }
+bool CpuHasAmxBf16() { return false; }
 #endif
 
-std::atomic<int> g_force_portable{0};
+std::atomic<int> g_best_allowed{static_cast<int>(BF16ActivationsPath::kAmx)};
 
-bool UseAvx512Bf16() {
-  static const bool bf16 = CpuHasAvx512Bf16();
-  return bf16 && g_force_portable.load(std::memory_order_relaxed) == 0;
+BF16ActivationsPath Dispatched() {
+  static const BF16ActivationsPath best =
+      !CpuHasAvx512Bf16() ? BF16ActivationsPath::kPortable
+      : CpuHasAmxBf16()   ? BF16ActivationsPath::kAmx
+                          : BF16ActivationsPath::kAvx512Bf16;
+  // The enum's order is fastest first.
+  return static_cast<BF16ActivationsPath>(
+      std::max(static_cast<int>(best), g_best_allowed.load(std::memory_order_relaxed)));
 }
 
 // Scratch of the calling thread (a session's pool threads each have theirs): allocated on the
@@ -306,17 +458,25 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
   Scratch& scratch = ThreadScratch();
   InterleavedWeights& iw = scratch.weights;
   BF16Activations& xa = scratch.activations;
-  const bool fast = UseAvx512Bf16();
+  const BF16ActivationsPath path = Dispatched();
+  const bool fast = path != BF16ActivationsPath::kPortable;
+#if defined(__x86_64__)
+  const bool amx = path == BF16ActivationsPath::kAmx;
+  if (amx) ConfigureTiles();
+#endif
   for (size_t t0 = 0; t0 < batch; t0 += kTokenBlock) {
     const size_t tokens = std::min(kTokenBlock, batch - t0);
     for (size_t k0 = 0; k0 < cols; k0 += kChunk) {
       const size_t n = std::min(kChunk, cols - k0);
       const size_t pairs = (n + 1) / 2;
+      // AMX runs whole steps of 16 pairs: the pairs after the chunk's are zero in both operands.
+      const size_t k_steps = (pairs + 15) / 16;
       const bool accumulate = k0 != 0;
       for (size_t t = 0; t < tokens; ++t) {
 #if defined(__x86_64__)
         if (fast) {
           ConvertAvx512Bf16(x + (t0 + t) * x_stride + k0, n, xa.pair[t]);
+          if (amx) std::fill(xa.pair[t] + pairs, xa.pair[t] + 16 * k_steps, 0u);
           continue;
         }
 #endif
@@ -332,6 +492,15 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
           for (size_t g = 0; g < kGroups; ++g) {
             const size_t first = g * kGroupRows;
             group_rows[g] = first < block_rows ? std::min(kGroupRows, block_rows - first) : 0;
+          }
+          if (amx) {
+            for (size_t g = 0; g < kGroups; ++g) {
+              for (size_t p = pairs; p < 16 * k_steps; ++p) {
+                std::fill(iw.pair[g][p], iw.pair[g][p] + kGroupRows, 0u);
+              }
+            }
+            RowBlockAmx(iw, xa, tokens, k_steps, yb, y_stride, group_rows, accumulate);
+            continue;
           }
           size_t t = 0;
           for (; t + kTileTokens <= tokens; t += kTileTokens) {
@@ -350,12 +519,15 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
       }
     }
   }
+#if defined(__x86_64__)
+  if (amx) ReleaseTiles();
+#endif
 }
 
-bool BF16ActivationsUseAvx512Bf16() { return UseAvx512Bf16(); }
+BF16ActivationsPath DispatchedBF16ActivationsPath() { return Dispatched(); }
 
-void ForceBF16ActivationsPortableForTest(bool portable) {
-  g_force_portable.store(portable ? 1 : 0, std::memory_order_relaxed);
+void LimitBF16ActivationsPathForTest(BF16ActivationsPath fastest) {
+  g_best_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
 }
 
 }  // namespace ops

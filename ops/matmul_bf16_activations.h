@@ -1,7 +1,8 @@
 // Matrix-matrix product Y = X W^T for bf16 weights with the activations rounded to bf16: the
 // opt-in lower-precision prefill for BF16 checkpoints (SessionOptions::prefill_activations =
 // kBF16), so that a prompt's matrix products run on AVX-512 BF16 dot products (vdpbf16ps: 32
-// multiply-adds per instruction, 2x f32 FMA's 16). The products of two bf16 values are exact in
+// multiply-adds per instruction, 2x f32 FMA's 16), or AMX-BF16 tile products where the CPU has
+// them (8192 per instruction). The products of two bf16 values are exact in
 // f32, so the only loss is the rounding of each activation to bf16 (relative error up to 2^-9).
 //
 // Not exact: the default prefill (ops/matmul.h) stays exact; the deviation this option causes is
@@ -30,18 +31,30 @@ uint16_t RoundToBF16(float x);
 // which adds a pair's odd product first); xb = RoundToBF16(x); an odd cols has a zero column
 // cols appended to both. w is bf16 bits, row-major [rows, cols]; x [batch, cols] with stride
 // x_stride (floats); y [batch, rows] with stride y_stride. Only y[t, row_begin .. row_end) is
-// written; y must not overlap w or x. Every target gives the same bits; fast where the CPU has
-// AVX-512 BF16, a plain loop elsewhere. Scalar reference: MatMulBF16ActivationsReference
-// (ops/reference.h).
+// written; y must not overlap w or x. Fast where the CPU has AMX-BF16 or AVX-512 BF16, a plain
+// loop elsewhere; every path but AMX gives these bits (BF16ActivationsPath). Scalar reference:
+// MatMulBF16ActivationsReference (ops/reference.h).
 void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, float* y,
                                size_t y_stride, size_t batch, size_t rows, size_t cols,
                                size_t row_begin, size_t row_end);
 
-// True if the dispatched kernel uses AVX-512 BF16 dot products (the fast path).
-bool BF16ActivationsUseAvx512Bf16();
+// The implementations, fastest first.
+enum class BF16ActivationsPath {
+  // AMX-BF16 tile products (TDPBF16PS, 16 x 16 outputs by 32 columns per instruction). The
+  // hardware sums each step's 32 products in its own order and rounding (not the chain above),
+  // so its bits differ from the other paths': within a few f32 roundings per column of the same
+  // exact sum (tested against the reference with that bound).
+  kAmx,
+  kAvx512Bf16,  // vdpbf16ps: the chain above, bit for bit
+  kPortable,    // plain C++: the chain above, bit for bit
+};
 
-// Tests: run the portable functions even on an AVX-512 BF16 CPU (they must give the same bits).
-void ForceBF16ActivationsPortableForTest(bool portable);
+// The implementation the kernel runs: the fastest the CPU (and OS) supports, no faster than the
+// limit set by LimitBF16ActivationsPathForTest.
+BF16ActivationsPath DispatchedBF16ActivationsPath();
+
+// Tests: run no faster path than `fastest` (kAmx: no limit).
+void LimitBF16ActivationsPathForTest(BF16ActivationsPath fastest);
 
 }  // namespace ops
 }  // namespace cortiq
