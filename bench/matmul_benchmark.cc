@@ -20,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_weights.h"
@@ -121,22 +122,28 @@ void BM_MatMul(benchmark::State& state, Format format, size_t rows, size_t cols,
   });
 }
 
-// The opt-in prefill with activations quantized to Q8_0 (ops/matmul_q8_activations.h).
+// The opt-in prefill with activations quantized to Q8_0 (ops/matmul_q8_activations.h), on the
+// fastest path up to `fastest`.
 void BM_MatMulQ8Activations(benchmark::State& state, Format format, size_t rows, size_t cols,
-                            size_t batch) {
+                            size_t batch, ops::Q8ActivationsPath fastest) {
   const auto kernel =
       format == Format::kQ4_0 ? ops::MatMulQ4_0Q8Activations : ops::MatMulQ8_0Q8Activations;
+  ops::LimitQ8ActivationsPathForTest(fastest);
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
     kernel(w, x, cols, y, rows, batch, rows, cols, 0, rows);
   });
+  ops::LimitQ8ActivationsPathForTest(ops::Q8ActivationsPath::kAmx);
 }
 
-// The opt-in prefill with activations rounded to bf16 (ops/matmul_bf16_activations.h).
+// The opt-in prefill with activations rounded to bf16 (ops/matmul_bf16_activations.h), on the
+// fastest path up to `fastest`.
 void BM_MatMulBF16Activations(benchmark::State& state, Format format, size_t rows, size_t cols,
-                              size_t batch) {
+                              size_t batch, ops::BF16ActivationsPath fastest) {
+  ops::LimitBF16ActivationsPathForTest(fastest);
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
     ops::MatMulBF16BF16Activations(w, x, cols, y, rows, batch, rows, cols, 0, rows);
   });
+  ops::LimitBF16ActivationsPathForTest(ops::BF16ActivationsPath::kAmx);
 }
 
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
@@ -170,24 +177,41 @@ void RegisterAll() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+      // The opt-in kernels on each path this CPU has ("amx" only where it has AMX).
       if (format == Format::kQ4_0 || format == Format::kQ8_0) {
-        for (size_t batch : kBatches) {
-          const std::string name =
-              "matmul_q8_activations/" + suffix + "/batch:" + std::to_string(batch);
-          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulQ8Activations, format, shape.out,
-                                       shape.in, batch)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
+        for (const auto& [path, path_name] :
+             {std::pair{ops::Q8ActivationsPath::kAmx, "amx"},
+              std::pair{ops::Q8ActivationsPath::kVnni, "vnni"}}) {
+          if (path == ops::Q8ActivationsPath::kAmx &&
+              ops::DispatchedQ8ActivationsPath() != path) {
+            continue;
+          }
+          for (size_t batch : kBatches) {
+            const std::string name = std::string("matmul_q8_activations_") + path_name + "/" +
+                                     suffix + "/batch:" + std::to_string(batch);
+            benchmark::RegisterBenchmark(name.c_str(), BM_MatMulQ8Activations, format, shape.out,
+                                         shape.in, batch, path)
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
+          }
         }
       }
       if (format == Format::kBF16) {
-        for (size_t batch : kBatches) {
-          const std::string name =
-              "matmul_bf16_activations/" + suffix + "/batch:" + std::to_string(batch);
-          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16Activations, format, shape.out,
-                                       shape.in, batch)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
+        for (const auto& [path, path_name] :
+             {std::pair{ops::BF16ActivationsPath::kAmx, "amx"},
+              std::pair{ops::BF16ActivationsPath::kAvx512Bf16, "avx512bf16"}}) {
+          if (path == ops::BF16ActivationsPath::kAmx &&
+              ops::DispatchedBF16ActivationsPath() != path) {
+            continue;
+          }
+          for (size_t batch : kBatches) {
+            const std::string name = std::string("matmul_bf16_activations_") + path_name + "/" +
+                                     suffix + "/batch:" + std::to_string(batch);
+            benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16Activations, format,
+                                         shape.out, shape.in, batch, path)
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
+          }
         }
       }
       const std::string name = "linear_per_token/" + suffix + "/batch:64";

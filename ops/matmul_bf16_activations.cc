@@ -22,14 +22,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "ops/amx.h"
+
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #define CORTIQ_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define CORTIQ_AMX_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16,xsave")))
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 #endif
 
 namespace cortiq {
@@ -384,27 +383,6 @@ CORTIQ_AMX_TARGET void ConfigureTiles() {
 
 CORTIQ_AMX_TARGET void ReleaseTiles() { _tile_release(); }
 
-// AMX-BF16 and AMX-TILE (CPUID.(7,0):EDX bits 22, 24), the tile state enabled by the OS (XCR0
-// bits 17-18, via OSXSAVE) and the OS's permission to use the tile data (Linux: arch_prctl
-// ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, once per process). Without all of them the
-// tile instructions fault, so the kernel uses the AVX-512 BF16 path.
-CORTIQ_AMX_TARGET uint64_t ReadXcr0() { return _xgetbv(0); }
-
-bool CpuHasAmxBf16() {
-  unsigned eax, ebx, ecx, edx;
-  if (!__get_cpuid_count(1, 0, &eax, &ebx, &ecx, &edx) || (ecx & (1u << 27)) == 0) return false;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
-  constexpr uint64_t kXtileMask = (uint64_t{1} << 17) | (uint64_t{1} << 18);
-  if ((ReadXcr0() & kXtileMask) != kXtileMask) return false;
-#if defined(__linux__) && defined(SYS_arch_prctl)
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
-}
-
 bool CpuHasAvx512Bf16() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -412,7 +390,6 @@ bool CpuHasAvx512Bf16() {
 }
 #else
 bool CpuHasAvx512Bf16() { return false; }
-bool CpuHasAmxBf16() { return false; }
 #endif
 
 std::atomic<int> g_best_allowed{static_cast<int>(BF16ActivationsPath::kAmx)};
@@ -420,7 +397,7 @@ std::atomic<int> g_best_allowed{static_cast<int>(BF16ActivationsPath::kAmx)};
 BF16ActivationsPath Dispatched() {
   static const BF16ActivationsPath best =
       !CpuHasAvx512Bf16() ? BF16ActivationsPath::kPortable
-      : CpuHasAmxBf16()   ? BF16ActivationsPath::kAmx
+      : AmxBf16Available() ? BF16ActivationsPath::kAmx
                           : BF16ActivationsPath::kAvx512Bf16;
   // The enum's order is fastest first.
   return static_cast<BF16ActivationsPath>(

@@ -24,11 +24,14 @@
 #include <cstdint>
 #include <memory>
 
+#include "ops/amx.h"
 #include "ops/quantize.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define CORTIQ_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define CORTIQ_AMX_INT8_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")))
 #endif
 
 namespace cortiq {
@@ -236,6 +239,86 @@ CORTIQ_VNNI_TARGET void TileVnniTail(size_t tokens, const DecodedWeights& w, siz
   }
 }
 
+// ---------------------------------------------------------------------------
+// AMX-INT8 version: per 32-column block, TDPBSUD multiplies a 16 x 32 tile of 16 tokens'
+// activation quants (signed; QuantizedActivations rows as they are) by an 8 x 64 tile of one
+// group's unsigned weight quants (DecodedWeights as it is: 4 columns of 16 rows per 64 bytes)
+// into a 16 x 16 int32 tile (tokens x rows), the block's exact integer sums, which the same f32
+// steps as the VNNI tile then add to the accumulators: the same bits. Two C tiles alternate
+// between consecutive blocks so that one block's products overlap the other's f32 steps.
+
+// Tiles 0-1: C (int32, 16 x 64 bytes); 2-3: A (16 x 32 bytes); 4-5: B (8 x 64 bytes).
+struct alignas(64) Int8TileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 32, 32, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 8, 8};
+};
+
+CORTIQ_AMX_INT8_TARGET void ConfigureInt8Tiles() {
+  static const Int8TileConfig config;
+  _tile_loadconfig(&config);
+}
+
+CORTIQ_AMX_INT8_TARGET void ReleaseTiles() { _tile_release(); }
+
+// acc[j] += (d_w * d_x[t + j]) * (isum[j] - offset * sum_x[t + j]) for the 16 token rows of a
+// stored C tile, as TileVnni's f32 steps.
+CORTIQ_AMX_INT8_TARGET inline void AddBlock(const int32_t (&c)[kGroupRows][kGroupRows],
+                                            const DecodedWeights& w, size_t g,
+                                            const QuantizedActivations& a, size_t t, size_t b,
+                                            int32_t offset, __m512 (&acc)[kGroupRows]) {
+  const __m512 dw = _mm512_load_ps(w.d[g][b]);
+  for (size_t j = 0; j < kGroupRows; ++j) {
+    const __m512i isum = _mm512_add_epi32(_mm512_load_si512(c[j]),
+                                          _mm512_set1_epi32(-offset * a.sum[t + j][b]));
+    acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a.d[t + j][b])),
+                             _mm512_cvtepi32_ps(isum), acc[j]);
+  }
+}
+
+// Group g's rows (rows of them) x tokens [t, t + tokens) (at most 16) over `blocks` blocks; the
+// token rows past `tokens` compute values that are not stored.
+CORTIQ_AMX_INT8_TARGET void TileAmx(const DecodedWeights& w, size_t g,
+                                    const QuantizedActivations& a, size_t t, size_t tokens,
+                                    size_t blocks, int32_t offset, float* y, size_t y_stride,
+                                    size_t rows, bool accumulate) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+  __m512 acc[kGroupRows];
+  for (size_t j = 0; j < kGroupRows; ++j) {
+    acc[j] = accumulate && j < tokens ? _mm512_maskz_loadu_ps(mask, y + j * y_stride)
+                                      : _mm512_setzero_ps();
+  }
+  alignas(64) int32_t c[kGroupRows][kGroupRows];
+  constexpr size_t kAStride = sizeof(a.q[0]);
+  constexpr size_t kBStride = sizeof(w.q[0][0]);
+  size_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_loadd(2, &a.q[t][b * kBlock], kAStride);
+    _tile_loadd(4, w.q[g][b * 8], kBStride);
+    _tile_dpbsud(0, 2, 4);
+    _tile_loadd(3, &a.q[t][(b + 1) * kBlock], kAStride);
+    _tile_loadd(5, w.q[g][(b + 1) * 8], kBStride);
+    _tile_dpbsud(1, 3, 5);
+    _tile_stored(0, c, sizeof(c[0]));
+    AddBlock(c, w, g, a, t, b, offset, acc);
+    _tile_stored(1, c, sizeof(c[0]));
+    AddBlock(c, w, g, a, t, b + 1, offset, acc);
+  }
+  if (b < blocks) {
+    _tile_zero(0);
+    _tile_loadd(2, &a.q[t][b * kBlock], kAStride);
+    _tile_loadd(4, w.q[g][b * 8], kBStride);
+    _tile_dpbsud(0, 2, 4);
+    _tile_stored(0, c, sizeof(c[0]));
+    AddBlock(c, w, g, a, t, b, offset, acc);
+  }
+  for (size_t j = 0; j < tokens; ++j) _mm512_mask_storeu_ps(y + j * y_stride, mask, acc[j]);
+}
+
 bool CpuHasVnni() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -246,12 +329,18 @@ bool CpuHasVnni() {
 bool CpuHasVnni() { return false; }
 #endif
 
-std::atomic<int> g_force_portable{0};
+std::atomic<int> g_fastest_allowed{static_cast<int>(Q8ActivationsPath::kAmx)};
 
-bool UseVnni() {
-  static const bool vnni = CpuHasVnni();
-  return vnni && g_force_portable.load(std::memory_order_relaxed) == 0;
+Q8ActivationsPath Dispatched() {
+  static const Q8ActivationsPath best = !CpuHasVnni()        ? Q8ActivationsPath::kPortable
+                                        : AmxInt8Available() ? Q8ActivationsPath::kAmx
+                                                             : Q8ActivationsPath::kVnni;
+  // The enum's order is fastest first.
+  return static_cast<Q8ActivationsPath>(
+      std::max(static_cast<int>(best), g_fastest_allowed.load(std::memory_order_relaxed)));
 }
+
+bool UseVnni() { return Dispatched() != Q8ActivationsPath::kPortable; }
 
 void Quantize(const float* x, size_t n, int8_t* q, float* d, int32_t* sum) {
 #if defined(__x86_64__)
@@ -281,7 +370,12 @@ void MatMulQ8Activations(const void* w_bytes, const float* x, size_t x_stride, f
   Scratch& scratch = ThreadScratch();
   DecodedWeights& dw = scratch.weights;
   QuantizedActivations& qa = scratch.activations;
-  const bool vnni = UseVnni();
+  const Q8ActivationsPath path = Dispatched();
+  const bool vnni = path != Q8ActivationsPath::kPortable;
+#if defined(__x86_64__)
+  const bool amx = path == Q8ActivationsPath::kAmx;
+  if (amx) ConfigureInt8Tiles();
+#endif
   constexpr size_t kRowBlock = kGroupsPerBlock * kGroupRows;
   for (size_t t0 = 0; t0 < batch; t0 += kTokenBlock) {
     const size_t tokens = std::min(kTokenBlock, batch - t0);
@@ -295,6 +389,19 @@ void MatMulQ8Activations(const void* w_bytes, const float* x, size_t x_stride, f
       for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
         const size_t block_rows = std::min(kRowBlock, row_end - r0);
         DecodeRowBlock<Layout>(w, row_bytes, r0, block_rows, k0, n, &dw);
+#if defined(__x86_64__)
+        if (amx) {
+          for (size_t g = 0; g * kGroupRows < block_rows; ++g) {
+            const size_t rows = std::min(kGroupRows, block_rows - g * kGroupRows);
+            float* yg = y + t0 * y_stride + r0 + g * kGroupRows;
+            for (size_t t = 0; t < tokens; t += kGroupRows) {
+              TileAmx(dw, g, qa, t, std::min(kGroupRows, tokens - t), blocks, Layout::kOffset,
+                      yg + t * y_stride, y_stride, rows, accumulate);
+            }
+          }
+          continue;
+        }
+#endif
         for (size_t g = 0; g * kGroupRows < block_rows; g += 2) {
           const size_t rows0 = std::min(kGroupRows, block_rows - g * kGroupRows);
           const size_t rows1 = (g + 1) * kGroupRows < block_rows
@@ -326,6 +433,9 @@ void MatMulQ8Activations(const void* w_bytes, const float* x, size_t x_stride, f
       }
     }
   }
+#if defined(__x86_64__)
+  if (amx) ReleaseTiles();
+#endif
 }
 
 }  // namespace
@@ -348,10 +458,10 @@ void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, flo
   MatMulQ8Activations<Q4_0Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end);
 }
 
-bool Q8ActivationsUseVnni() { return UseVnni(); }
+Q8ActivationsPath DispatchedQ8ActivationsPath() { return Dispatched(); }
 
-void ForceQ8ActivationsPortableForTest(bool portable) {
-  g_force_portable.store(portable ? 1 : 0, std::memory_order_relaxed);
+void LimitQ8ActivationsPathForTest(Q8ActivationsPath fastest) {
+  g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
 }
 
 }  // namespace ops

@@ -31,7 +31,8 @@ void QuantizeActivationsQ8_0(const float* x, size_t n, int8_t* q, float* d, int3
 // (ops/matmul.h): w row r at byte r * Q8_0RowBytes(cols) / Q4_0RowBytes(cols), cols a multiple
 // of 32, x [batch, cols] with stride x_stride, y [batch, rows] with stride y_stride; y must not
 // overlap w or x. Every target gives the same bits (the integer sums are exact and the f32
-// operations are the same); fast where the CPU has AVX-512 VNNI, a plain loop elsewhere.
+// operations are the same); fast where the CPU has AMX-INT8 or AVX-512 VNNI, a plain loop
+// elsewhere.
 // Scalar reference: MatMulQ8ActivationsReference (ops/reference.h).
 void MatMulQ8_0Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
@@ -40,11 +41,19 @@ void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end);
 
-// True if the dispatched kernel uses VNNI dot products (the fast path).
-bool Q8ActivationsUseVnni();
+// The implementations, fastest first; all give the same bits.
+enum class Q8ActivationsPath {
+  kAmx,       // AMX-INT8 tile products (TDPBSUD: 16 tokens x 16 rows x 32 columns each)
+  kVnni,      // AVX-512 VNNI (vpdpbusd)
+  kPortable,  // plain C++
+};
 
-// Tests: run the portable functions even on a VNNI CPU (they must give the same bits).
-void ForceQ8ActivationsPortableForTest(bool portable);
+// The implementation the kernels run: the fastest the CPU (and OS) supports, no faster than the
+// limit set by LimitQ8ActivationsPathForTest.
+Q8ActivationsPath DispatchedQ8ActivationsPath();
+
+// Tests: run no faster path than `fastest` (kAmx: no limit).
+void LimitQ8ActivationsPathForTest(Q8ActivationsPath fastest);
 
 }  // namespace ops
 }  // namespace cortiq

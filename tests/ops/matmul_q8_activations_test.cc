@@ -1,7 +1,8 @@
 // MatMulQ8_0Q8Activations / MatMulQ4_0Q8Activations (ops/matmul_q8_activations.h) against the
-// scalar reference of their formula, bit for bit, on the VNNI path (where the CPU has it) and on
-// the portable one: shapes around the 16-row groups, 64-row blocks, 6-token tiles, 512-column
-// chunks and 256-token blocks, row ranges that start and end inside a group, strided x and y.
+// scalar reference of their formula, bit for bit, on the AMX and VNNI paths (where the CPU has
+// them) and on the portable one: shapes around the 16-row groups, 64-row blocks, 6- and 16-token
+// tiles, 512-column chunks and 256-token blocks, row ranges that start and end inside a group,
+// strided x and y.
 // And how far the result is from the exact product (the quantization error the option trades).
 #include "ops/matmul_q8_activations.h"
 
@@ -33,11 +34,13 @@ std::vector<float> Random(size_t n, std::mt19937* rng, float scale) {
   return v;
 }
 
-void CheckShape(bool q4_0, const Shape& s, bool portable) {
+void CheckShape(bool q4_0, const Shape& s, Q8ActivationsPath limit) {
+  LimitQ8ActivationsPathForTest(limit);
+  const Q8ActivationsPath path = DispatchedQ8ActivationsPath();
   SCOPED_TRACE(testing::Message() << (q4_0 ? "Q4_0" : "Q8_0") << " batch " << s.batch
                                   << " rows " << s.rows << " cols " << s.cols << " range ["
                                   << s.row_begin << ", " << s.row_end << ")"
-                                  << (portable ? " portable" : ""));
+                                  << " path " << static_cast<int>(path));
   std::mt19937 rng(static_cast<uint32_t>(s.batch * 7919 + s.rows * 31 + s.cols + q4_0));
   const std::vector<float> weights = Random(s.rows * s.cols, &rng, 0.05f);
   const size_t row_bytes = q4_0 ? Q4_0RowBytes(s.cols) : Q8_0RowBytes(s.cols);
@@ -55,11 +58,10 @@ void CheckShape(bool q4_0, const Shape& s, bool portable) {
   x[0] = 40.0f;
   if (s.cols >= 64) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
   std::vector<float> y(s.batch * y_stride, -7.0f), expected = y;
-  ForceQ8ActivationsPortableForTest(portable);
   (q4_0 ? MatMulQ4_0Q8Activations : MatMulQ8_0Q8Activations)(
       w.data(), x.data(), x_stride, y.data(), y_stride, s.batch, s.rows, s.cols, s.row_begin,
       s.row_end);
-  ForceQ8ActivationsPortableForTest(false);
+  LimitQ8ActivationsPathForTest(Q8ActivationsPath::kAmx);
   MatMulQ8ActivationsReference(q4_0, w.data(), x.data(), x_stride, expected.data(), y_stride,
                                s.batch, s.rows, s.cols, s.row_begin, s.row_end);
   size_t mismatches = 0;
@@ -77,11 +79,14 @@ TEST(MatMulQ8ActivationsTest, MatchesTheReferenceBitForBit) {
       {1, 1, 32, 0, 1},         {1, 16, 32, 0, 16},       {7, 17, 64, 0, 17},
       {6, 64, 512, 0, 64},      {13, 70, 544, 3, 69},     {5, 130, 1056, 16, 129},
       {300, 40, 96, 0, 40},     {2, 33, 2048, 1, 32},     {12, 256, 640, 100, 230},
+      {40, 48, 1024, 0, 48},    {17, 16, 96, 0, 16},      {33, 80, 160, 5, 75},
   };
   for (const bool q4_0 : {false, true}) {
     for (const Shape& s : shapes) {
-      CheckShape(q4_0, s, /*portable=*/false);
-      CheckShape(q4_0, s, /*portable=*/true);
+      for (const Q8ActivationsPath limit :
+           {Q8ActivationsPath::kAmx, Q8ActivationsPath::kVnni, Q8ActivationsPath::kPortable}) {
+        CheckShape(q4_0, s, limit);
+      }
     }
   }
 }
@@ -94,10 +99,10 @@ TEST(MatMulQ8ActivationsTest, QuantizerMatchesTheFormula) {
   std::vector<int8_t> q(256);
   std::vector<float> d(8);
   std::vector<int32_t> sum(8);
-  for (const bool portable : {false, true}) {
-    ForceQ8ActivationsPortableForTest(portable);
+  for (const Q8ActivationsPath limit : {Q8ActivationsPath::kAmx, Q8ActivationsPath::kPortable}) {
+    LimitQ8ActivationsPathForTest(limit);
     QuantizeActivationsQ8_0(x.data(), x.size(), q.data(), d.data(), sum.data());
-    ForceQ8ActivationsPortableForTest(false);
+    LimitQ8ActivationsPathForTest(Q8ActivationsPath::kAmx);
     for (size_t b = 0; b < 8; ++b) {
       float amax = 0.0f;
       for (size_t j = 0; j < 32; ++j) amax = fmaxf(amax, fabsf(x[b * 32 + j]));

@@ -1,0 +1,23 @@
+// Whether this process can use Intel AMX tiles (Advanced Matrix Extensions: 8 tile registers
+// of up to 16 rows x 64 bytes, TDPBF16PS / TDPBSUD products into f32 / int32 tiles), for the
+// kernels that have an AMX path (ops/matmul_bf16_activations.h, ops/matmul_q8_activations.h).
+//
+// AMX needs the CPU's features (CPUID.(7,0):EDX bit 24 AMX-TILE, 22 AMX-BF16, 25 AMX-INT8), the
+// tile state enabled by the OS (XCR0 bits 17-18) and, on Linux, the process's permission to use
+// the tile data (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, asked once). Without all
+// of them the tile instructions fault, so the kernels take their AVX-512 paths.
+#ifndef CORTIQ_OPS_AMX_H_
+#define CORTIQ_OPS_AMX_H_
+
+namespace cortiq {
+namespace ops {
+
+// True if the tile instructions of AMX-BF16 (resp. AMX-INT8) can run in this process. The first
+// call asks the OS for the permission; later calls return the cached answer.
+bool AmxBf16Available();
+bool AmxInt8Available();
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_AMX_H_
