@@ -146,6 +146,14 @@ void BM_MatMulBF16Activations(benchmark::State& state, Format format, size_t row
   ops::LimitBF16ActivationsPathForTest(ops::BF16ActivationsPath::kAmx);
 }
 
+// The exact BF16 product on AMX (ops/matmul_bf16_activations.h), the runtime's default there.
+void BM_MatMulBF16x3(benchmark::State& state, Format format, size_t rows, size_t cols,
+                     size_t batch) {
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    ops::MatMulBF16x3(w, x, cols, y, rows, batch, rows, cols, 0, rows);
+  });
+}
+
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
@@ -194,6 +202,15 @@ void RegisterAll() {
                 ->UseRealTime()
                 ->Unit(benchmark::kMillisecond);
           }
+        }
+      }
+      if (format == Format::kBF16 && ops::BF16x3Available()) {
+        for (size_t batch : kBatches) {
+          const std::string name = "matmul_bf16x3/" + suffix + "/batch:" + std::to_string(batch);
+          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16x3, format, shape.out, shape.in,
+                                       batch)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
         }
       }
       if (format == Format::kBF16) {

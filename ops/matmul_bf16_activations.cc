@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "ops/amx.h"
+#include "ops/matmul.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -208,6 +209,43 @@ CORTIQ_BF16_TARGET void InterleaveRowBlockAvx512(const uint16_t* w, size_t cols,
   InterleaveRows(w, cols, r0, full_groups * kGroupRows, num_rows, k0, n, out);
 }
 
+// x[0, n) as three bf16 terms whose sum is x exactly (MatMulBF16SplitAmx): hi = bf16(x), mid =
+// bf16(x - hi), lo = bf16(x - hi - mid), each difference exact in f32; pairs as ConvertPortable,
+// zero-padded up to `padded_pairs`.
+CORTIQ_BF16_TARGET void ConvertSplitAvx512Bf16(const float* x, size_t n, size_t padded_pairs,
+                                               uint32_t* hi, uint32_t* mid, uint32_t* lo) {
+  alignas(64) float tail[32];
+  for (size_t c = 0; c < n; c += 32) {
+    const float* src = x + c;
+    if (n - c < 32) {
+      memset(tail, 0, sizeof(tail));
+      memcpy(tail, x + c, (n - c) * sizeof(float));
+      src = tail;
+    }
+    const __m512 x0 = _mm512_loadu_ps(src), x1 = _mm512_loadu_ps(src + 16);
+    const __m512bh h = _mm512_cvtne2ps_pbh(x1, x0);
+    // bf16 -> f32 is a 16-bit shift; the two halves of h hold x0's and x1's terms.
+    const __m512i hb = reinterpret_cast<__m512i>(h);
+    const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm512_castsi512_si256(hb)), 16));
+    const __m512 h1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm512_extracti64x4_epi64(hb, 1)), 16));
+    const __m512 r0 = _mm512_sub_ps(x0, h0), r1 = _mm512_sub_ps(x1, h1);
+    const __m512bh m = _mm512_cvtne2ps_pbh(r1, r0);
+    const __m512i mb = reinterpret_cast<__m512i>(m);
+    const __m512 m0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm512_castsi512_si256(mb)), 16));
+    const __m512 m1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm512_extracti64x4_epi64(mb, 1)), 16));
+    const __m512bh l = _mm512_cvtne2ps_pbh(_mm512_sub_ps(r1, m1), _mm512_sub_ps(r0, m0));
+    memcpy(hi + c / 2, &h, 64);
+    memcpy(mid + c / 2, &m, 64);
+    memcpy(lo + c / 2, &l, 64);
+  }
+  const size_t pairs = (n + 1) / 2;
+  for (uint32_t* part : {hi, mid, lo}) std::fill(part + pairs, part + padded_pairs, 0u);
+}
+
 // Rows of the 4 groups (rows[g] of each stored) x kTokens tokens.
 template <size_t kTokens>
 CORTIQ_BF16_TARGET void TileAvx512Bf16(const InterleavedWeights& w, const BF16Activations& a,
@@ -333,11 +371,14 @@ CORTIQ_C_TILE_FUNCTIONS(3)
 // The row block's groups (rows[g] rows each, groups in pairs) x `tokens` tokens over k_steps
 // steps of 16 column pairs; the activation rows past `tokens` (up to the next 32) and the
 // weight lanes past rows[g] only reach C entries that are not stored.
-CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w, const BF16Activations& a,
+// The activations are the sum of num_parts tiles' worth (one for the rounded option, three for
+// the exact split), each multiplied by the same weight tiles.
+CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w,
+                                   const BF16Activations* const* parts, size_t num_parts,
                                    size_t tokens, size_t k_steps, float* y, size_t y_stride,
                                    const size_t (&rows)[kGroups], bool accumulate) {
   alignas(64) CTemp temp;
-  constexpr size_t kAStride = sizeof(a.pair[0]);
+  constexpr size_t kAStride = sizeof(BF16Activations::pair[0]);
   constexpr size_t kBStride = sizeof(w.pair[0][0]);
   for (size_t t = 0; t < tokens; t += 2 * kGroupRows) {
     const size_t tokens0 = std::min(kGroupRows, tokens - t);
@@ -359,14 +400,17 @@ CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w, const BF16Activa
       LoadC2(c[2], used[2], y_stride, accumulate, temp);
       LoadC3(c[3], used[3], y_stride, accumulate, temp);
       for (size_t s = 0; s < k_steps; ++s) {
-        _tile_loadd(4, a.pair[t] + 16 * s, kAStride);
-        _tile_loadd(5, a.pair[t + kGroupRows] + 16 * s, kAStride);
         _tile_loadd(6, w.pair[g][16 * s], kBStride);
         _tile_loadd(7, w.pair[g + 1][16 * s], kBStride);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+        for (size_t part = 0; part < num_parts; ++part) {
+          const BF16Activations& a = *parts[part];
+          _tile_loadd(4, a.pair[t] + 16 * s, kAStride);
+          _tile_loadd(5, a.pair[t + kGroupRows] + 16 * s, kAStride);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 4, 7);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+        }
       }
       StoreC0(c[0], used[0], y_stride, temp);
       StoreC1(c[1], used[1], y_stride, temp);
@@ -405,10 +449,11 @@ BF16ActivationsPath Dispatched() {
 }
 
 // Scratch of the calling thread (a session's pool threads each have theirs): allocated on the
-// first call, 160 KiB.
+// first call, 416 KiB.
 struct Scratch {
   InterleavedWeights weights;
   BF16Activations activations;
+  BF16Activations split[2];  // the mid and lo terms of MatMulBF16SplitAmx (hi in activations)
 };
 Scratch& ThreadScratch() {
   thread_local std::unique_ptr<Scratch> scratch(new Scratch);
@@ -426,16 +471,19 @@ uint16_t RoundToBF16(float x) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_stride, float* y,
-                               size_t y_stride, size_t batch, size_t rows, size_t cols,
-                               size_t row_begin, size_t row_end) {
-  (void)rows;
+namespace {
+
+// The products of both public functions: `split` (MatMulBF16x3, AMX only) multiplies the
+// three-term split of the activations, else their rounding to bf16 on `path`.
+void MatMulImpl(const void* w_bytes, const float* x, size_t x_stride, float* y, size_t y_stride,
+                size_t batch, size_t cols, size_t row_begin, size_t row_end,
+                BF16ActivationsPath path, bool split) {
   if (row_begin >= row_end || batch == 0 || cols == 0) return;
   const uint16_t* w = static_cast<const uint16_t*>(w_bytes);
   Scratch& scratch = ThreadScratch();
   InterleavedWeights& iw = scratch.weights;
   BF16Activations& xa = scratch.activations;
-  const BF16ActivationsPath path = Dispatched();
+  const BF16Activations* const parts[3] = {&xa, &scratch.split[0], &scratch.split[1]};
   const bool fast = path != BF16ActivationsPath::kPortable;
 #if defined(__x86_64__)
   const bool amx = path == BF16ActivationsPath::kAmx;
@@ -451,6 +499,11 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
       const bool accumulate = k0 != 0;
       for (size_t t = 0; t < tokens; ++t) {
 #if defined(__x86_64__)
+        if (split) {
+          ConvertSplitAvx512Bf16(x + (t0 + t) * x_stride + k0, n, 16 * k_steps, xa.pair[t],
+                                 scratch.split[0].pair[t], scratch.split[1].pair[t]);
+          continue;
+        }
         if (fast) {
           ConvertAvx512Bf16(x + (t0 + t) * x_stride + k0, n, xa.pair[t]);
           if (amx) std::fill(xa.pair[t] + pairs, xa.pair[t] + 16 * k_steps, 0u);
@@ -476,7 +529,8 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
                 std::fill(iw.pair[g][p], iw.pair[g][p] + kGroupRows, 0u);
               }
             }
-            RowBlockAmx(iw, xa, tokens, k_steps, yb, y_stride, group_rows, accumulate);
+            RowBlockAmx(iw, parts, split ? 3 : 1, tokens, k_steps, yb, y_stride, group_rows,
+                        accumulate);
             continue;
           }
           size_t t = 0;
@@ -499,6 +553,29 @@ void MatMulBF16BF16Activations(const void* w_bytes, const float* x, size_t x_str
 #if defined(__x86_64__)
   if (amx) ReleaseTiles();
 #endif
+}
+
+}  // namespace
+
+void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, float* y,
+                               size_t y_stride, size_t batch, size_t rows, size_t cols,
+                               size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulImpl(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end, Dispatched(),
+             /*split=*/false);
+}
+
+bool BF16x3Available() { return AmxBf16Available() && CpuHasAvx512Bf16(); }
+
+void MatMulBF16x3(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+                  size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {
+  if (!BF16x3Available()) {
+    MatMulBF16(static_cast<const hwy::bfloat16_t*>(w), x, x_stride, y, y_stride, batch, rows, cols,
+               row_begin, row_end);
+    return;
+  }
+  MatMulImpl(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end,
+             BF16ActivationsPath::kAmx, /*split=*/true);
 }
 
 BF16ActivationsPath DispatchedBF16ActivationsPath() { return Dispatched(); }

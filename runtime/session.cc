@@ -516,6 +516,11 @@ absl::Status Session::Prepare(SessionOptions options) {
         if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
         if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
       }
+      // BF16 matrices' exact products on AMX where the CPU has it (the same precision,
+      // ops/matmul_bf16_activations.h), unless the opt-in rounding asks for the faster product.
+      if (w.format == WeightFormat::kBF16 && ops::BF16x3Available()) {
+        p.matmul = ops::MatMulBF16x3;
+      }
       if (options.prefill_activations == PrefillActivations::kBF16 &&
           w.format == WeightFormat::kBF16) {
         p.matmul = ops::MatMulBF16BF16Activations;
