@@ -29,6 +29,7 @@
 #include "hwy/targets.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
+#include "ops/gather.h"
 #include "ops/matmul_bf16_activations.h"
 #include "ops/matmul_q8_activations.h"
 #include "ops/quantize.h"
@@ -154,6 +155,23 @@ void BM_MatMulBF16x3(benchmark::State& state, Format format, size_t rows, size_t
   });
 }
 
+// The exact block-format products on AMX (ops/matmul_bf16_activations.h: MatMulSplitAmx), the
+// runtime's default there.
+void DecodeQ4_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  ops::GatherRowQ4_0(w, cols, row, begin, count, 1.0f, out);
+}
+void DecodeQ8_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  ops::GatherRowQ8_0(w, cols, row, begin, count, 1.0f, out);
+}
+void BM_MatMulSplitAmx(benchmark::State& state, Format format, size_t rows, size_t cols,
+                       size_t batch) {
+  const bool q4_0 = format == Format::kQ4_0;
+  TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
+    ops::MatMulSplitAmx(q4_0 ? DecodeQ4_0 : DecodeQ8_0, q4_0 ? 2 : 3, w, x, cols, y, rows, batch,
+                        rows, cols, 0, rows);
+  });
+}
+
 void BM_LinearPerToken(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
@@ -184,6 +202,16 @@ void RegisterAll() {
         benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, format, shape.out, shape.in, batch)
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
+      }
+      if ((format == Format::kQ4_0 || format == Format::kQ8_0) && ops::BF16x3Available()) {
+        for (size_t batch : kBatches) {
+          const std::string name =
+              "matmul_split_amx/" + suffix + "/batch:" + std::to_string(batch);
+          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulSplitAmx, format, shape.out,
+                                       shape.in, batch)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
       }
       // The opt-in kernels on each path this CPU has ("amx" only where it has AMX).
       if (format == Format::kQ4_0 || format == Format::kQ8_0) {

@@ -209,7 +209,7 @@ CORTIQ_BF16_TARGET void InterleaveRowBlockAvx512(const uint16_t* w, size_t cols,
   InterleaveRows(w, cols, r0, full_groups * kGroupRows, num_rows, k0, n, out);
 }
 
-// x[0, n) as three bf16 terms whose sum is x exactly (MatMulBF16SplitAmx): hi = bf16(x), mid =
+// x[0, n) as three bf16 terms whose sum is x exactly (MatMulBF16x3): hi = bf16(x), mid =
 // bf16(x - hi), lo = bf16(x - hi - mid), each difference exact in f32; pairs as ConvertPortable,
 // zero-padded up to `padded_pairs`.
 CORTIQ_BF16_TARGET void ConvertSplitAvx512Bf16(const float* x, size_t n, size_t padded_pairs,
@@ -371,15 +371,14 @@ CORTIQ_C_TILE_FUNCTIONS(3)
 // The row block's groups (rows[g] rows each, groups in pairs) x `tokens` tokens over k_steps
 // steps of 16 column pairs; the activation rows past `tokens` (up to the next 32) and the
 // weight lanes past rows[g] only reach C entries that are not stored.
-// The activations are the sum of num_parts tiles' worth (one for the rounded option, three for
-// the exact split), each multiplied by the same weight tiles.
-CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w,
-                                   const BF16Activations* const* parts, size_t num_parts,
+// The rounded option's products: one bf16 term of weights and activations, tiles of 2 x 2
+// C blocks (two token tiles by two row groups) so that each A and B tile feeds two products.
+CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w, const BF16Activations& a,
                                    size_t tokens, size_t k_steps, float* y, size_t y_stride,
                                    const size_t (&rows)[kGroups], bool accumulate) {
   alignas(64) CTemp temp;
   constexpr size_t kAStride = sizeof(BF16Activations::pair[0]);
-  constexpr size_t kBStride = sizeof(w.pair[0][0]);
+  constexpr size_t kBStride = sizeof(InterleavedWeights::pair[0][0]);
   for (size_t t = 0; t < tokens; t += 2 * kGroupRows) {
     const size_t tokens0 = std::min(kGroupRows, tokens - t);
     const size_t tokens1 = tokens - t > kGroupRows ? std::min(kGroupRows, tokens - t - kGroupRows)
@@ -400,22 +399,76 @@ CORTIQ_AMX_TARGET void RowBlockAmx(const InterleavedWeights& w,
       LoadC2(c[2], used[2], y_stride, accumulate, temp);
       LoadC3(c[3], used[3], y_stride, accumulate, temp);
       for (size_t s = 0; s < k_steps; ++s) {
+        _tile_loadd(4, a.pair[t] + 16 * s, kAStride);
+        _tile_loadd(5, a.pair[t + kGroupRows] + 16 * s, kAStride);
         _tile_loadd(6, w.pair[g][16 * s], kBStride);
         _tile_loadd(7, w.pair[g + 1][16 * s], kBStride);
-        for (size_t part = 0; part < num_parts; ++part) {
-          const BF16Activations& a = *parts[part];
-          _tile_loadd(4, a.pair[t] + 16 * s, kAStride);
-          _tile_loadd(5, a.pair[t + kGroupRows] + 16 * s, kAStride);
-          _tile_dpbf16ps(0, 4, 6);
-          _tile_dpbf16ps(1, 4, 7);
-          _tile_dpbf16ps(2, 5, 6);
-          _tile_dpbf16ps(3, 5, 7);
-        }
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
       }
       StoreC0(c[0], used[0], y_stride, temp);
       StoreC1(c[1], used[1], y_stride, temp);
       StoreC2(c[2], used[2], y_stride, temp);
       StoreC3(c[3], used[3], y_stride, temp);
+    }
+  }
+}
+
+// y += C_main + C_correction for one C block (16 x 16 floats each, rows of 16), in f32.
+void AddCorrection(const CBlock& c, size_t y_stride, const CTemp& main, const CTemp& correction) {
+  for (size_t t = 0; t < c.tokens; ++t) {
+    for (size_t r = 0; r < c.rows; ++r) c.y[t * y_stride + r] = main[t][r] + correction[t][r];
+  }
+}
+
+// The exact split's products: weight term i (num_w of them) by activation term j (three) for
+// i + j <= 2, for one token tile by two row groups. The leading products (i = j = 0) go to the
+// main C tiles (0, 1, which start from y), the others, smaller by 2^-8 and more, to correction
+// tiles (2, 3, from zero): so the main sums take one rounding per 32 columns, as a single
+// product's would, and the corrections' roundings are 2^-8 smaller; y = main + correction at
+// the end. Tiles: 4 A (the term's 16 tokens), 6-7 B (the term's two row groups).
+CORTIQ_AMX_TARGET void RowBlockSplitAmx(const InterleavedWeights* const* w_terms, size_t num_w,
+                                        const BF16Activations* const* x_terms, size_t tokens,
+                                        size_t k_steps, float* y, size_t y_stride,
+                                        const size_t (&rows)[kGroups], bool accumulate) {
+  alignas(64) CTemp temp, main[2], correction[2];
+  constexpr size_t kAStride = sizeof(BF16Activations::pair[0]);
+  constexpr size_t kBStride = sizeof(InterleavedWeights::pair[0][0]);
+  for (size_t t = 0; t < tokens; t += kGroupRows) {
+    const size_t tile_tokens = std::min(kGroupRows, tokens - t);
+    for (size_t g = 0; g < kGroups && rows[g] != 0; g += 2) {
+      float* yt = y + t * y_stride + g * kGroupRows;
+      const CBlock c[2] = {{yt, tile_tokens, rows[g]}, {yt + kGroupRows, tile_tokens, rows[g + 1]}};
+      const bool used[2] = {true, rows[g + 1] != 0};
+      LoadC0(c[0], used[0], y_stride, accumulate, temp);
+      LoadC1(c[1], used[1], y_stride, accumulate, temp);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (size_t s = 0; s < k_steps; ++s) {
+        for (size_t i = 0; i < num_w; ++i) {
+          _tile_loadd(6, w_terms[i]->pair[g][16 * s], kBStride);
+          _tile_loadd(7, w_terms[i]->pair[g + 1][16 * s], kBStride);
+          for (size_t j = 0; i + j <= 2; ++j) {
+            _tile_loadd(4, x_terms[j]->pair[t] + 16 * s, kAStride);
+            if (i == 0 && j == 0) {
+              _tile_dpbf16ps(0, 4, 6);
+              _tile_dpbf16ps(1, 4, 7);
+            } else {
+              _tile_dpbf16ps(2, 4, 6);
+              _tile_dpbf16ps(3, 4, 7);
+            }
+          }
+        }
+      }
+      _tile_stored(0, main[0], sizeof(main[0][0]));
+      _tile_stored(1, main[1], sizeof(main[1][0]));
+      _tile_stored(2, correction[0], sizeof(correction[0][0]));
+      _tile_stored(3, correction[1], sizeof(correction[1][0]));
+      for (size_t k = 0; k < 2; ++k) {
+        if (used[k]) AddCorrection(c[k], y_stride, main[k], correction[k]);
+      }
     }
   }
 }
@@ -449,11 +502,16 @@ BF16ActivationsPath Dispatched() {
 }
 
 // Scratch of the calling thread (a session's pool threads each have theirs): allocated on the
-// first call, 416 KiB.
+// first call, ~600 KiB.
 struct Scratch {
   InterleavedWeights weights;
   BF16Activations activations;
-  BF16Activations split[2];  // the mid and lo terms of MatMulBF16SplitAmx (hi in activations)
+  BF16Activations split[2];  // the mid and lo terms of the exact split (hi in activations)
+  // MatMulSplitAmx's decoded weights: a row's chunk in f32, its terms as bf16 rows, and the
+  // terms after the first interleaved (the first in `weights`).
+  alignas(64) float decoded[kChunk];
+  alignas(64) uint32_t term_rows[3][kRowBlock][kChunkPairs];
+  InterleavedWeights weight_terms[2];
 };
 Scratch& ThreadScratch() {
   thread_local std::unique_ptr<Scratch> scratch(new Scratch);
@@ -473,11 +531,47 @@ uint16_t RoundToBF16(float x) {
 
 namespace {
 
-// The products of both public functions: `split` (MatMulBF16x3, AMX only) multiplies the
-// three-term split of the activations, else their rounding to bf16 on `path`.
+// The weights' first term (all of a BF16 matrix) of row block [r0, r0 + block_rows) and chunk
+// [k0, k0 + n) into scratch.weights, and for a decoded format (decode != null) its other terms
+// into scratch.weight_terms; the pairs after the chunk's, up to `padded_pairs`, zero.
+CORTIQ_AMX_TARGET void WeightTermsAmx(const void* w_bytes, WeightRowDecoder decode,
+                                      size_t num_w, size_t cols, size_t r0, size_t block_rows,
+                                      size_t k0, size_t n, size_t padded_pairs,
+                                      Scratch* scratch) {
+  InterleavedWeights* const terms[3] = {&scratch->weights, &scratch->weight_terms[0],
+                                        &scratch->weight_terms[1]};
+  if (decode == nullptr) {
+    InterleaveRowBlockAvx512(static_cast<const uint16_t*>(w_bytes), cols, r0, block_rows, k0, n,
+                             terms[0]);
+  } else {
+    for (size_t i = 0; i < block_rows; ++i) {
+      decode(w_bytes, cols, r0 + i, k0, n, scratch->decoded);
+      ConvertSplitAvx512Bf16(scratch->decoded, n, kChunkPairs, scratch->term_rows[0][i],
+                             scratch->term_rows[1][i], scratch->term_rows[2][i]);
+    }
+    for (size_t term = 0; term < num_w; ++term) {
+      InterleaveRowBlockAvx512(reinterpret_cast<const uint16_t*>(scratch->term_rows[term]),
+                               kChunk, 0, block_rows, 0, n, terms[term]);
+    }
+  }
+  const size_t pairs = (n + 1) / 2;
+  for (size_t term = 0; term < num_w; ++term) {
+    for (size_t g = 0; g < kGroups; ++g) {
+      for (size_t p = pairs; p < padded_pairs; ++p) {
+        std::fill(terms[term]->pair[g][p], terms[term]->pair[g][p] + kGroupRows, 0u);
+      }
+    }
+  }
+}
+
+// The products of the public functions: `split` (MatMulSplitAmx, AMX only) multiplies the
+// three-term split of the activations by the num_w terms of the weights (decoded by `decode`,
+// or BF16 as they are when null), else the activations' rounding to bf16 by BF16 weights on
+// `path`.
 void MatMulImpl(const void* w_bytes, const float* x, size_t x_stride, float* y, size_t y_stride,
                 size_t batch, size_t cols, size_t row_begin, size_t row_end,
-                BF16ActivationsPath path, bool split) {
+                BF16ActivationsPath path, bool split, WeightRowDecoder decode = nullptr,
+                size_t num_w = 1) {
   if (row_begin >= row_end || batch == 0 || cols == 0) return;
   const uint16_t* w = static_cast<const uint16_t*>(w_bytes);
   Scratch& scratch = ThreadScratch();
@@ -517,22 +611,25 @@ void MatMulImpl(const void* w_bytes, const float* x, size_t x_stride, float* y, 
         float* yb = y + t0 * y_stride + r0;
 #if defined(__x86_64__)
         if (fast) {
-          InterleaveRowBlockAvx512(w, cols, r0, block_rows, k0, n, &iw);
           size_t group_rows[kGroups];
           for (size_t g = 0; g < kGroups; ++g) {
             const size_t first = g * kGroupRows;
             group_rows[g] = first < block_rows ? std::min(kGroupRows, block_rows - first) : 0;
           }
           if (amx) {
-            for (size_t g = 0; g < kGroups; ++g) {
-              for (size_t p = pairs; p < 16 * k_steps; ++p) {
-                std::fill(iw.pair[g][p], iw.pair[g][p] + kGroupRows, 0u);
-              }
+            WeightTermsAmx(w_bytes, decode, num_w, cols, r0, block_rows, k0, n, 16 * k_steps,
+                           &scratch);
+            if (split) {
+              const InterleavedWeights* const w_terms[3] = {&iw, &scratch.weight_terms[0],
+                                                            &scratch.weight_terms[1]};
+              RowBlockSplitAmx(w_terms, num_w, parts, tokens, k_steps, yb, y_stride, group_rows,
+                               accumulate);
+            } else {
+              RowBlockAmx(iw, xa, tokens, k_steps, yb, y_stride, group_rows, accumulate);
             }
-            RowBlockAmx(iw, parts, split ? 3 : 1, tokens, k_steps, yb, y_stride, group_rows,
-                        accumulate);
             continue;
           }
+          InterleaveRowBlockAvx512(w, cols, r0, block_rows, k0, n, &iw);
           size_t t = 0;
           for (; t + kTileTokens <= tokens; t += kTileTokens) {
             TileAvx512Bf16<kTileTokens>(iw, xa, t, pairs, yb + t * y_stride, y_stride,
@@ -566,6 +663,15 @@ void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, f
 }
 
 bool BF16x3Available() { return AmxBf16Available() && CpuHasAvx512Bf16(); }
+
+void MatMulSplitAmx(WeightRowDecoder decode, int weight_terms, const void* w, const float* x,
+                    size_t x_stride, float* y, size_t y_stride, size_t batch, size_t rows,
+                    size_t cols, size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulImpl(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end,
+             BF16ActivationsPath::kAmx, /*split=*/true, decode,
+             static_cast<size_t>(std::clamp(weight_terms, 1, 3)));
+}
 
 void MatMulBF16x3(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
                   size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {

@@ -51,8 +51,25 @@ void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, f
 void MatMulBF16x3(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
                   size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end);
 
-// True if MatMulBF16x3 runs on AMX here (AMX-BF16 and AVX-512 BF16 usable).
+// True if MatMulBF16x3 and MatMulSplitAmx can run here (AMX-BF16 and AVX-512 BF16 usable).
 bool BF16x3Available();
+
+// Decodes columns [col_begin, col_begin + count) of row `row` of the weight matrix w ([rows,
+// cols] in its format) to their exact f32 values into out (count floats).
+using WeightRowDecoder = void (*)(const void* w, size_t cols, size_t row, size_t col_begin,
+                                  size_t count, float* out);
+
+// MatMulBF16x3 for weights in any format: each row's chunk decoded to f32 by `decode`, split
+// into weight_terms bf16 terms that sum to it exactly (1: bf16 values, decode unused and w BF16;
+// 2: values of at most 16 significant bits, e.g. Q4_0's d * (q - 8), 11 + 3 bits; 3: any f32),
+// and the products of weight term i with activation term j summed for i + j <= 2; a term
+// dropped (i + j >= 3) is below 2^-25 of its product |w x|, a quarter of one f32 rounding.
+// So 3, 5 or 6 tile products per weight. Requires BF16x3Available() (callers check; the tile
+// instructions fault otherwise). Layouts and contract as MatMulBF16BF16Activations, w in its
+// format with row r at the decoder's offset. Tested against float64 in tests/ops.
+void MatMulSplitAmx(WeightRowDecoder decode, int weight_terms, const void* w, const float* x,
+                    size_t x_stride, float* y, size_t y_stride, size_t batch, size_t rows,
+                    size_t cols, size_t row_begin, size_t row_end);
 
 // The implementations, fastest first.
 enum class BF16ActivationsPath {

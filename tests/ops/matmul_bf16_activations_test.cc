@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ops/gather.h"
 #include "ops/matmul.h"
+#include "ops/quantize.h"
 #include "ops/reference.h"
 
 namespace cortiq {
@@ -214,6 +216,95 @@ TEST(MatMulBF16x3Test, IsExactWithinF32Accumulation) {
               worst_fma);
   // Measured 3.8 and 3.9: as exact as the FMA kernel, not merely within the bound.
   EXPECT_LE(worst, 1.5 * worst_fma + 0.5);
+}
+
+// MatMulSplitAmx on block formats (Q4_0: two weight terms, Q8_0: three) and f32 weights (three):
+// against the float64 product of the dequantized weights, as exact as the FMA kernels.
+void DecodeQ4_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  GatherRowQ4_0(w, cols, row, begin, count, 1.0f, out);
+}
+void DecodeQ8_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  GatherRowQ8_0(w, cols, row, begin, count, 1.0f, out);
+}
+void DecodeF32(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  memcpy(out, static_cast<const float*>(w) + row * cols + begin, count * sizeof(float));
+}
+
+TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
+  if (!BF16x3Available()) GTEST_SKIP() << "no AMX-BF16 here";
+  const Shape shapes[] = {
+      {7, 17, 64, 0, 17},  {13, 70, 288, 3, 69},  {40, 96, 512, 0, 96},
+      {33, 64, 2560, 0, 64}, {20, 48, 10240, 5, 45},
+  };
+  for (const int format : {0, 1, 2}) {  // Q4_0, Q8_0, F32
+    const char* name = format == 0 ? "Q4_0" : format == 1 ? "Q8_0" : "F32";
+    double worst = 0, worst_fma = 0;
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(testing::Message() << name << " batch " << s.batch << " rows " << s.rows
+                                      << " cols " << s.cols);
+      std::mt19937 rng(static_cast<uint32_t>(s.batch * 131 + s.rows * 7 + s.cols + format));
+      const std::vector<float> weights = Random(s.rows * s.cols, &rng, 0.05f);
+      const size_t row_bytes = format == 0   ? Q4_0RowBytes(s.cols)
+                               : format == 1 ? Q8_0RowBytes(s.cols)
+                                             : s.cols * sizeof(float);
+      std::vector<uint8_t> w(s.rows * row_bytes);
+      std::vector<float> dequantized(s.rows * s.cols);
+      for (size_t r = 0; r < s.rows; ++r) {
+        uint8_t* row = w.data() + r * row_bytes;
+        float* dq = dequantized.data() + r * s.cols;
+        if (format == 0) {
+          QuantizeRowQ4_0(weights.data() + r * s.cols, s.cols, row);
+          DequantizeRowQ4_0(row, s.cols, dq);
+        } else if (format == 1) {
+          QuantizeRowQ8_0(weights.data() + r * s.cols, s.cols, row);
+          DequantizeRowQ8_0(row, s.cols, dq);
+        } else {
+          memcpy(row, weights.data() + r * s.cols, row_bytes);
+          memcpy(dq, row, row_bytes);
+        }
+      }
+      const size_t x_stride = s.cols + 1, y_stride = s.rows + 2;
+      std::vector<float> x = Random(s.batch * x_stride, &rng, 1.0f);
+      std::uniform_int_distribution<int> binade(-20, 20);
+      for (float& v : x) v = ldexpf(v, binade(rng));
+      std::vector<float> y(s.batch * y_stride, -7.0f), fma = y;
+      MatMulSplitAmx(format == 0 ? DecodeQ4_0 : format == 1 ? DecodeQ8_0 : DecodeF32,
+                     format == 0 ? 2 : 3, w.data(), x.data(), x_stride, y.data(), y_stride,
+                     s.batch, s.rows, s.cols, s.row_begin, s.row_end);
+      (format == 0   ? MatMulQ4_0
+       : format == 1 ? MatMulQ8_0
+                     : [](const void* w, const float* x, size_t x_stride, float* y,
+                          size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
+                          size_t end) {
+                         MatMulF32(static_cast<const float*>(w), x, x_stride, y, y_stride,
+                                   batch, rows, cols, begin, end);
+                       })(w.data(), x.data(), x_stride, fma.data(), y_stride, s.batch, s.rows,
+                          s.cols, s.row_begin, s.row_end);
+      for (size_t t = 0; t < s.batch; ++t) {
+        for (size_t r = 0; r < s.rows; ++r) {
+          const float got = y[t * y_stride + r];
+          if (r < s.row_begin || r >= s.row_end) {
+            EXPECT_EQ(got, -7.0f) << "wrote outside its rows";
+            continue;
+          }
+          double exact = 0, magnitude = 0;
+          for (size_t c = 0; c < s.cols; ++c) {
+            const double p = static_cast<double>(dequantized[r * s.cols + c]) * x[t * x_stride + c];
+            exact += p;
+            magnitude += std::fabs(p);
+          }
+          const double ulps = std::fabs(got - exact) / (0x1p-24 * magnitude);
+          worst = std::max(worst, ulps);
+          worst_fma = std::max(worst_fma, std::fabs(fma[t * y_stride + r] - exact) /
+                                              (0x1p-24 * magnitude));
+          EXPECT_LE(ulps, 8.0) << "token " << t << " row " << r;
+        }
+      }
+    }
+    std::printf("%s: max |y - exact| / (2^-24 sum |w x|): MatMulSplitAmx %.3f, FMA kernel %.3f\n",
+                name, worst, worst_fma);
+    EXPECT_LE(worst, 1.5 * worst_fma + 0.5) << name;
+  }
 }
 
 // The price of the option: against the exact product of the same weights (float64), the error
