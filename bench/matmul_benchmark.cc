@@ -160,15 +160,24 @@ void BM_MatMulBF16x3(benchmark::State& state, Format format, size_t rows, size_t
 void DecodeQ4_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
   ops::GatherRowQ4_0(w, cols, row, begin, count, 1.0f, out);
 }
+void DecodeQ5_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  ops::GatherRowQ5_0(w, cols, row, begin, count, 1.0f, out);
+}
 void DecodeQ8_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
   ops::GatherRowQ8_0(w, cols, row, begin, count, 1.0f, out);
 }
+void DecodeF16(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  ops::GatherRowF16(static_cast<const hwy::float16_t*>(w), cols, row, begin, count, 1.0f, out);
+}
 void BM_MatMulSplitAmx(benchmark::State& state, Format format, size_t rows, size_t cols,
                        size_t batch) {
-  const bool q4_0 = format == Format::kQ4_0;
+  const ops::WeightRowDecoder decode = format == Format::kQ4_0   ? DecodeQ4_0
+                                       : format == Format::kQ5_0 ? DecodeQ5_0
+                                       : format == Format::kF16  ? DecodeF16
+                                                                 : DecodeQ8_0;
+  const int terms = format == Format::kQ8_0 ? 3 : 2;
   TimeBatch(state, format, rows, cols, batch, [&](const uint8_t* w, const float* x, float* y) {
-    ops::MatMulSplitAmx(q4_0 ? DecodeQ4_0 : DecodeQ8_0, q4_0 ? 2 : 3, w, x, cols, y, rows, batch,
-                        rows, cols, 0, rows);
+    ops::MatMulSplitAmx(decode, terms, w, x, cols, y, rows, batch, rows, cols, 0, rows);
   });
 }
 
@@ -203,7 +212,9 @@ void RegisterAll() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
-      if ((format == Format::kQ4_0 || format == Format::kQ8_0) && ops::BF16x3Available()) {
+      if ((format == Format::kQ4_0 || format == Format::kQ8_0 || format == Format::kQ5_0 ||
+           format == Format::kF16) &&
+          ops::BF16x3Available()) {
         for (size_t batch : kBatches) {
           const std::string name =
               "matmul_split_amx/" + suffix + "/batch:" + std::to_string(batch);

@@ -198,15 +198,23 @@ void GatherBlocks(const void* table, size_t cols, size_t row, float scale, float
   kGather(table, cols, row, 0, cols, scale, out);
 }
 
-// Q4_0's exact AMX product (ops::MatMulSplitAmx): its values d * (q - 8) have at most 14
-// significant bits, two bf16 terms.
-void MatMulSplitAmxQ4_0(const void* w, const float* x, size_t x_stride, float* y,
-                        size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
-                        size_t end) {
+// The exact AMX product (ops::MatMulSplitAmx) of a format whose values have at most 16
+// significant bits, two bf16 terms: Q4_0's d * (q - 8) (11 + 3 bits), Q5_0's d * (q - 16)
+// (11 + 4), F16 (11). Rows decoded by the format's gather at scale 1 (exact).
+template <void (*kGather)(const void*, size_t, size_t, size_t, size_t, float, float*)>
+void MatMulSplitAmxTwoTerms(const void* w, const float* x, size_t x_stride, float* y,
+                            size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
+                            size_t end) {
   ops::MatMulSplitAmx(
       [](const void* table, size_t table_cols, size_t row, size_t col_begin, size_t count,
-         float* out) { ops::GatherRowQ4_0(table, table_cols, row, col_begin, count, 1.0f, out); },
+         float* out) { kGather(table, table_cols, row, col_begin, count, 1.0f, out); },
       2, w, x, x_stride, y, y_stride, batch, rows, cols, begin, end);
+}
+
+void GatherRowF16Bytes(const void* table, size_t cols, size_t row, size_t col_begin, size_t count,
+                       float scale, float* out) {
+  ops::GatherRowF16(static_cast<const hwy::float16_t*>(table), cols, row, col_begin, count, scale,
+                    out);
 }
 
 // The kernels of one weight format (ops/linear.h, ops/matmul.h, ops/gather.h, ops/linear_rows.h).
@@ -523,12 +531,19 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.linear = kernels.linear;
       p.linear_rows = kernels.linear_rows;
       p.matmul = kernels.matmul;
-      // BF16 and Q4_0 matrices' exact products on AMX where the CPU has it (the same
-      // precision, ops/matmul_bf16_activations.h: 3 and 5 tile products per weight, 2.6-3.4x
-      // and 1.2-1.6x the FMA kernels at E4B shapes); the others' would take 6, no faster.
+      // BF16, Q4_0, Q5_0 and F16 matrices' exact products on AMX where the CPU has it (the
+      // same precision, ops/matmul_bf16_activations.h: 3 and 5 tile products per weight,
+      // 2.6-3.4x and 1.2-1.75x the FMA kernels at E4B shapes); the other formats' would take
+      // 6, no faster (Q8_0 measured).
       if (ops::BF16x3Available()) {
         if (w.format == WeightFormat::kBF16) p.matmul = ops::MatMulBF16x3;
-        if (w.format == WeightFormat::kQ4_0) p.matmul = MatMulSplitAmxQ4_0;
+        if (w.format == WeightFormat::kQ4_0) {
+          p.matmul = MatMulSplitAmxTwoTerms<ops::GatherRowQ4_0>;
+        }
+        if (w.format == WeightFormat::kQ5_0) {
+          p.matmul = MatMulSplitAmxTwoTerms<ops::GatherRowQ5_0>;
+        }
+        if (w.format == WeightFormat::kF16) p.matmul = MatMulSplitAmxTwoTerms<GatherRowF16Bytes>;
       }
       if (options.prefill_activations == PrefillActivations::kQ8_0) {
         if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;

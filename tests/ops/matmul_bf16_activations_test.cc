@@ -24,6 +24,7 @@
 #include "ops/gather.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
+#include "ops/quantize_legacy.h"
 #include "ops/reference.h"
 
 namespace cortiq {
@@ -218,13 +219,20 @@ TEST(MatMulBF16x3Test, IsExactWithinF32Accumulation) {
   EXPECT_LE(worst, 1.5 * worst_fma + 0.5);
 }
 
-// MatMulSplitAmx on block formats (Q4_0: two weight terms, Q8_0: three) and f32 weights (three):
+// MatMulSplitAmx on block formats (Q4_0, Q5_0: two weight terms, Q8_0: three) and f16 (two) and
+// f32 weights (three):
 // against the float64 product of the dequantized weights, as exact as the FMA kernels.
 void DecodeQ4_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
   GatherRowQ4_0(w, cols, row, begin, count, 1.0f, out);
 }
 void DecodeQ8_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
   GatherRowQ8_0(w, cols, row, begin, count, 1.0f, out);
+}
+void DecodeQ5_0(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  GatherRowQ5_0(w, cols, row, begin, count, 1.0f, out);
+}
+void DecodeF16(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
+  GatherRowF16(static_cast<const hwy::float16_t*>(w), cols, row, begin, count, 1.0f, out);
 }
 void DecodeF32(const void* w, size_t cols, size_t row, size_t begin, size_t count, float* out) {
   memcpy(out, static_cast<const float*>(w) + row * cols + begin, count * sizeof(float));
@@ -236,8 +244,9 @@ TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
       {7, 17, 64, 0, 17},  {13, 70, 288, 3, 69},  {40, 96, 512, 0, 96},
       {33, 64, 2560, 0, 64}, {20, 48, 10240, 5, 45},
   };
-  for (const int format : {0, 1, 2}) {  // Q4_0, Q8_0, F32
-    const char* name = format == 0 ? "Q4_0" : format == 1 ? "Q8_0" : "F32";
+  for (const int format : {0, 1, 2, 3, 4}) {  // Q4_0, Q8_0, F32, Q5_0, F16
+    const char* const kNames[] = {"Q4_0", "Q8_0", "F32", "Q5_0", "F16"};
+    const char* name = kNames[format];
     double worst = 0, worst_fma = 0;
     for (const Shape& s : shapes) {
       SCOPED_TRACE(testing::Message() << name << " batch " << s.batch << " rows " << s.rows
@@ -246,6 +255,8 @@ TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
       const std::vector<float> weights = Random(s.rows * s.cols, &rng, 0.05f);
       const size_t row_bytes = format == 0   ? Q4_0RowBytes(s.cols)
                                : format == 1 ? Q8_0RowBytes(s.cols)
+                               : format == 3 ? Q5_0RowBytes(s.cols)
+                               : format == 4 ? F16RowBytes(s.cols)
                                              : s.cols * sizeof(float);
       std::vector<uint8_t> w(s.rows * row_bytes);
       std::vector<float> dequantized(s.rows * s.cols);
@@ -258,6 +269,15 @@ TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
         } else if (format == 1) {
           QuantizeRowQ8_0(weights.data() + r * s.cols, s.cols, row);
           DequantizeRowQ8_0(row, s.cols, dq);
+        } else if (format == 3) {
+          QuantizeRowQ5_0(weights.data() + r * s.cols, s.cols, row);
+          DequantizeRowQ5_0(row, s.cols, dq);
+        } else if (format == 4) {
+          for (size_t c = 0; c < s.cols; ++c) {
+            const uint16_t h = F32ToF16Bits(weights[r * s.cols + c]);
+            memcpy(row + 2 * c, &h, 2);
+            dq[c] = F16BitsToF32(h);
+          }
         } else {
           memcpy(row, weights.data() + r * s.cols, row_bytes);
           memcpy(dq, row, row_bytes);
@@ -268,17 +288,27 @@ TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
       std::uniform_int_distribution<int> binade(-20, 20);
       for (float& v : x) v = ldexpf(v, binade(rng));
       std::vector<float> y(s.batch * y_stride, -7.0f), fma = y;
-      MatMulSplitAmx(format == 0 ? DecodeQ4_0 : format == 1 ? DecodeQ8_0 : DecodeF32,
-                     format == 0 ? 2 : 3, w.data(), x.data(), x_stride, y.data(), y_stride,
-                     s.batch, s.rows, s.cols, s.row_begin, s.row_end);
-      (format == 0   ? MatMulQ4_0
-       : format == 1 ? MatMulQ8_0
-                     : [](const void* w, const float* x, size_t x_stride, float* y,
-                          size_t y_stride, size_t batch, size_t rows, size_t cols, size_t begin,
-                          size_t end) {
-                         MatMulF32(static_cast<const float*>(w), x, x_stride, y, y_stride,
-                                   batch, rows, cols, begin, end);
-                       })(w.data(), x.data(), x_stride, fma.data(), y_stride, s.batch, s.rows,
+      const WeightRowDecoder decoders[] = {DecodeQ4_0, DecodeQ8_0, DecodeF32, DecodeQ5_0,
+                                           DecodeF16};
+      const int terms[] = {2, 3, 3, 2, 2};
+      MatMulSplitAmx(decoders[format], terms[format], w.data(), x.data(), x_stride, y.data(),
+                     y_stride, s.batch, s.rows, s.cols, s.row_begin, s.row_end);
+      using Kernel = void (*)(const void*, const float*, size_t, float*, size_t, size_t, size_t,
+                              size_t, size_t, size_t);
+      const Kernel fma_kernels[] = {
+          MatMulQ4_0, MatMulQ8_0,
+          [](const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+             size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+            MatMulF32(static_cast<const float*>(w), x, x_stride, y, y_stride, batch, rows, cols,
+                      begin, end);
+          },
+          MatMulQ5_0,
+          [](const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+             size_t batch, size_t rows, size_t cols, size_t begin, size_t end) {
+            MatMulF16(static_cast<const hwy::float16_t*>(w), x, x_stride, y, y_stride, batch,
+                      rows, cols, begin, end);
+          }};
+      fma_kernels[format](w.data(), x.data(), x_stride, fma.data(), y_stride, s.batch, s.rows,
                           s.cols, s.row_begin, s.row_end);
       for (size_t t = 0; t < s.batch; ++t) {
         for (size_t r = 0; r < s.rows; ++r) {
