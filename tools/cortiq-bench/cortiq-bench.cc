@@ -406,21 +406,44 @@ absl::Status Run(const std::string& path) {
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
   }
+  // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
+  // opt-in applies to any matrix of this model.
+  size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0;
+  for (const WeightEntry& w : artifact->plan().weights) {
+    if (w.shape.size() != 2) continue;
+    ++matrices;
+    const bool two_terms = w.format == WeightFormat::kQ4_0 || w.format == WeightFormat::kQ5_0 ||
+                           w.format == WeightFormat::kF16;
+    split_amx += w.format == WeightFormat::kBF16 || two_terms;
+    q8_targets += w.format == WeightFormat::kQ8_0 || w.format == WeightFormat::kQ4_0;
+    bf16_targets += w.format == WeightFormat::kBF16;
+  }
+  if (options.prefill_activations == PrefillActivations::kF32) {
+    if (ops::BF16x3Available() && split_amx > 0) {
+      std::printf("prefill products: exact; AMX-BF16 split products for the BF16/Q4_0/Q5_0/F16 "
+                  "matrices (%zu of %zu), AVX-512 FMA for the others\n",
+                  split_amx, matrices);
+    } else {
+      std::printf("prefill products: exact (f32 FMA)\n");
+    }
+  }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
     std::printf("prefill activations: q8_0 (opt-in, lower precision: Q8_0/Q4_0 matrices on "
-                "8-bit dot products, %s)\n",
+                "8-bit dot products, %s)%s\n",
                 path == ops::Q8ActivationsPath::kAmx    ? "AMX-INT8"
                 : path == ops::Q8ActivationsPath::kVnni ? "AVX-512 VNNI"
-                                                        : "no VNNI on this CPU: slow");
+                                                        : "no VNNI on this CPU: slow",
+                q8_targets == 0 ? "; this model has no Q8_0/Q4_0 matrix: no effect" : "");
   }
   if (options.prefill_activations == PrefillActivations::kBF16) {
     const ops::BF16ActivationsPath path = ops::DispatchedBF16ActivationsPath();
     std::printf("prefill activations: bf16 (opt-in, lower precision: BF16 matrices on bf16 dot "
-                "products, %s)\n",
+                "products, %s)%s\n",
                 path == ops::BF16ActivationsPath::kAmx          ? "AMX-BF16"
                 : path == ops::BF16ActivationsPath::kAvx512Bf16 ? "AVX-512 BF16"
-                                                                : "no AVX-512 BF16 on this CPU: slow");
+                                                                : "no AVX-512 BF16 on this CPU: slow",
+                bf16_targets == 0 ? "; this model has no BF16 matrix: no effect" : "");
   }
   std::printf("kv cache: %s, %llu B per position (full-attention layers) + %llu B of sliding "
               "rings (at batch %lld)\n",
