@@ -1,12 +1,16 @@
 // ops/amx.h.
 #include "ops/amx.h"
 
+#include <errno.h>
+
 #include <cstdint>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -22,8 +26,43 @@ struct AmxFeatures {
   bool int8 = false;
 };
 
+struct alignas(64) ProbeTileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64};
+  uint8_t rows[16] = {16};
+};
+
+__attribute__((target("amx-tile"))) void RunTileInstructions() {
+  static const ProbeTileConfig config;
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_release();
+}
+
+// Runs tile instructions in a child process: a hypervisor may report the features and the OS
+// grant the permission while the instructions still fault, and a fault here must not kill the
+// caller. (Once per process; the child only touches the tiles and exits.)
+bool TileInstructionsRun() {
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    RunTileInstructions();
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 AmxFeatures Detect() {
   AmxFeatures none;
+  // CORTIQ_DISABLE_AMX=1: the AVX-512 paths even where AMX works (comparisons, a faulty host).
+  const char* disable = getenv("CORTIQ_DISABLE_AMX");
+  if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return none;
   unsigned eax, ebx, ecx, edx;
   // OSXSAVE: XGETBV is available.
   if (!__get_cpuid_count(1, 0, &eax, &ebx, &ecx, &edx) || (ecx & (1u << 27)) == 0) return none;
@@ -37,6 +76,7 @@ AmxFeatures Detect() {
 #else
   return none;
 #endif
+  if (!TileInstructionsRun()) return none;
   AmxFeatures features;
   features.bf16 = (edx & (1u << 22)) != 0;
   features.int8 = (edx & (1u << 25)) != 0;

@@ -5,7 +5,9 @@
 // AMX needs the CPU's features (CPUID.(7,0):EDX bit 24 AMX-TILE, 22 AMX-BF16, 25 AMX-INT8), the
 // tile state enabled by the OS (XCR0 bits 17-18) and, on Linux, the process's permission to use
 // the tile data (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, asked once). Without all
-// of them the tile instructions fault, so the kernels take their AVX-512 paths.
+// of them the tile instructions fault, so the kernels take their AVX-512 paths. The first call
+// also runs a tile instruction in a forked child (a host may report all of it and still fault);
+// CORTIQ_DISABLE_AMX=1 in the environment turns AMX off.
 #ifndef CORTIQ_OPS_AMX_H_
 #define CORTIQ_OPS_AMX_H_
 

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ops/amx.h"
 #include "ops/matmul.h"
@@ -664,13 +665,44 @@ void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, f
 
 bool BF16x3Available() { return AmxBf16Available() && CpuHasAvx512Bf16(); }
 
+namespace {
+
+// MatMulSplitAmx without AMX: the rows decoded to f32 (BF16 widened when decode is null), 64 at
+// a time, and multiplied by MatMulF32 (exact f32 FMAs).
+void MatMulDecodedF32(WeightRowDecoder decode, const void* w, const float* x, size_t x_stride,
+                      float* y, size_t y_stride, size_t batch, size_t rows, size_t cols,
+                      size_t row_begin, size_t row_end) {
+  (void)rows;
+  std::vector<float> block(kRowBlock * cols);
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+    const size_t n = std::min(kRowBlock, row_end - r0);
+    for (size_t i = 0; i < n; ++i) {
+      float* out = block.data() + i * cols;
+      if (decode != nullptr) {
+        decode(w, cols, r0 + i, 0, cols, out);
+      } else {
+        const uint16_t* row = static_cast<const uint16_t*>(w) + (r0 + i) * cols;
+        for (size_t c = 0; c < cols; ++c) out[c] = BF16ToF32(row[c]);
+      }
+    }
+    MatMulF32(block.data(), x, x_stride, y + r0, y_stride, batch, n, cols, 0, n);
+  }
+}
+
+}  // namespace
+
 void MatMulSplitAmx(WeightRowDecoder decode, int weight_terms, const void* w, const float* x,
                     size_t x_stride, float* y, size_t y_stride, size_t batch, size_t rows,
                     size_t cols, size_t row_begin, size_t row_end) {
-  (void)rows;
+  if (!BF16x3Available()) {
+    // (Also asks the OS for the tile state on the first call: no tile instruction before it.)
+    MatMulDecodedF32(decode, w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+    return;
+  }
+  // Without a decoder w is BF16: one term, whatever weight_terms says.
+  const size_t num_w = decode == nullptr ? 1 : static_cast<size_t>(std::clamp(weight_terms, 1, 3));
   MatMulImpl(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end,
-             BF16ActivationsPath::kAmx, /*split=*/true, decode,
-             static_cast<size_t>(std::clamp(weight_terms, 1, 3)));
+             BF16ActivationsPath::kAmx, /*split=*/true, decode, num_w);
 }
 
 void MatMulBF16x3(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,

@@ -43,8 +43,9 @@ void MatMulBF16BF16Activations(const void* w, const float* x, size_t x_stride, f
 // mid = bf16(x - hi), lo = bf16(x - hi - mid); a subnormal x or term, below 2^-126, is read as
 // zero), and y = sum over c of w[r, c] * (hi + mid + lo)[t, c] by AMX-BF16 tile products: every
 // product exact in f32, the sums in the tiles' f32 accumulation (measured at 0.06 ulp of
-// sum |w x| on average, 0.5 at most, over 2560 columns, where a sequential f32 chain has 0.14 and
-// 0.8). So no precision is traded: this is MatMulBF16 (ops/matmul.h) in another summation order,
+// sum |w x| on average, 0.5 at most, over 2560 columns of one tile product, where a sequential
+// f32 chain has 0.14 and 0.8; over whole products up to 10240 columns about what the FMA kernels
+// give, ~3-9 x 2^-24 sum |w x| at most). So no precision is traded: this is MatMulBF16 (ops/matmul.h) in another summation order,
 // at about a third of the AMX rounded product's speed. Layouts and contract as
 // MatMulBF16BF16Activations. Where BF16x3Available() is false, MatMulBF16's result.
 // Tested against a float64 product of the same operands in tests/ops.
@@ -64,9 +65,15 @@ using WeightRowDecoder = void (*)(const void* w, size_t cols, size_t row, size_t
 // 2: values of at most 16 significant bits, e.g. Q4_0's d * (q - 8), 11 + 3 bits; 3: any f32),
 // and the products of weight term i with activation term j summed for i + j <= 2; a term
 // dropped (i + j >= 3) is below 2^-25 of its product |w x|, a quarter of one f32 rounding.
-// So 3, 5 or 6 tile products per weight. Requires BF16x3Available() (callers check; the tile
-// instructions fault otherwise). Layouts and contract as MatMulBF16BF16Activations, w in its
-// format with row r at the decoder's offset. Tested against float64 in tests/ops.
+// So 3, 5 or 6 tile products per weight. Where BF16x3Available() is false, the decoded rows
+// multiplied by MatMulF32 instead (exact f32 FMAs). Layouts and contract as
+// MatMulBF16BF16Activations, w in its format with row r at the decoder's offset. Tested against
+// float64 in tests/ops.
+//
+// Limits of the split (both exact kernels' results agree elsewhere): an activation that is
+// infinite or NaN, or of magnitude above the largest bf16 (3.39e38, where hi rounds to infinity),
+// gives NaN outputs where the FMA kernels give infinities; one below 2^-126 is read as zero, and
+// one below ~2^-110 loses the terms that fall below 2^-126 (relative error up to 2^-8 at 1e-38).
 void MatMulSplitAmx(WeightRowDecoder decode, int weight_terms, const void* w, const float* x,
                     size_t x_stride, float* y, size_t y_stride, size_t batch, size_t rows,
                     size_t cols, size_t row_begin, size_t row_end);

@@ -268,9 +268,11 @@ CORTIQ_AMX_INT8_TARGET void ReleaseTiles() { _tile_release(); }
 CORTIQ_AMX_INT8_TARGET inline void AddBlock(const int32_t (&c)[kGroupRows][kGroupRows],
                                             const DecodedWeights& w, size_t g,
                                             const QuantizedActivations& a, size_t t, size_t b,
-                                            int32_t offset, __m512 (&acc)[kGroupRows]) {
+                                            int32_t offset, size_t tokens,
+                                            __m512 (&acc)[kGroupRows]) {
   const __m512 dw = _mm512_load_ps(w.d[g][b]);
-  for (size_t j = 0; j < kGroupRows; ++j) {
+  // Only the tile's real tokens: the rows after them hold no quantized activations.
+  for (size_t j = 0; j < tokens; ++j) {
     const __m512i isum = _mm512_add_epi32(_mm512_load_si512(c[j]),
                                           _mm512_set1_epi32(-offset * a.sum[t + j][b]));
     acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(a.d[t + j][b])),
@@ -304,9 +306,9 @@ CORTIQ_AMX_INT8_TARGET void TileAmx(const DecodedWeights& w, size_t g,
     _tile_loadd(5, w.q[g][(b + 1) * 8], kBStride);
     _tile_dpbsud(1, 3, 5);
     _tile_stored(0, c, sizeof(c[0]));
-    AddBlock(c, w, g, a, t, b, offset, acc);
+    AddBlock(c, w, g, a, t, b, offset, tokens, acc);
     _tile_stored(1, c, sizeof(c[0]));
-    AddBlock(c, w, g, a, t, b + 1, offset, acc);
+    AddBlock(c, w, g, a, t, b + 1, offset, tokens, acc);
   }
   if (b < blocks) {
     _tile_zero(0);
@@ -314,7 +316,7 @@ CORTIQ_AMX_INT8_TARGET void TileAmx(const DecodedWeights& w, size_t g,
     _tile_loadd(4, w.q[g][b * 8], kBStride);
     _tile_dpbsud(0, 2, 4);
     _tile_stored(0, c, sizeof(c[0]));
-    AddBlock(c, w, g, a, t, b, offset, acc);
+    AddBlock(c, w, g, a, t, b, offset, tokens, acc);
   }
   for (size_t j = 0; j < tokens; ++j) _mm512_mask_storeu_ps(y + j * y_stride, mask, acc[j]);
 }

@@ -301,7 +301,8 @@ struct Session::Prepared {
   size_t rows = 0, cols = 0;
   LinearKernel linear = nullptr;
   MatMulKernel linear_rows = nullptr;  // batches of up to kLinearRowsMaxBatch rows
-  MatMulKernel matmul = nullptr;
+  MatMulKernel matmul = nullptr;        // prompt batches (EvalBatch): may be an opt-in
+  MatMulKernel matmul_exact = nullptr;  // decode rows past linear_rows (EvalAcross): exact
   GatherKernel gather = nullptr;
   bool parallel = false;        // decode: linear / lm_head rows split over the pool
   const float* gain = nullptr;  // norms: the f32 gain (in place or a widened copy), or null
@@ -545,6 +546,8 @@ absl::Status Session::Prepare(SessionOptions options) {
         }
         if (w.format == WeightFormat::kF16) p.matmul = MatMulSplitAmxTwoTerms<GatherRowF16Bytes>;
       }
+      // Decoding stays exact whatever prefill_activations says.
+      p.matmul_exact = p.matmul;
       if (options.prefill_activations == PrefillActivations::kQ8_0) {
         if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
         if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
@@ -803,18 +806,20 @@ void Session::RunMatrix(const Prepared& p, const Rows& r) {
     });
     return;
   }
-  // Split when the whole product (all rows of the batch) is worth waking the workers.
+  // Split when the whole product (all rows of the batch) is worth waking the workers. Decode
+  // rows (EvalAcross) take the exact kernel even when the prompt's is an opt-in.
+  const MatMulKernel matmul = r.sessions != nullptr ? p.matmul_exact : p.matmul;
   const bool parallel = pool_ != nullptr && p.rows >= 32 &&
                         static_cast<uint64_t>(r.count) * p.rows * p.cols >= kParallelMinElements;
   if (!parallel) {
-    p.matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, 0, p.rows);
+    matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, 0, p.rows);
     return;
   }
   // Output rows split in blocks of 16: whole register tiles per thread.
   const size_t blocks = (p.rows + 15) / 16;
   ParallelFor(blocks, [&](size_t b0, size_t b1, int) {
-    p.matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, b0 * 16,
-             std::min(p.rows, b1 * 16));
+    matmul(p.weight, x, x_stride, y, y_stride, r.count, p.rows, p.cols, b0 * 16,
+           std::min(p.rows, b1 * 16));
   });
 }
 

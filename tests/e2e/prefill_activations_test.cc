@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -139,6 +141,44 @@ TEST_P(PrefillActivationsTest, BF16LogitsStayWithinTheRoundingBound) {
     EXPECT_FALSE(d.bit_identical) << "the option changed nothing";
     EXPECT_LE(d.max_abs, kBF16LogitsBound);
     EXPECT_EQ(d.clear_misses, 0);
+  }
+}
+
+// Decoding stays exact under an option, also when more sessions than the few-rows kernels take
+// decode together (Session::EvalAcross, cortiq-server --parallel > 8): the logits are those of
+// sessions without the option, bit for bit.
+TEST(PrefillActivationsAcrossTest, DecodingManySessionsTogetherStaysExact) {
+  const GoldenCase golden = LoadGoldenCase("tiny-a-bf16-T40");
+  for (const auto& [variant, activations] :
+       {std::pair{"q8_0", PrefillActivations::kQ8_0}, std::pair{"opt", PrefillActivations::kBF16}}) {
+    SCOPED_TRACE(variant);
+    auto artifact = Artifact::Open(ArtifactPath(golden.model, variant));
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    constexpr size_t kSessions = 12;
+    std::vector<std::unique_ptr<Session>> exact, option;
+    std::vector<Session*> exact_ptrs, option_ptrs;
+    std::vector<int32_t> tokens;
+    for (size_t i = 0; i < kSessions; ++i) {
+      exact.push_back(NewSession(**artifact, PrefillActivations::kF32));
+      option.push_back(NewSession(**artifact, activations));
+      ASSERT_TRUE(exact.back() && option.back());
+      const int32_t first = golden.tokens[i % golden.tokens.size()];
+      ASSERT_TRUE(exact.back()->Eval(first, true).ok());
+      ASSERT_TRUE(option.back()->Eval(first, true).ok());
+      exact_ptrs.push_back(exact.back().get());
+      option_ptrs.push_back(option.back().get());
+      tokens.push_back(golden.tokens[(i + 1) % golden.tokens.size()]);
+    }
+    for (int step = 0; step < 3; ++step) {
+      ASSERT_TRUE(Session::EvalAcross(exact_ptrs, tokens).ok());
+      ASSERT_TRUE(Session::EvalAcross(option_ptrs, tokens).ok());
+      for (size_t i = 0; i < kSessions; ++i) {
+        const absl::Span<const float> a = exact[i]->logits(), b = option[i]->logits();
+        ASSERT_EQ(a.size(), b.size());
+        EXPECT_EQ(memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+            << "session " << i << " step " << step;
+      }
+    }
   }
 }
 

@@ -239,7 +239,7 @@ void DecodeF32(const void* w, size_t cols, size_t row, size_t begin, size_t coun
 }
 
 TEST(MatMulSplitAmxTest, IsExactWithinF32AccumulationForEveryWeightFormat) {
-  if (!BF16x3Available()) GTEST_SKIP() << "no AMX-BF16 here";
+  // (Without AMX the kernel's fallback, decoded rows by MatMulF32, is what is checked.)
   const Shape shapes[] = {
       {7, 17, 64, 0, 17},  {13, 70, 288, 3, 69},  {40, 96, 512, 0, 96},
       {33, 64, 2560, 0, 64}, {20, 48, 10240, 5, 45},

@@ -409,8 +409,16 @@ absl::Status Run(const std::string& path) {
   // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
   // opt-in applies to any matrix of this model.
   size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0;
-  for (const WeightEntry& w : artifact->plan().weights) {
-    if (w.shape.size() != 2) continue;
+  std::vector<bool> multiplied(artifact->plan().weights.size(), false);
+  for (const Step& step : artifact->plan().steps) {
+    if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
+        static_cast<size_t>(step.weight) < multiplied.size()) {
+      multiplied[static_cast<size_t>(step.weight)] = true;
+    }
+  }
+  for (size_t i = 0; i < multiplied.size(); ++i) {
+    if (!multiplied[i]) continue;  // tables that are only looked up
+    const WeightEntry& w = artifact->plan().weights[i];
     ++matrices;
     const bool two_terms = w.format == WeightFormat::kQ4_0 || w.format == WeightFormat::kQ5_0 ||
                            w.format == WeightFormat::kF16;
