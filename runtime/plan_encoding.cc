@@ -206,6 +206,8 @@ class FieldReader {
   FieldReader(Reader& r, absl::string_view record, size_t end, size_t max_fields)
       : r_(r), record_(record), end_(end), fields_left_(max_fields) {}
   absl::Status status() const { return status_; }
+  // The first field past the record's end, or null.
+  const char* first_absent() const { return absent_.empty() ? nullptr : absent_.front(); }
   // True if the record ended before field `name` (an older minor's record): it kept its default.
   bool Absent(absl::string_view name) const {
     for (const char* a : absent_) {
@@ -268,9 +270,18 @@ class FieldReader {
 // One record named `record`: sized (format 3: u32 size, then fields; bytes past the known fields
 // skipped) or not (format 2: its first `v2_fields` fields, those 2.0 had; the fields appended
 // since keep their defaults). `visit(FieldReader&)` reads its fields.
+// What a sized record of the file's minor may differ in from this build's: an older minor's
+// lacks the fields appended since (they keep their defaults), a newer minor's carries fields
+// this build skips; a record of this build's own minor holds exactly its fields, so that it
+// re-serializes to the same bytes.
+struct MinorRules {
+  bool fields_may_be_absent = false;
+  bool extra_bytes_allowed = false;
+};
+
 template <class Visit>
 absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, size_t v2_fields,
-                        Visit&& visit) {
+                        const MinorRules& rules, Visit&& visit) {
   size_t end = std::numeric_limits<size_t>::max();
   if (sized) {
     uint32_t size = 0;
@@ -283,10 +294,22 @@ absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, size_t 
     }
     end = r.position() + size;
   }
+  const size_t begin = r.position();
   FieldReader fields(r, record, end, sized ? std::numeric_limits<size_t>::max() : v2_fields);
   visit(fields);
   CORTIQ_RETURN_IF_ERROR(fields.status());
-  if (sized) r.SkipTo(end);  // fields a newer minor appended
+  if (sized) {
+    if (!rules.fields_may_be_absent && fields.first_absent() != nullptr) {
+      return r.Error(absl::StrCat(record, ".", fields.first_absent()), begin,
+                     "missing: the record ends before it, and this format version writes it");
+    }
+    if (!rules.extra_bytes_allowed && r.position() != end) {
+      return r.Error(absl::StrCat(record, " record size"), begin,
+                     absl::StrCat(end - r.position(), " bytes after its last field (only a newer "
+                                  "format minor appends fields)"));
+    }
+    r.SkipTo(end);  // fields a newer minor appended
+  }
   return absl::OkStatus();
 }
 
@@ -294,13 +317,15 @@ absl::Status ReadRecord(Reader& r, absl::string_view record, bool sized, size_t 
 // `read(FieldReader&, element)`.
 template <class T, class Read>
 absl::Status ReadList(Reader& r, absl::string_view record, bool sized, size_t min_record_bytes,
-                      size_t v2_fields, std::vector<T>* list, Read&& read) {
+                      size_t v2_fields, const MinorRules& rules, std::vector<T>* list,
+                      Read&& read) {
   size_t n = 0;
   CORTIQ_RETURN_IF_ERROR(r.Count(absl::StrCat(record, " count"), min_record_bytes, &n));
   list->resize(n);
   for (T& element : *list) {
     CORTIQ_RETURN_IF_ERROR(
-        ReadRecord(r, record, sized, v2_fields, [&](FieldReader& f) { read(f, element); }));
+        ReadRecord(r, record, sized, v2_fields, rules,
+                   [&](FieldReader& f) { read(f, element); }));
   }
   return absl::OkStatus();
 }
@@ -414,24 +439,27 @@ absl::StatusOr<ArtifactMetadata> ParseMetadata(const uint8_t* data, size_t size,
                                                    "and v", kPlanFormatMajor, ".x)"));
   }
   const bool sized = !v2;
+  MinorRules rules;
+  rules.fields_may_be_absent = major == kPlanFormatMajor && minor < kPlanFormatMinor;
+  rules.extra_bytes_allowed = major == kPlanFormatMajor && minor > kPlanFormatMinor;
   Reader r(data, size);
   ArtifactMetadata metadata;
   Plan& plan = metadata.plan;
   CORTIQ_RETURN_IF_ERROR(
-      ReadRecord(r, "model", sized, kV2ModelFields,
+      ReadRecord(r, "model", sized, kV2ModelFields, rules,
                  [&](FieldReader& f) { VisitModelInfo(plan.model, f); }));
   // Format 3 records are at least their u32 size.
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "weight", sized, sized ? 4 : kV2WeightMinBytes,
-                                  kV2WeightFields, &plan.weights,
+                                  kV2WeightFields, rules, &plan.weights,
                                   [](FieldReader& f, WeightEntry& e) { VisitWeightEntry(e, f); }));
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "buffer", sized, sized ? 4 : kV2BufferBytes, kV2BufferFields,
-                                  &plan.buffers,
+                                  rules, &plan.buffers,
                                   [](FieldReader& f, BufferEntry& e) { VisitBufferEntry(e, f); }));
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "cache", sized, sized ? 4 : kV2CacheBytes, kV2CacheFields,
-                                  &plan.caches,
+                                  rules, &plan.caches,
                                   [](FieldReader& f, CacheEntry& e) { VisitCacheEntry(e, f); }));
   if (sized) {
-    CORTIQ_RETURN_IF_ERROR(ReadList(r, "step", sized, 4, 0, &plan.steps,
+    CORTIQ_RETURN_IF_ERROR(ReadList(r, "step", sized, 4, 0, rules, &plan.steps,
                                     [](FieldReader& f, Step& e) {
                                       VisitStep(e, f);
                                       // Before 3.1 the logits_only steps were the ones that ran
@@ -451,14 +479,14 @@ absl::StatusOr<ArtifactMetadata> ParseMetadata(const uint8_t* data, size_t size,
     }
   }
   CORTIQ_RETURN_IF_ERROR(ReadList(r, "tap", sized, sized ? 4 : kV2TapMinBytes, kV2TapFields,
-                                  &plan.taps,
+                                  rules, &plan.taps,
                                   [](FieldReader& f, Tap& e) { VisitTap(e, f); }));
   CORTIQ_RETURN_IF_ERROR(
-      ReadRecord(r, "plan", sized, kV2PlanFields,
+      ReadRecord(r, "plan", sized, kV2PlanFields, rules,
                  [&](FieldReader& f) { VisitPlanScalars(plan, f); }));
   // 3.1: the section list, if any bytes follow.
   if (sized && minor >= 1 && r.remaining() != 0) {
-    CORTIQ_RETURN_IF_ERROR(ReadList(r, "section", sized, 4, 0, &metadata.sections,
+    CORTIQ_RETURN_IF_ERROR(ReadList(r, "section", sized, 4, 0, rules, &metadata.sections,
                                     [](FieldReader& f, SectionEntry& e) { VisitSectionEntry(e, f); }));
   }
   // A newer minor may append more; anything else after the last record is an error.
