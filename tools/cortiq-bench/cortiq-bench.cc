@@ -348,7 +348,11 @@ absl::Status Run(const std::string& path) {
     j.BeginObject();
     for (size_t i = 0; i < threads.size(); ++i) {
       j.Key(absl::StrCat(threads[i]));
-      j.Fixed(bandwidth[i] / 1e9, 3);
+      if (bandwidth[i] > 0) {
+        j.Fixed(bandwidth[i] / 1e9, 3);
+      } else {
+        j.Null();  // not measured (--no-measure-bandwidth)
+      }
     }
     j.EndObject();
     j.Key("results");
@@ -371,7 +375,7 @@ absl::Status Run(const std::string& path) {
       j.Key("gbs");
       j.Fixed(r.gbs, 3);
       j.Key("bandwidth_percent");
-      if (r.cached) {
+      if (r.cached || r.bandwidth_percent <= 0) {  // cached, or no bandwidth measured
         j.Null();
       } else {
         j.Fixed(r.bandwidth_percent, 2);
