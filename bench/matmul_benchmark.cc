@@ -206,69 +206,36 @@ void RegisterAll() {
     for (const Shape& shape : kE4BShapes) {
       const std::string suffix = std::string(FormatName(format)) + "/" + std::to_string(shape.out) +
                                  "x" + std::to_string(shape.in);
-      for (size_t batch : kBatches) {
-        const std::string name = "matmul/" + suffix + "/batch:" + std::to_string(batch);
-        benchmark::RegisterBenchmark(name.c_str(), BM_MatMul, format, shape.out, shape.in, batch)
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
-      }
-      if ((format == Format::kQ4_0 || format == Format::kQ8_0 || format == Format::kQ5_0 ||
-           format == Format::kF16) &&
-          ops::BF16x3Available()) {
+      // PREFIX/FORMAT/OUTxIN/batch:B for each batch, timed by bm(state, format, out, in, batch,
+      // extra...).
+      const auto add = [&](const std::string& prefix, auto bm, auto... extra) {
         for (size_t batch : kBatches) {
-          const std::string name =
-              "matmul_split_amx/" + suffix + "/batch:" + std::to_string(batch);
-          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulSplitAmx, format, shape.out,
-                                       shape.in, batch)
+          const std::string name = prefix + "/" + suffix + "/batch:" + std::to_string(batch);
+          benchmark::RegisterBenchmark(name.c_str(), bm, format, shape.out, shape.in, batch,
+                                       extra...)
               ->UseRealTime()
               ->Unit(benchmark::kMillisecond);
         }
-      }
+      };
+      add("matmul", BM_MatMul);
+      const bool two_or_three_terms = format == Format::kQ4_0 || format == Format::kQ8_0 ||
+                                      format == Format::kQ5_0 || format == Format::kF16;
+      if (two_or_three_terms && ops::BF16x3Available()) add("matmul_split_amx", BM_MatMulSplitAmx);
+      if (format == Format::kBF16 && ops::BF16x3Available()) add("matmul_bf16x3", BM_MatMulBF16x3);
       // The opt-in kernels on each path this CPU has ("amx" only where it has AMX).
       if (format == Format::kQ4_0 || format == Format::kQ8_0) {
-        for (const auto& [path, path_name] :
-             {std::pair{ops::Q8ActivationsPath::kAmx, "amx"},
-              std::pair{ops::Q8ActivationsPath::kVnni, "vnni"}}) {
-          if (path == ops::Q8ActivationsPath::kAmx &&
-              ops::DispatchedQ8ActivationsPath() != path) {
-            continue;
-          }
-          for (size_t batch : kBatches) {
-            const std::string name = std::string("matmul_q8_activations_") + path_name + "/" +
-                                     suffix + "/batch:" + std::to_string(batch);
-            benchmark::RegisterBenchmark(name.c_str(), BM_MatMulQ8Activations, format, shape.out,
-                                         shape.in, batch, path)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
-          }
+        if (ops::DispatchedQ8ActivationsPath() == ops::Q8ActivationsPath::kAmx) {
+          add("matmul_q8_activations_amx", BM_MatMulQ8Activations, ops::Q8ActivationsPath::kAmx);
         }
-      }
-      if (format == Format::kBF16 && ops::BF16x3Available()) {
-        for (size_t batch : kBatches) {
-          const std::string name = "matmul_bf16x3/" + suffix + "/batch:" + std::to_string(batch);
-          benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16x3, format, shape.out, shape.in,
-                                       batch)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
-        }
+        add("matmul_q8_activations_vnni", BM_MatMulQ8Activations, ops::Q8ActivationsPath::kVnni);
       }
       if (format == Format::kBF16) {
-        for (const auto& [path, path_name] :
-             {std::pair{ops::BF16ActivationsPath::kAmx, "amx"},
-              std::pair{ops::BF16ActivationsPath::kAvx512Bf16, "avx512bf16"}}) {
-          if (path == ops::BF16ActivationsPath::kAmx &&
-              ops::DispatchedBF16ActivationsPath() != path) {
-            continue;
-          }
-          for (size_t batch : kBatches) {
-            const std::string name = std::string("matmul_bf16_activations_") + path_name + "/" +
-                                     suffix + "/batch:" + std::to_string(batch);
-            benchmark::RegisterBenchmark(name.c_str(), BM_MatMulBF16Activations, format,
-                                         shape.out, shape.in, batch, path)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
-          }
+        if (ops::DispatchedBF16ActivationsPath() == ops::BF16ActivationsPath::kAmx) {
+          add("matmul_bf16_activations_amx", BM_MatMulBF16Activations,
+              ops::BF16ActivationsPath::kAmx);
         }
+        add("matmul_bf16_activations_avx512bf16", BM_MatMulBF16Activations,
+            ops::BF16ActivationsPath::kAvx512Bf16);
       }
       const std::string name = "linear_per_token/" + suffix + "/batch:64";
       benchmark::RegisterBenchmark(name.c_str(), BM_LinearPerToken, format, shape.out, shape.in,

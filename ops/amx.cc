@@ -26,16 +26,8 @@ struct AmxFeatures {
   bool int8 = false;
 };
 
-struct alignas(64) ProbeTileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64};
-  uint8_t rows[16] = {16};
-};
-
 __attribute__((target("amx-tile"))) void RunTileInstructions() {
-  static const ProbeTileConfig config;
+  static const AmxTileConfig config = AmxTileConfig().Set(0, 0, 16, 64);
   _tile_loadconfig(&config);
   _tile_zero(0);
   _tile_release();

@@ -11,8 +11,29 @@
 #ifndef CORTIQ_OPS_AMX_H_
 #define CORTIQ_OPS_AMX_H_
 
+#include <stdint.h>
+
 namespace cortiq {
 namespace ops {
+
+// The 64-byte operand of LDTILECFG (Intel SDM, "LDTILECFG"), palette 1: tile t has rows[t] rows
+// of colsb[t] bytes (at most 16 x 64); unset tiles are unused (0 x 0).
+struct alignas(64) AmxTileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+
+  // Tiles [first, last] of num_rows rows of row_bytes bytes; returns *this.
+  AmxTileConfig& Set(int first, int last, uint8_t num_rows, uint16_t row_bytes) {
+    for (int t = first; t <= last; ++t) {
+      rows[t] = num_rows;
+      colsb[t] = row_bytes;
+    }
+    return *this;
+  }
+};
 
 // True if the tile instructions of AMX-BF16 (resp. AMX-INT8) can run in this process. The first
 // call asks the OS for the permission; later calls return the cached answer.

@@ -210,7 +210,18 @@ CORTIQ_BF16_TARGET void InterleaveRowBlockAvx512(const uint16_t* w, size_t cols,
   InterleaveRows(w, cols, r0, full_groups * kGroupRows, num_rows, k0, n, out);
 }
 
-// x[0, n) as three bf16 terms whose sum is x exactly (MatMulBF16x3): hi = bf16(x), mid =
+// The f32 values of the lower (upper) 16 bf16 of v, the first (second) operand of the
+// _mm512_cvtne2ps_pbh that made it: bf16 -> f32 is a 16-bit shift.
+CORTIQ_BF16_TARGET inline __m512 WidenLowerHalf(__m512bh v) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(
+      _mm512_cvtepu16_epi32(_mm512_castsi512_si256(reinterpret_cast<__m512i>(v))), 16));
+}
+CORTIQ_BF16_TARGET inline __m512 WidenUpperHalf(__m512bh v) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(
+      _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(reinterpret_cast<__m512i>(v), 1)), 16));
+}
+
+// x[0, n) as three bf16 terms whose sum is x exactly (MatMulSplitAmx): hi = bf16(x), mid =
 // bf16(x - hi), lo = bf16(x - hi - mid), each difference exact in f32; pairs as ConvertPortable,
 // zero-padded up to `padded_pairs`.
 CORTIQ_BF16_TARGET void ConvertSplitAvx512Bf16(const float* x, size_t n, size_t padded_pairs,
@@ -225,20 +236,11 @@ CORTIQ_BF16_TARGET void ConvertSplitAvx512Bf16(const float* x, size_t n, size_t 
     }
     const __m512 x0 = _mm512_loadu_ps(src), x1 = _mm512_loadu_ps(src + 16);
     const __m512bh h = _mm512_cvtne2ps_pbh(x1, x0);
-    // bf16 -> f32 is a 16-bit shift; the two halves of h hold x0's and x1's terms.
-    const __m512i hb = reinterpret_cast<__m512i>(h);
-    const __m512 h0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-        _mm512_castsi512_si256(hb)), 16));
-    const __m512 h1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-        _mm512_extracti64x4_epi64(hb, 1)), 16));
-    const __m512 r0 = _mm512_sub_ps(x0, h0), r1 = _mm512_sub_ps(x1, h1);
+    const __m512 r0 = _mm512_sub_ps(x0, WidenLowerHalf(h));
+    const __m512 r1 = _mm512_sub_ps(x1, WidenUpperHalf(h));
     const __m512bh m = _mm512_cvtne2ps_pbh(r1, r0);
-    const __m512i mb = reinterpret_cast<__m512i>(m);
-    const __m512 m0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-        _mm512_castsi512_si256(mb)), 16));
-    const __m512 m1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-        _mm512_extracti64x4_epi64(mb, 1)), 16));
-    const __m512bh l = _mm512_cvtne2ps_pbh(_mm512_sub_ps(r1, m1), _mm512_sub_ps(r0, m0));
+    const __m512bh l = _mm512_cvtne2ps_pbh(_mm512_sub_ps(r1, WidenUpperHalf(m)),
+                                           _mm512_sub_ps(r0, WidenLowerHalf(m)));
     memcpy(hi + c / 2, &h, 64);
     memcpy(mid + c / 2, &m, 64);
     memcpy(lo + c / 2, &l, 64);
@@ -307,16 +309,6 @@ CORTIQ_BF16_TARGET void TileAvx512Bf16Tail(size_t tokens, const InterleavedWeigh
 // 64-byte row each: BF16Activations rows as they are) by a 16 x 16 pair tile B (16 column
 // pairs of 16 weight rows: InterleavedWeights as it is) into a 16 x 16 f32 tile C (tokens x
 // rows: a block of y itself, loaded and stored with y's stride).
-
-// The tile palette: all 8 tiles 16 rows x 64 bytes. Tiles 0-3: C (token tile i, group j) at
-// 2i + j; 4-5: A of token tiles 0-1; 6-7: B of groups 0-1.
-struct alignas(64) TileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
 
 // A C tile's part of y: `tokens` x `rows` floats at y (stride y_stride), the rest of the tile
 // unused.
@@ -475,7 +467,9 @@ CORTIQ_AMX_TARGET void RowBlockSplitAmx(const InterleavedWeights* const* w_terms
 }
 
 CORTIQ_AMX_TARGET void ConfigureTiles() {
-  static const TileConfig config;
+  // All 8 tiles 16 rows x 64 bytes. RowBlockAmx: 0-3 C (token tile i, group j at 2i + j), 4-5
+  // A, 6-7 B; RowBlockSplitAmx: 0-1 C main, 2-3 C correction, 4 A, 6-7 B.
+  static const AmxTileConfig config = AmxTileConfig().Set(0, 7, 16, 64);
   _tile_loadconfig(&config);
 }
 
@@ -712,11 +706,22 @@ void MatMulBF16x3(const void* w, const float* x, size_t x_stride, float* y, size
                row_begin, row_end);
     return;
   }
-  MatMulImpl(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end,
-             BF16ActivationsPath::kAmx, /*split=*/true);
+  MatMulSplitAmx(nullptr, 1, w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
 }
 
 BF16ActivationsPath DispatchedBF16ActivationsPath() { return Dispatched(); }
+
+const char* BF16ActivationsPathName(BF16ActivationsPath path) {
+  switch (path) {
+    case BF16ActivationsPath::kAmx:
+      return "AMX-BF16";
+    case BF16ActivationsPath::kAvx512Bf16:
+      return "AVX-512 BF16";
+    case BF16ActivationsPath::kPortable:
+      return "portable";
+  }
+  return "unknown";
+}
 
 void LimitBF16ActivationsPathForTest(BF16ActivationsPath fastest) {
   g_best_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);

@@ -93,6 +93,9 @@ enum class BF16ActivationsPath {
 // limit set by LimitBF16ActivationsPathForTest.
 BF16ActivationsPath DispatchedBF16ActivationsPath();
 
+// "AMX-BF16", "AVX-512 BF16", "portable" (as cortiq-bench prints them).
+const char* BF16ActivationsPathName(BF16ActivationsPath path);
+
 // Tests: run no faster path than `fastest` (kAmx: no limit).
 void LimitBF16ActivationsPathForTest(BF16ActivationsPath fastest);
 

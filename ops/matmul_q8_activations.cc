@@ -247,17 +247,10 @@ CORTIQ_VNNI_TARGET void TileVnniTail(size_t tokens, const DecodedWeights& w, siz
 // steps as the VNNI tile then add to the accumulators: the same bits. Two C tiles alternate
 // between consecutive blocks so that one block's products overlap the other's f32 steps.
 
-// Tiles 0-1: C (int32, 16 x 64 bytes); 2-3: A (16 x 32 bytes); 4-5: B (8 x 64 bytes).
-struct alignas(64) Int8TileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 32, 32, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 8, 8};
-};
-
 CORTIQ_AMX_INT8_TARGET void ConfigureInt8Tiles() {
-  static const Int8TileConfig config;
+  // Tiles 0-1: C (int32, 16 x 64 bytes); 2-3: A (16 x 32 bytes); 4-5: B (8 x 64 bytes).
+  static const AmxTileConfig config =
+      AmxTileConfig().Set(0, 1, 16, 64).Set(2, 3, 16, 32).Set(4, 5, 8, 64);
   _tile_loadconfig(&config);
 }
 
@@ -461,6 +454,18 @@ void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, flo
 }
 
 Q8ActivationsPath DispatchedQ8ActivationsPath() { return Dispatched(); }
+
+const char* Q8ActivationsPathName(Q8ActivationsPath path) {
+  switch (path) {
+    case Q8ActivationsPath::kAmx:
+      return "AMX-INT8";
+    case Q8ActivationsPath::kVnni:
+      return "AVX-512 VNNI";
+    case Q8ActivationsPath::kPortable:
+      return "portable";
+  }
+  return "unknown";
+}
 
 void LimitQ8ActivationsPathForTest(Q8ActivationsPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);

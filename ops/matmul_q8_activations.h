@@ -52,6 +52,9 @@ enum class Q8ActivationsPath {
 // limit set by LimitQ8ActivationsPathForTest.
 Q8ActivationsPath DispatchedQ8ActivationsPath();
 
+// "AMX-INT8", "AVX-512 VNNI", "portable" (as cortiq-bench prints them).
+const char* Q8ActivationsPathName(Q8ActivationsPath path);
+
 // Tests: run no faster path than `fastest` (kAmx: no limit).
 void LimitQ8ActivationsPathForTest(Q8ActivationsPath fastest);
 

@@ -442,19 +442,17 @@ absl::Status Run(const std::string& path) {
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
     std::printf("prefill activations: q8_0 (opt-in, lower precision: Q8_0/Q4_0 matrices on "
-                "8-bit dot products, %s)%s\n",
-                path == ops::Q8ActivationsPath::kAmx    ? "AMX-INT8"
-                : path == ops::Q8ActivationsPath::kVnni ? "AVX-512 VNNI"
-                                                        : "no VNNI on this CPU: slow",
+                "8-bit dot products, %s%s)%s\n",
+                ops::Q8ActivationsPathName(path),
+                path == ops::Q8ActivationsPath::kPortable ? ": slow on this CPU" : "",
                 q8_targets == 0 ? "; this model has no Q8_0/Q4_0 matrix: no effect" : "");
   }
   if (options.prefill_activations == PrefillActivations::kBF16) {
     const ops::BF16ActivationsPath path = ops::DispatchedBF16ActivationsPath();
     std::printf("prefill activations: bf16 (opt-in, lower precision: BF16 matrices on bf16 dot "
-                "products, %s)%s\n",
-                path == ops::BF16ActivationsPath::kAmx          ? "AMX-BF16"
-                : path == ops::BF16ActivationsPath::kAvx512Bf16 ? "AVX-512 BF16"
-                                                                : "no AVX-512 BF16 on this CPU: slow",
+                "products, %s%s)%s\n",
+                ops::BF16ActivationsPathName(path),
+                path == ops::BF16ActivationsPath::kPortable ? ": slow on this CPU" : "",
                 bf16_targets == 0 ? "; this model has no BF16 matrix: no effect" : "");
   }
   std::printf("kv cache: %s, %llu B per position (full-attention layers) + %llu B of sliding "
