@@ -70,97 +70,120 @@ HWY_INLINE float ExpMinusMaxInPlace(DF df, float* s, size_t n) {
   return ReduceSum(df, sum);
 }
 
+// Prefetches the `bytes` bytes at p, one 64-byte line at a time (a prefetch never faults, so
+// the rows ahead may be any address the caller computes).
+HWY_INLINE void PrefetchBytes(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t b = 0; b < bytes; b += 64) hwy::Prefetch(c + b);
+}
+
 // Scores of M query heads against R key rows: out[r * M + m] = dot(k[r], q[m]) over n elements.
-// Each dot keeps two accumulators (the even and odd vectors of each 2N-element step; a last whole
-// vector into the first, the partial tail into the second) and reduces their sum, the same
-// operations whatever M and R, so a (head, row) score has the same bits in any block of heads
-// and rows (how threads split the heads or the rows). The M heads share each load of a key row,
-// the R rows each load of a query head: with M = 4, R = 2, 12 loads per 16 multiply-adds.
-template <size_t M, size_t R, class DF, typename KT>
+// Each dot is one accumulator: s = k[0, N) q[0, N), then s += k[i, i + N) q[i, i + N) for i = N,
+// 2N, ..., the partial tail (kTail: n % N != 0) zero-padded, then a reduction of the lanes
+// (ReduceSum): the same operations whatever M and R, so a (head, row) score has the same bits in
+// any block of heads and rows (how threads split the heads or the rows). The M heads share each
+// load of a key row, the R rows each load of a query head: M = 4, R = 4 is 16 accumulators and 8
+// loads per 16 multiply-adds, which keeps AVX-512's two FMA pipes busy where 4 x 2 rows with two
+// accumulators per dot (the earlier kernel: 12 loads per 16) ran at ~40% of them from cache
+// (Zen 5). kPrefetch: pf[r] is key row r of a later block, whose lines are prefetched along the
+// way (one per 64 bytes of k[r]). Both are template parameters because GCC 12 kept the 16
+// accumulators in registers only when neither the tail nor a run-time prefetch test was in the
+// loop's function (with either, it stored them to the stack every step: ~2x slower).
+template <size_t M, size_t R, bool kPrefetch, bool kTail, class DF, typename KT>
 HWY_INLINE void DotHeadsRows(DF df, const KT* const* k, const float* const* q, size_t n,
-                             float* out) {
+                             const KT* const* pf, float* out) {
   using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
-  V s[R][M][2];
+  // Key elements per 64-byte line (Lanes(df) * sizeof(KT) is a multiple of 64 or divides it).
+  constexpr size_t kLine = 64 / sizeof(KT);
+  V s[R][M];
   for (size_t r = 0; r < R; ++r) {
-    for (size_t m = 0; m < M; ++m) s[r][m][0] = s[r][m][1] = hn::Zero(df);
+    for (size_t m = 0; m < M; ++m) s[r][m] = hn::Zero(df);
   }
   size_t i = 0;
-  if (n >= 2 * N) {
-    for (; i <= n - 2 * N; i += 2 * N) {
-      V q0[M], q1[M];
-      for (size_t m = 0; m < M; ++m) {
-        q0[m] = hn::LoadU(df, q[m] + i);
-        q1[m] = hn::LoadU(df, q[m] + i + N);
-      }
-      for (size_t r = 0; r < R; ++r) {
-        const V k0 = LoadAsF32(df, k[r] + i), k1 = LoadAsF32(df, k[r] + i + N);
-        for (size_t m = 0; m < M; ++m) {
-          s[r][m][0] = hn::MulAdd(k0, q0[m], s[r][m][0]);
-          s[r][m][1] = hn::MulAdd(k1, q1[m], s[r][m][1]);
-        }
-      }
+  for (; i + N <= n; i += N) {
+    if (kPrefetch && i % kLine < N) {
+      for (size_t r = 0; r < R; ++r) PrefetchBytes(pf[r] + i, N * sizeof(KT));
     }
-  }
-  if (n - i >= N) {
+    V qv[M];
+    for (size_t m = 0; m < M; ++m) qv[m] = hn::LoadU(df, q[m] + i);
     for (size_t r = 0; r < R; ++r) {
-      const V k0 = LoadAsF32(df, k[r] + i);
-      for (size_t m = 0; m < M; ++m) {
-        s[r][m][0] = hn::MulAdd(k0, hn::LoadU(df, q[m] + i), s[r][m][0]);
-      }
+      const V kv = LoadAsF32(df, k[r] + i);
+      for (size_t m = 0; m < M; ++m) s[r][m] = hn::MulAdd(kv, qv[m], s[r][m]);
     }
-    i += N;
   }
-  if (i != n) {
-    if (n >= N) {
-      const auto counted = hn::FirstN(df, N - (n - i));
-      for (size_t r = 0; r < R; ++r) {
-        const V kt = hn::IfThenZeroElse(counted, LoadAsF32(df, k[r] + n - N));
-        for (size_t m = 0; m < M; ++m) {
-          s[r][m][1] = hn::MulAdd(kt, hn::IfThenZeroElse(counted, hn::LoadU(df, q[m] + n - N)),
-                                  s[r][m][1]);
-        }
-      }
-    } else {
-      for (size_t r = 0; r < R; ++r) {
-        const V kt = LoadAsF32Padded(df, k[r], n);
-        for (size_t m = 0; m < M; ++m) {
-          s[r][m][1] = hn::MulAdd(kt, LoadPadded(df, q[m], n), s[r][m][1]);
-        }
+  if (kTail && i != n) {
+    for (size_t r = 0; r < R; ++r) {
+      const V kv = LoadAsF32Padded(df, k[r] + i, n - i);
+      for (size_t m = 0; m < M; ++m) {
+        s[r][m] = hn::MulAdd(kv, LoadPadded(df, q[m] + i, n - i), s[r][m]);
       }
     }
   }
   for (size_t r = 0; r < R; ++r) {
-    for (size_t m = 0; m < M; ++m) {
-      out[r * M + m] = ReduceSum(df, hn::Add(s[r][m][0], s[r][m][1]));
-    }
+    for (size_t m = 0; m < M; ++m) out[r * M + m] = ReduceSum(df, s[r][m]);
   }
 }
 
-// The scores of M heads (q[m], the key rows of one KV head from k_rows) against the rows i in
-// [row_begin, row_end) given by `row`: scores[m * num_rows + i] = scale * dot, two rows at a
-// time (DotHeadsRows: the same bits one row at a time).
-template <size_t M, class DF, typename KT, class RowFn>
-HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
-                          size_t row_stride, size_t head_dim, float scale, size_t row_begin,
-                          size_t row_end, size_t num_rows, float* scores) {
+// Key rows per DotHeadsRows call of ScoreRows (the rest one at a time).
+inline constexpr size_t kScoreRowBlock = 4;
+
+// ScoreRows for one (kPrefetch, kTail): see ScoreRows.
+template <size_t M, bool kPrefetch, bool kTail, class DF, typename KT, class RowFn>
+HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
+                           size_t row_stride, size_t head_dim, float scale, size_t row_begin,
+                           size_t row_end, size_t num_rows, size_t prefetch_rows,
+                           size_t prefetch_end, float* scores) {
+  constexpr size_t R = kScoreRowBlock;
   size_t i = row_begin;
 #if !HWY_HAVE_SCALABLE  // no arrays of sizeless vectors beyond one row
-  for (; i + 2 <= row_end; i += 2) {
-    const KT* k[2] = {k_rows + row(i) * row_stride, k_rows + row(i + 1) * row_stride};
-    float dots[2 * M];
-    DotHeadsRows<M, 2>(df, k, q, head_dim, dots);
+  for (; i + R <= row_end; i += R) {
+    const KT* k[R];
+    const KT* pf[R];
+    for (size_t r = 0; r < R; ++r) {
+      k[r] = k_rows + row(i + r) * row_stride;
+      // Past the end: the last row again (already cached, and a valid address).
+      const size_t ahead = i + r + prefetch_rows;
+      pf[r] = k_rows + row(ahead < prefetch_end ? ahead : prefetch_end - 1) * row_stride;
+    }
+    float dots[R * M];
+    DotHeadsRows<M, R, kPrefetch, kTail>(df, k, q, head_dim, pf, dots);
     for (size_t m = 0; m < M; ++m) {
-      scores[m * num_rows + i] = scale * dots[m];
-      scores[m * num_rows + i + 1] = scale * dots[M + m];
+      for (size_t r = 0; r < R; ++r) scores[m * num_rows + i + r] = scale * dots[r * M + m];
     }
   }
+#else
+  (void)prefetch_rows;
+  (void)prefetch_end;
 #endif
   for (; i < row_end; ++i) {
     const KT* k[1] = {k_rows + row(i) * row_stride};
     float dots[M];
-    DotHeadsRows<M, 1>(df, k, q, head_dim, dots);
+    DotHeadsRows<M, 1, false, kTail>(df, k, q, head_dim, k, dots);
     for (size_t m = 0; m < M; ++m) scores[m * num_rows + i] = scale * dots[m];
+  }
+}
+
+// The scores of M heads (q[m], the key rows of one KV head from k_rows) against the rows i in
+// [row_begin, row_end) given by `row`: scores[m * num_rows + i] = scale * dot, kScoreRowBlock
+// rows at a time (DotHeadsRows: the same bits one row at a time). With prefetch_rows > 0, the
+// rows i + prefetch_rows (while < prefetch_end, prefetch_end >= 1) are prefetched along the way.
+template <size_t M, class DF, typename KT, class RowFn>
+HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
+                          size_t row_stride, size_t head_dim, float scale, size_t row_begin,
+                          size_t row_end, size_t num_rows, size_t prefetch_rows,
+                          size_t prefetch_end, float* scores) {
+  const bool tail = head_dim % hn::Lanes(df) != 0;
+  if (prefetch_rows != 0 && !tail) {
+    ScoreRowsT<M, true, false>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
+                               row_end, num_rows, prefetch_rows, prefetch_end, scores);
+  } else if (!tail) {
+    ScoreRowsT<M, false, false>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
+                                row_end, num_rows, 0, 1, scores);
+  } else {
+    // A head_dim that is not a whole number of vectors: correct, without the prefetch.
+    ScoreRowsT<M, false, true>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
+                               row_end, num_rows, 0, 1, scores);
   }
 }
 
@@ -169,11 +192,16 @@ HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const 
 // the out a call over the preceding rows left: a sum cut into consecutive row ranges is the same
 // sum bit for bit, as the f32 accumulators pass through memory unchanged): columns are
 // accumulated in registers, kColumns vectors at a time, and the M heads share each load of v.
+//
+// With prefetch_rows > 0, each column block prefetches its lines of row i + prefetch_rows (while
+// < prefetch_end) as it reads row i: a block reads one or two lines of each row, a stride the
+// hardware prefetchers follow poorly (E2B's 1 KiB f16 rows from DRAM: ~11 GB/s without, one
+// thread; ~20 with).
 template <size_t M, class DF, typename VT, class RowFn>
 HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const RowFn& row,
                                  size_t row_stride, size_t row_begin, size_t row_end,
                                  bool resume, const float* const* a, float* const* out,
-                                 size_t n) {
+                                 size_t n, size_t prefetch_rows, size_t prefetch_end) {
   using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
   // M * kColumns accumulators: 16 of AVX-512's 32 registers for M = 4.
@@ -186,8 +214,16 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
         acc[m][c] = resume ? hn::LoadU(df, out[m] + d + c * N) : hn::Zero(df);
       }
     }
+    // Rows whose prefetch target is still in range.
+    const size_t prefetch_stop =
+        prefetch_rows == 0 || prefetch_end <= prefetch_rows
+            ? row_begin
+            : HWY_MAX(row_begin, HWY_MIN(row_end, prefetch_end - prefetch_rows));
     for (size_t i = row_begin; i < row_end; ++i) {
       const VT* vr = v_rows + row(i) * row_stride + d;
+      if (i < prefetch_stop) {
+        PrefetchBytes(v_rows + row(i + prefetch_rows) * row_stride + d, kColumns * N * sizeof(VT));
+      }
       V vv[kColumns];
       for (size_t c = 0; c < kColumns; ++c) vv[c] = LoadAsF32(df, vr + c * N);
       for (size_t m = 0; m < M; ++m) {
@@ -256,6 +292,15 @@ HWY_INLINE void WithHeadBlock(size_t m, const F& f) {
 #endif
 }
 
+// Rows per pass of the phases: the head blocks of a KV head read the same key (value) rows, so
+// the phases go through the rows in chunks of ~128 KiB of one KV head's keys (values), which stay
+// in L2 while every head block reads them, instead of streaming the whole cache from memory once
+// per head block (E2B at 16k positions: two 32 MiB passes per layer).
+inline size_t RowsPerChunk(size_t row_bytes) {
+  const size_t rows = (size_t{128} << 10) / (row_bytes == 0 ? 1 : row_bytes);
+  return rows < 16 ? 16 : rows;
+}
+
 // Heads [h0, h0 + M) of one KV head (kv_offset), over the rows given by `row`; scratch holds
 // M * num_rows floats.
 template <size_t M, class DF, typename KT, class RowFn>
@@ -275,14 +320,17 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
     for (size_t m = 0; m < M; ++m) memset(oh[m], 0, head_dim * sizeof(float));
     return;
   }
+  // Rows stream from memory once (one block of heads per KV head here): prefetched a chunk
+  // ahead (RowsPerChunk) by the scores and by each column block of the weighted sums.
+  const size_t ahead = RowsPerChunk(head_dim * sizeof(KT));
   ScoreRows<M>(df, qh, k_rows + kv_offset, row, row_stride, head_dim, scale, 0, num_rows,
-               num_rows, scratch);
+               num_rows, ahead, num_rows, scratch);
   float inv_sum[M];
   for (size_t m = 0; m < M; ++m) {
     inv_sum[m] = 1.0f / ExpMinusMaxInPlace(df, scratch + m * num_rows, num_rows);
   }
   WeightedSumHeads<M>(df, v_rows + kv_offset, row, row_stride, 0, num_rows, false, a, oh,
-                      head_dim);
+                      head_dim, ahead, num_rows);
   for (size_t m = 0; m < M; ++m) {
     const auto vinv = hn::Set(df, inv_sum[m]);
     TransformUnary(df, oh[m], oh[m], head_dim, [vinv](auto d, auto v) HWY_ATTR {
@@ -296,15 +344,6 @@ HWY_INLINE void AttentionHeads(DF df, const float* q, const KT* k_rows, const KT
 // share the query's key and value rows instead of splitting its heads (ops/attention.h,
 // AttentionScores / AttentionSoftmax / AttentionWeightedSum): each phase computes every value
 // with AttentionHeads' operations in its order, so together they give its bits.
-
-// Rows per pass of the phases: the head blocks of a KV head read the same key (value) rows, so
-// the phases go through the rows in chunks of ~128 KiB of one KV head's keys (values), which stay
-// in L2 while every head block reads them, instead of streaming the whole cache from memory once
-// per head block (E2B at 16k positions: two 32 MiB passes per layer).
-inline size_t RowsPerChunk(size_t row_bytes) {
-  const size_t rows = (size_t{128} << 10) / (row_bytes == 0 ? 1 : row_bytes);
-  return rows < 16 ? 16 : rows;
-}
 
 template <typename KT>
 HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_rows,
@@ -324,9 +363,12 @@ HWY_INLINE void AttentionScoresT(const float* q, const KT* k_rows, size_t ring_r
       const float* qh[4];
       for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
       float* sh = scores + h * num_rows;
+      // The first block of heads of a KV head reads the chunk from memory and prefetches the
+      // next one; the others find it in L2.
+      const size_t ahead = h % group == 0 ? chunk : 0;
       WithHeadBlock(m, [&](auto block) HWY_ATTR {
         ScoreRows<decltype(block)::value>(df, qh, k, row, row_stride, head_dim, scale, c0, c1,
-                                          num_rows, sh);
+                                          num_rows, ahead, row_end, sh);
       });
       h += m;
     }
@@ -382,9 +424,10 @@ HWY_INLINE void AttentionWeightedSumT(const VT* v_rows, size_t ring_rows, size_t
         a[j] = weights + hj * num_rows;
         oh[j] = out + hj * head_dim + col_begin;
       }
+      const size_t ahead = h % group == 0 ? chunk : 0;  // as AttentionScoresT
       WithHeadBlock(m, [&](auto block) HWY_ATTR {
         WeightedSumHeads<decltype(block)::value>(df, v, row, row_stride, c0, c1, c0 != 0, a, oh,
-                                                 n);
+                                                 n, ahead, num_rows);
       });
       h += m;
     }

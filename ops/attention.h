@@ -12,10 +12,10 @@ namespace cortiq {
 namespace ops {
 
 // Query heads of one KV head scored and summed together: they share every load of a key and a
-// value row (scores: 4 heads x 2 key rows x 2 accumulators = 16 of AVX-512's 32 vector registers;
-// weighted sums: 4 heads x 4 column vectors). Each head is
-// computed with the same operations in the same order whatever block it is in, so the results
-// do not depend on the blocking or on a head range.
+// value row (scores: 4 heads x 4 key rows, one accumulator each = 16 of AVX-512's 32 vector
+// registers; weighted sums: 4 heads x 4 column vectors). Each head is computed with the same
+// operations in the same order whatever block it is in, so the results do not depend on the
+// blocking or on a head range.
 inline constexpr size_t kAttentionHeadBlock = 4;
 
 // Floats of scratch the attention functions need for `num_rows` rows.
