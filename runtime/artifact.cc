@@ -270,6 +270,11 @@ absl::Status ReadIntoMemory(const std::string& path, FileGuard& file) {
         path, ": cannot allocate ", file.map_size, " bytes to read the model into memory (",
         std::strerror(errno), "); open it mapped instead"));
   }
+  // 2 MiB pages where the kernel has them (transparent huge pages in "madvise" mode serve only
+  // regions asked for): the copy faults in 512x fewer pages. Measured (E2B Q4_0, 2.6 GB, file in
+  // the page cache, Zen 5 VM): open 12-13 s -> 2.7-7 s; decoding from either speeds the same.
+  // Advice only: where THP is off, it fails and changes nothing.
+  madvise(memory, file.map_size, MADV_HUGEPAGE);
   constexpr size_t kChunk = size_t{64} << 20;
   uint8_t* out = static_cast<uint8_t*>(memory);
   for (size_t done = 0; done < file.map_size;) {
