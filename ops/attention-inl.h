@@ -70,11 +70,10 @@ HWY_INLINE float ExpMinusMaxInPlace(DF df, float* s, size_t n) {
   return ReduceSum(df, sum);
 }
 
-// Prefetches the `bytes` bytes at p, one 64-byte line at a time (a prefetch never faults, so
-// the rows ahead may be any address the caller computes).
-HWY_INLINE void PrefetchBytes(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t b = 0; b < bytes; b += 64) hwy::Prefetch(c + b);
+// Prefetches the `bytes` bytes at p, one 64-byte line at a time (PrefetchAt, ops/dot-inl.h).
+template <typename T>
+HWY_INLINE void PrefetchBytes(const T* p, size_t bytes) {
+  for (size_t b = 0; b < bytes; b += 64) PrefetchAt(p, b);
 }
 
 // Scores of M query heads against R key rows: out[r * M + m] = dot(k[r], q[m]) over n elements.
@@ -139,12 +138,14 @@ HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const
 #if !HWY_HAVE_SCALABLE  // no arrays of sizeless vectors beyond one row
   for (; i + R <= row_end; i += R) {
     const KT* k[R];
-    const KT* pf[R];
+    const KT* pf[R] = {};
     for (size_t r = 0; r < R; ++r) {
       k[r] = k_rows + row(i + r) * row_stride;
-      // Past the end: the last row again (already cached, and a valid address).
-      const size_t ahead = i + r + prefetch_rows;
-      pf[r] = k_rows + row(ahead < prefetch_end ? ahead : prefetch_end - 1) * row_stride;
+      if constexpr (kPrefetch) {
+        // Past the end: the last row again (already cached, and a valid address).
+        const size_t ahead = i + r + prefetch_rows;
+        pf[r] = k_rows + row(ahead < prefetch_end ? ahead : prefetch_end - 1) * row_stride;
+      }
     }
     float dots[R * M];
     DotHeadsRows<M, R, kPrefetch, kTail>(df, k, q, head_dim, pf, dots);
@@ -159,7 +160,8 @@ HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const
   for (; i < row_end; ++i) {
     const KT* k[1] = {k_rows + row(i) * row_stride};
     float dots[M];
-    DotHeadsRows<M, 1, false, kTail>(df, k, q, head_dim, k, dots);
+    DotHeadsRows<M, 1, false, kTail>(df, k, q, head_dim, static_cast<const KT* const*>(nullptr),
+                                     dots);
     for (size_t m = 0; m < M; ++m) scores[m * num_rows + i] = scale * dots[m];
   }
 }
@@ -179,11 +181,11 @@ HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const 
                                row_end, num_rows, prefetch_rows, prefetch_end, scores);
   } else if (!tail) {
     ScoreRowsT<M, false, false>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
-                                row_end, num_rows, 0, 1, scores);
+                                row_end, num_rows, 0, 0, scores);
   } else {
     // A head_dim that is not a whole number of vectors: correct, without the prefetch.
     ScoreRowsT<M, false, true>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
-                               row_end, num_rows, 0, 1, scores);
+                               row_end, num_rows, 0, 0, scores);
   }
 }
 
@@ -214,11 +216,9 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
         acc[m][c] = resume ? hn::LoadU(df, out[m] + d + c * N) : hn::Zero(df);
       }
     }
-    // Rows whose prefetch target is still in range.
+    // Rows i < prefetch_stop prefetch row i + prefetch_rows (< prefetch_end).
     const size_t prefetch_stop =
-        prefetch_rows == 0 || prefetch_end <= prefetch_rows
-            ? row_begin
-            : HWY_MAX(row_begin, HWY_MIN(row_end, prefetch_end - prefetch_rows));
+        prefetch_rows != 0 && prefetch_end > prefetch_rows ? prefetch_end - prefetch_rows : 0;
     for (size_t i = row_begin; i < row_end; ++i) {
       const VT* vr = v_rows + row(i) * row_stride + d;
       if (i < prefetch_stop) {
