@@ -14,10 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "hwy/highway.h"
 #include "ops/gather-inl.h"
 #include "ops/kquant_block-inl.h"
 #include "ops/linear-inl.h"
+#include "ops/linear_q4_0x16-inl.h"
 #include "ops/linear_quant-inl.h"
 #include "ops/linear_superblock-inl.h"
 #include "ops/matmul-inl.h"
@@ -28,13 +31,15 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
-// ops/linear.h for Format's rows (32-weight blocks: LinearQuantRows;
-// super-blocks: LinearSuperBlockRows).
+// ops/linear.h for Format's rows (Q4_0x16: LinearQ4_0x16Rows; other 32-weight
+// blocks: LinearQuantRows; super-blocks: LinearSuperBlockRows).
 template <class Format>
 HWY_INLINE void LinearBlockRows(Format tag, const void* w, const float* x,
                                 float* y, size_t rows, size_t cols,
                                 size_t row_begin, size_t row_end) {
-  if constexpr (Format::kBlockWeights == kQuantBlockSize) {
+  if constexpr (std::is_same_v<Format, Q4_0x16Format>) {
+    LinearQ4_0x16Rows(w, x, y, rows, cols, row_begin, row_end);
+  } else if constexpr (Format::kBlockWeights == kQuantBlockSize) {
     LinearQuantRows(tag, w, x, y, rows, cols, row_begin, row_end);
   } else {
     LinearSuperBlockRows(tag, w, x, y, rows, cols, row_begin, row_end);

@@ -17,6 +17,7 @@
 #include "ops/quantize_iq4.h"
 #include "ops/quantize_k.h"
 #include "ops/quantize_legacy.h"
+#include "ops/quantize_q4_0x16.h"
 
 namespace cortiq {
 namespace ops {
@@ -179,6 +180,7 @@ void GatherRowDequantizedReference(const void* table, size_t row_bytes,
                                   count, scale, y);                            \
   }
 CORTIQ_DEFINE_FORMAT_REFERENCES(F16, hwy::float16_t)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_0x16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_1, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_0, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_1, void)

@@ -26,6 +26,12 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       q5_0; q5_k -> q5_1; q6_k -> q8_0; iq4_xs -> iq4_nl);
     - a block format on a matrix whose rows are not whole blocks becomes bf16 (the
       PLE projection's rows of 16 under q8_0 / q4_0).
+    - with `q4_0x16` (the default), q4_0 on a matrix whose rows are whole groups of
+      16 blocks (512 weights) becomes q4_0x16: the same blocks regrouped so a 64-byte
+      load holds 4 quant bytes of each of 16 blocks (ops/quantize_q4_0x16.h), which
+      the decode kernel multiplies with one scale FMA per 16 blocks instead of one
+      per block and without widening bytes (the same weights, no requantization). A
+      q4_0x16 named by `weights` / `tables` on other rows falls back to q4_0.
     - `mix` (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) picks each matrix's format as
       llama-quantize does for that type without an importance matrix
       (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp): the tables Q6_K,
@@ -55,7 +61,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
     Option<"tables", "tables", "std::string", /*default=*/"\"\"",
            "storage format of the embedding / LM-head tables; empty: q8_0 under weights=q4_0, else as weights">,
     Option<"mix", "mix", "std::string", /*default=*/"\"\"",
-           "llama-quantize's per-tensor mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) instead of weights; tables still override its tables">
+           "llama-quantize's per-tensor mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) instead of weights; tables still override its tables">,
+    Option<"q4_0x16", "q4_0x16", "bool", /*default=*/"true",
+           "store q4_0 matrices whose rows are whole 512-weight groups as q4_0x16 (the same blocks regrouped)">
   ];
   let constructor = "::cortiq::createAssignStorageFormatsPass()";
 }

@@ -15,10 +15,12 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
  public:
   AssignStorageFormatsPass() = default;
   AssignStorageFormatsPass(std::optional<StorageFormat> weights_format,
-                           std::optional<StorageFormat> tables_format, llvm::StringRef mix_name) {
+                           std::optional<StorageFormat> tables_format, llvm::StringRef mix_name,
+                           bool regroup_q4_0) {
     if (weights_format) weights = stringifyStorageFormat(*weights_format).str();
     if (tables_format) tables = stringifyStorageFormat(*tables_format).str();
     mix = mix_name.str();
+    q4_0x16 = regroup_q4_0;
   }
 
   mlir::LogicalResult initialize(mlir::MLIRContext* context) override {
@@ -27,7 +29,9 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
       return mlir::failure();
     }
     // The tied embedding is also the LM head: Q8_0 keeps its error out of the logits.
-    if (!tables_ && weights_ == StorageFormat::Q4_0) tables_ = StorageFormat::Q8_0;
+    if (!tables_ && (weights_ == StorageFormat::Q4_0 || weights_ == StorageFormat::Q4_0x16)) {
+      tables_ = StorageFormat::Q8_0;
+    }
     if (!mix.empty()) {
       if (mix != "q3_k_m" && mix != "q4_k_s" && mix != "q4_k_m" && mix != "q5_k_s" &&
           mix != "q5_k_m") {
@@ -107,6 +111,12 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
     if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0)) {
       format = StorageFormat::BF16;
     }
+    // The same Q4_0 blocks in the layout the decode kernel reads fastest, where rows are whole
+    // groups of 16 blocks.
+    if (q4_0x16 && format == StorageFormat::Q4_0 && type.getRank() == 2 &&
+        type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q4_0x16) == 0) {
+      format = StorageFormat::Q4_0x16;
+    }
     return format;
   }
 
@@ -157,7 +167,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
                              : StorageFormat::F32;
   }
 
-  // llama-quantize's 32-weight type for a 256-weight one.
+  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 for Q4_0x16).
   static StorageFormat SuperBlockFallback(StorageFormat format) {
     switch (format) {
       case StorageFormat::Q2_K:
@@ -166,6 +176,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
       case StorageFormat::Q5_K: return StorageFormat::Q5_1;
       case StorageFormat::Q6_K: return StorageFormat::Q8_0;
       case StorageFormat::IQ4_XS: return StorageFormat::IQ4_NL;
+      case StorageFormat::Q4_0x16: return StorageFormat::Q4_0;  // the same blocks, ungrouped
       default: return format;
     }
   }
@@ -179,8 +190,8 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
 
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(std::optional<StorageFormat> weights,
                                                            std::optional<StorageFormat> tables,
-                                                           llvm::StringRef mix) {
-  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix);
+                                                           llvm::StringRef mix, bool q4_0x16) {
+  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16);
 }
 
 }  // namespace cortiq

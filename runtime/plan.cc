@@ -40,7 +40,7 @@ const WeightFormatInfo* FindWeightFormat(WeightFormat format) {
       {"f32", 1, 4},     {"bf16", 1, 2},    {"q8_0", 32, 34},   {"q4_0", 32, 18},
       {"f16", 1, 2},     {"q4_1", 32, 20},  {"q5_0", 32, 22},   {"q5_1", 32, 24},
       {"q2_k", 256, 84}, {"q3_k", 256, 110}, {"q4_k", 256, 144}, {"q5_k", 256, 176},
-      {"q6_k", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136},
+      {"q6_k", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136}, {"q4_0x16", 512, 288},
   };
   static_assert(std::size(kInfo) == std::size(kAllWeightFormats));
   const auto index = static_cast<uint32_t>(format);
@@ -364,9 +364,10 @@ absl::Status ValidateWeight(size_t i, const WeightEntry& w,
     }
     elements *= static_cast<uint64_t>(d);
   }
-  if (IsBlockFormat(w.format) && (w.shape.size() != 2 || w.shape[1] % 32 != 0)) {
+  const int64_t block = static_cast<int64_t>(WeightFormatBlockElements(w.format));
+  if (IsBlockFormat(w.format) && (w.shape.size() != 2 || w.shape[1] % block != 0)) {
     return error(absl::StrCat(WeightFormatName(w.format),
-                              " needs a matrix whose rows are multiples of 32 weights"));
+                              " needs a matrix whose rows are multiples of ", block, " weights"));
   }
   const uint64_t expected = WeightFormatBytes(w.format, w.shape);
   if (w.size_bytes != expected) {

@@ -39,6 +39,10 @@ enum class WeightFormat : uint32_t {
   kQ6_K = 12,  // block_q6_K: 256 weights, 6-bit quants, 16 int8 sub-block scales (210)
   kIQ4_NL = 13,  // block_iq4_nl: 32 weights, f16 d + 16 nibble bytes indexing a 16-level table (18)
   kIQ4_XS = 14,  // block_iq4_xs: 256 weights, 6-bit sub-block scales, table levels (136)
+  // cortiq's own layout, not a GGUF type: 16 consecutive Q4_0 blocks of a row regrouped so a
+  // 64-byte load holds 4 quant bytes of each (512 weights, 288 bytes; ops/quantize_q4_0x16.h).
+  // The same weights as the Q4_0 blocks, for a faster matrix-vector product.
+  kQ4_0x16 = 15,
 };
 
 // Every WeightFormat, in value order.
@@ -46,14 +50,14 @@ inline constexpr WeightFormat kAllWeightFormats[] = {
     WeightFormat::kF32,  WeightFormat::kBF16, WeightFormat::kQ8_0,  WeightFormat::kQ4_0,
     WeightFormat::kF16,  WeightFormat::kQ4_1, WeightFormat::kQ5_0,  WeightFormat::kQ5_1,
     WeightFormat::kQ2_K, WeightFormat::kQ3_K, WeightFormat::kQ4_K,  WeightFormat::kQ5_K,
-    WeightFormat::kQ6_K, WeightFormat::kIQ4_NL, WeightFormat::kIQ4_XS,
+    WeightFormat::kQ6_K, WeightFormat::kIQ4_NL, WeightFormat::kIQ4_XS, WeightFormat::kQ4_0x16,
 };
 
 // True for llama.cpp's block formats (every format but f32, bf16 and f16).
 bool IsBlockFormat(WeightFormat format);
 
 // Weights per block: 1 for f32 / bf16 / f16, 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, 256
-// for the K-quants and IQ4_XS (QK_K); 0 for a value outside the enum.
+// for the K-quants and IQ4_XS (QK_K), 512 for Q4_0x16; 0 for a value outside the enum.
 size_t WeightFormatBlockElements(WeightFormat format);
 // Bytes per block (per element for f32 / bf16 / f16), ggml's type_size; 0 outside the enum.
 size_t WeightFormatBlockBytes(WeightFormat format);

@@ -256,6 +256,8 @@ constexpr FormatKernels kFormatKernels[] = {
      GatherBlocks<ops::GatherRowIQ4_NL>, LinearRowsByBlocks<ops::LinearIQ4_NL>},
     {WeightFormat::kIQ4_XS, ops::LinearIQ4_XS, ops::MatMulIQ4_XS,
      GatherBlocks<ops::GatherRowIQ4_XS>, LinearRowsByBlocks<ops::LinearIQ4_XS>},
+    {WeightFormat::kQ4_0x16, ops::LinearQ4_0x16, ops::MatMulQ4_0x16,
+     GatherBlocks<ops::GatherRowQ4_0x16>, ops::LinearRowsQ4_0x16},
 };
 static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
               "every weight format has its kernels");
@@ -532,7 +534,7 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.linear = kernels.linear;
       p.linear_rows = kernels.linear_rows;
       p.matmul = kernels.matmul;
-      // BF16, Q4_0, Q5_0 and F16 matrices' exact products on AMX where the CPU has it (the
+      // BF16, Q4_0 (and Q4_0x16), Q5_0 and F16 matrices' exact products on AMX where the CPU has it (the
       // same precision, ops/matmul_bf16_activations.h: 3 and 5 tile products per weight,
       // 2.6-3.4x and 1.2-1.75x the FMA kernels at E4B shapes); the other formats' would take
       // 6, no faster (Q8_0 measured).
@@ -540,6 +542,9 @@ absl::Status Session::Prepare(SessionOptions options) {
         if (w.format == WeightFormat::kBF16) p.matmul = ops::MatMulBF16x3;
         if (w.format == WeightFormat::kQ4_0) {
           p.matmul = MatMulSplitAmxTwoTerms<ops::GatherRowQ4_0>;
+        }
+        if (w.format == WeightFormat::kQ4_0x16) {
+          p.matmul = MatMulSplitAmxTwoTerms<ops::GatherRowQ4_0x16>;
         }
         if (w.format == WeightFormat::kQ5_0) {
           p.matmul = MatMulSplitAmxTwoTerms<ops::GatherRowQ5_0>;

@@ -36,6 +36,8 @@ int64_t storageFormatBlockSize(StorageFormat format) {
     case StorageFormat::Q6_K:
     case StorageFormat::IQ4_XS:
       return 256;  // QK_K
+    case StorageFormat::Q4_0x16:
+      return 512;  // 16 Q4_0 blocks (ops/quantize_q4_0x16.h)
   }
   return 1;
 }

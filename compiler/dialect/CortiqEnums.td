@@ -43,7 +43,10 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     I32EnumAttrCase<"Q5_K", 11, "q5_k">,
     I32EnumAttrCase<"Q6_K", 12, "q6_k">,
     I32EnumAttrCase<"IQ4_NL", 13, "iq4_nl">,  // 32 weights, the 16-level non-linear table
-    I32EnumAttrCase<"IQ4_XS", 14, "iq4_xs">]> {  // 256 weights, 6-bit scales, the same table
+    I32EnumAttrCase<"IQ4_XS", 14, "iq4_xs">,  // 256 weights, 6-bit scales, the same table
+    // cortiq's own layout (not a GGUF type): Q4_0 blocks regrouped 16 at a time, 512 weights in
+    // 288 bytes (ops/quantize_q4_0x16.h); never a checkpoint format.
+    I32EnumAttrCase<"Q4_0x16", 15, "q4_0x16">]> {
   let cppNamespace = "::cortiq";
 }
 

@@ -7,6 +7,7 @@
 #include "formats/dtype.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "absl/strings/ascii.h"
+#include "ops/quantize_q4_0x16.h"
 #include "runtime/weight_codec.h"
 #include "base/status_macros.h"
 
@@ -157,6 +158,19 @@ absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat
                                                        rows * row_bytes));
       }
       std::memcpy(dst, stored.data(), stored.size());
+      return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
+    }
+    if (spec->dtype == DType::kQ4_0 && format == WeightFormat::kQ4_0x16) {
+      // The GGUF's Q4_0 blocks regrouped (a byte permutation): the same weights, bit for bit.
+      CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> stored, checkpoint_.RawData(name));
+      if (stored.size() != rows * row_bytes) {
+        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' holds ",
+                                                       stored.size(), " bytes, expected ",
+                                                       rows * row_bytes));
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        ops::Q4_0ToQ4_0x16(stored.data() + r * row_bytes, cols, dst + r * row_bytes);
+      }
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
     const size_t element = DTypeSize(spec->dtype);

@@ -1,6 +1,7 @@
 // llama-quantize's files executed exactly: every GGUF of tests/data/models/tiny-e-gguf (Q4_K_M,
 // Q5_K_M, Q3_K_M, Q2_K, IQ4_XS default mixes; Q2_K .. Q6_K, IQ4_XS, IQ4_NL, Q4_1, Q5_0, Q5_1
-// --pure, all of tiny-e-bf16.gguf) and tiny-a's F16 conversion, compiled as they are (no
+// --pure, all of tiny-e-bf16.gguf; Q4_0 --pure, whose rows of 512 weights are stored as
+// q4_0x16) and tiny-a's F16 conversion, compiled as they are (no
 // requantization: each weight keeps its GGUF type), run token by token and in prompt batches;
 // every position's logits within 1e-3 of the float64 forward of the file's own dequantized blocks
 // (reference_forward.h). The quantization error itself (top-1 agreement and mean KL against the
@@ -30,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "formats/checkpoint_reader.h"
 #include "gtest/gtest.h"
+#include "ops/quantize_q4_0x16.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
 #include "tests/e2e/golden_data.h"
@@ -86,7 +88,7 @@ std::vector<Variant> Variants() {
        {"tiny-e-Q4_K_M", "tiny-e-Q5_K_M", "tiny-e-Q3_K_M", "tiny-e-Q2_K", "tiny-e-IQ4_XS",
         "tiny-e-Q6_K", "tiny-e-Q5_K-pure", "tiny-e-Q4_K-pure", "tiny-e-Q3_K-pure",
         "tiny-e-Q2_K-pure", "tiny-e-IQ4_XS-pure", "tiny-e-IQ4_NL-pure", "tiny-e-Q4_1-pure",
-        "tiny-e-Q5_0-pure", "tiny-e-Q5_1-pure"}) {
+        "tiny-e-Q5_0-pure", "tiny-e-Q5_1-pure", "tiny-e-Q4_0-pure"}) {
     v.push_back({name, data + "/models/tiny-e-gguf/" + name + ".gguf",
                  artifacts + "/" + name + ".cortiq", data + "/models/tiny-e-bf16.gguf"});
   }
@@ -143,15 +145,39 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
 
   auto artifact = Artifact::Open(variant.artifact);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  // No requantization: every weight the GGUF holds in blocks (or f16) keeps that format.
-  auto reader = OpenCheckpoint(variant.gguf, /*map_data=*/false);
+  // No requantization: every weight the GGUF holds in blocks (or f16) keeps that format, Q4_0
+  // on rows of whole 512-weight groups as q4_0x16: the GGUF's blocks regrouped, byte for byte.
+  auto reader = OpenCheckpoint(variant.gguf, /*map_data=*/true);
   ASSERT_TRUE(reader.ok()) << reader.status();
-  for (const WeightEntry& w : (*artifact)->plan().weights) {
+  int regrouped = 0;
+  const auto& weights = (*artifact)->plan().weights;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const WeightEntry& w = weights[i];
     const TensorSpec* spec = (*reader)->Find(w.name);
     if (spec == nullptr || w.shape.size() != 2) continue;  // derived (fused) or a vector
-    EXPECT_EQ(WeightFormatName(w.format),
-              absl::AsciiStrToLower((*reader)->StoredTypeName(w.name)))
+    const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
+    if (w.format != WeightFormat::kQ4_0x16) {
+      EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
+      continue;
+    }
+    EXPECT_EQ(type, "q4_0") << w.name;
+    EXPECT_EQ(w.shape[1] % 512, 0) << w.name;
+    auto raw = (*reader)->RawData(w.name);
+    ASSERT_TRUE(raw.ok()) << raw.status();
+    ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
+    std::vector<uint8_t> expected(raw->size());
+    const size_t row_bytes = raw->size() / static_cast<size_t>(w.shape[0]);
+    for (int64_t r = 0; r < w.shape[0]; ++r) {
+      ops::Q4_0ToQ4_0x16(raw->data() + r * row_bytes, static_cast<size_t>(w.shape[1]),
+                         expected.data() + r * row_bytes);
+    }
+    EXPECT_EQ(0, std::memcmp(expected.data(), (*artifact)->weight_data(static_cast<int32_t>(i)),
+                             expected.size()))
         << w.name;
+    ++regrouped;
+  }
+  if (variant.name == "tiny-e-Q4_0-pure") {
+    EXPECT_GT(regrouped, 0) << "tiny-e's down_proj rows (512 weights) are stored as q4_0x16";
   }
 
   auto forward = ReferenceForward::Open(variant.gguf);

@@ -424,8 +424,8 @@ absl::Status Run(const std::string& path) {
     if (!multiplied[i]) continue;  // tables that are only looked up
     const WeightEntry& w = artifact->plan().weights[i];
     ++matrices;
-    const bool two_terms = w.format == WeightFormat::kQ4_0 || w.format == WeightFormat::kQ5_0 ||
-                           w.format == WeightFormat::kF16;
+    const bool two_terms = w.format == WeightFormat::kQ4_0 || w.format == WeightFormat::kQ4_0x16 ||
+                           w.format == WeightFormat::kQ5_0 || w.format == WeightFormat::kF16;
     split_amx += w.format == WeightFormat::kBF16 || two_terms;
     q8_targets += w.format == WeightFormat::kQ8_0 || w.format == WeightFormat::kQ4_0;
     bf16_targets += w.format == WeightFormat::kBF16;

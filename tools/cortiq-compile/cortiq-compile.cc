@@ -54,6 +54,7 @@ struct CompileFlags {
   std::string weights;
   std::string tables;
   bool no_opt = false;
+  bool keep_q4_0_layout = false;
   int64_t max_batch = 512;
   std::string pass_pipeline;
   std::string dump_ir;
@@ -94,6 +95,10 @@ int main(int argc, char** argv) {
   flags.AddString("--tables", "FORMAT", &f.tables,
                   "storage format of the embedding / LM-head and PLE tables (any --weights "
                   "format); default: q8_0 under --weights q4_0, else as --weights");
+  flags.AddBool("--keep-q4_0-layout", &f.keep_q4_0_layout,
+                "store Q4_0 matrices in GGUF's block layout; by default those whose rows are whole "
+                "groups of 16 blocks are stored as q4_0x16, the same blocks regrouped for a faster "
+                "decode (--prefill-activations q8_0 then leaves them exact)");
   flags.AddInt("--max-batch", "N", &f.max_batch, 1, cortiq::kMaxBatch,
                "largest prefill batch the artifact supports (tokens per batched evaluation; "
                "sessions hold this many rows of activations, lowered so that they take at most "
@@ -246,7 +251,8 @@ int main(int argc, char** argv) {
   }
   mlir::PassManager pm(&context);
   // First, so that the other passes know which weights are rounded or quantized later.
-  pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format, mix));
+  pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format, mix,
+                                                    !f.keep_q4_0_layout));
   if (explicit_pipeline) {
     if (!pipeline.empty() && mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));
