@@ -18,6 +18,7 @@
 #include "ops/quantize_iq4.h"
 #include "ops/quantize_k.h"
 #include "ops/quantize_legacy.h"
+#include "ops/quantize_q4_0x16.h"
 
 namespace cortiq {
 namespace bench {
@@ -54,12 +55,13 @@ inline void FillUniform(Rng& rng, float* v, size_t n) {
 // Every weight format of ops/ (llama.cpp / GGUF type names, lower case).
 enum class Format {
   kF32, kBF16, kF16, kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kIQ4_NL,
-  kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kIQ4_XS,
+  kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kIQ4_XS, kQ4_0x16,
 };
 constexpr Format kAllFormats[] = {
     Format::kF32,  Format::kBF16, Format::kF16,  Format::kQ8_0,  Format::kQ4_0,
     Format::kQ4_1, Format::kQ5_0, Format::kQ5_1, Format::kIQ4_NL, Format::kQ2_K,
     Format::kQ3_K, Format::kQ4_K, Format::kQ5_K, Format::kQ6_K,  Format::kIQ4_XS,
+    Format::kQ4_0x16,
 };
 
 // The format's name, its row size, reference quantizer (f32 row -> encoded row) and kernels
@@ -122,6 +124,9 @@ inline const FormatInfo& Info(Format f) {
       {"q6_k", &ops::Q6_KRowBytes, &ops::QuantizeRowQ6_K, &ops::LinearQ6_K, &ops::MatMulQ6_K},
       {"iq4_xs", &ops::IQ4_XSRowBytes, &ops::QuantizeRowIQ4_XS, &ops::LinearIQ4_XS,
        &ops::MatMulIQ4_XS},
+      // cortiq's regrouped Q4_0 (ops/quantize_q4_0x16.h); the shapes' widths are whole groups.
+      {"q4_0x16", &ops::Q4_0x16RowBytes, &ops::QuantizeRowQ4_0x16, &ops::LinearQ4_0x16,
+       &ops::MatMulQ4_0x16},
   };
   return kInfo[static_cast<size_t>(f)];
 }
