@@ -3,6 +3,7 @@
 #include "tools/common/flags.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -87,6 +88,24 @@ TEST(FlagsTest, EverySpelling) {
   ASSERT_TRUE(ParseArgs({"--t", "6", "--m=y"}, &s, &positional).ok());
   EXPECT_EQ(s.threads, 6);
   EXPECT_EQ(s.model, "y");
+}
+
+// A name declared with an underscore (a format name inside it) is matched as the command line's
+// names are, dashes for underscores: written either way, and negated.
+TEST(FlagsTest, UnderscoreInADeclaredName) {
+  for (const auto& [arg, expected] :
+       std::vector<std::pair<std::string, bool>>{{"--keep-q4_0-layout", true},
+                                                 {"--keep-q4-0-layout", true},
+                                                 {"--keep_q4_0_layout=1", true},
+                                                 {"--no-keep-q4_0-layout", false}}) {
+    bool keep = !expected;
+    Flags flags("cortiq-test", "[options]", "A test.");
+    flags.AddBool("--keep-q4_0-layout", &keep, "keep the layout");
+    std::string a = "cortiq-test", b = arg;
+    char* argv[] = {a.data(), b.data()};
+    ASSERT_TRUE(flags.Parse(2, argv).ok()) << arg;
+    EXPECT_EQ(keep, expected) << arg;
+  }
 }
 
 TEST(FlagsTest, ErrorsNameTheFlag) {

@@ -173,7 +173,12 @@ void Flags::AddEpilog(const std::string& text) { epilog_ = text; }
 
 Flags::Flag* Flags::Find(const std::string& name) {
   for (Flag& f : flags_) {
-    for (const std::string& n : f.names) {
+    for (std::string n : f.names) {
+      // As the command line's names: dashes for underscores in long names (--keep-q4_0-layout
+      // is matched as --keep-q4-0-layout).
+      for (size_t k = 2; n.rfind("--", 0) == 0 && k < n.size(); ++k) {
+        if (n[k] == '_') n[k] = '-';
+      }
       if (n == name) return &f;
     }
   }
