@@ -77,12 +77,14 @@ void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
 // regrouped 16 at a time, 288 bytes per 512 weights; cols a multiple of 512,
 // debug-asserted). x is permuted once per call so that a vector lane holds one
 // Q4_0 block: per row and lane, the 32 products of the lane's block are
-// summed in one chain of f32 FMAs (quants nibble - 8 exact, looked up on
-// AVX-512), then the chain is multiplied by the block's scale and added to
+// summed in four chains of 8 f32 FMAs (quants nibble - 8 exact, looked up on
+// AVX-512) added pairwise, then multiplied by the block's scale and added to
 // the lane's accumulator (one vector FMA per 16 blocks), and the lanes are
-// summed at the end. Error: |y - exact| <= k * 2^-24 * sum_c |w_rc x_c| with
-// k ~ cols / 512 + 32 + log2 N + 4. Each row's result is independent of
-// [row_begin, row_end). Scalar reference: LinearQ4_0x16Reference.
+// summed at the end. Rows are computed one at a time, so a thread's weights
+// are one sequential stream. Error: |y - exact| <= k * 2^-24 * sum_c |w_rc
+// x_c| with k ~ cols / 512 + 12 + log2 N + 4. Each row's result is
+// independent of [row_begin, row_end). Scalar reference:
+// LinearQ4_0x16Reference.
 void LinearQ4_0x16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);
 
