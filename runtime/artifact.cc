@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -296,6 +297,65 @@ absl::Status ReadIntoMemory(const std::string& path, FileGuard& file) {
   return absl::OkStatus();
 }
 
+// ArtifactLoad::kReadMatrices: the pages of `file`'s mapping that hold the weights of linear and
+// LM-head steps (the weights section starts at byte weights_offset of the file) replaced, range
+// by merged range, by private anonymous pages read from the file (MAP_FIXED over the mapping, so
+// every pointer into it stays valid and nothing is copied twice). A page shared with a table is
+// read too: the same bytes.
+absl::Status ReadMatricesIntoMemory(const std::string& path, FileGuard& file, const Plan& plan,
+                                    uint64_t weights_offset) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::vector<bool> multiplied(plan.weights.size(), false);
+  for (const Step& step : plan.steps) {
+    if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0) {
+      multiplied[static_cast<size_t>(step.weight)] = true;
+    }
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) in the file, page-aligned
+  for (size_t i = 0; i < plan.weights.size(); ++i) {
+    if (!multiplied[i] || plan.weights[i].size_bytes == 0) continue;
+    const uint64_t begin = weights_offset + plan.weights[i].offset;
+    const uint64_t end = begin + plan.weights[i].size_bytes;
+    ranges.emplace_back(begin / page * page, std::min<uint64_t>((end + page - 1) / page * page,
+                                                                file.map_size));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto& r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  uint8_t* base = static_cast<uint8_t*>(file.map);
+  for (const auto& [begin, end] : merged) {
+    const size_t size = static_cast<size_t>(end - begin);
+    void* at = mmap(base + begin, size, PROT_READ | PROT_WRITE,
+                    MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at == MAP_FAILED) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          path, ": cannot allocate ", size, " bytes to read the model's matrices into memory (",
+          std::strerror(errno), "); open it mapped instead"));
+    }
+    madvise(at, size, MADV_HUGEPAGE);  // advice only, as in ReadIntoMemory
+    for (size_t done = 0; done < size;) {
+      const ssize_t got = pread(file.fd, base + begin + done, size - done,
+                                static_cast<off_t>(begin + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        const int error = got < 0 ? errno : EIO;
+        errno = error;
+        return ErrnoStatus(absl::StrCat(path, ": cannot read byte ", begin + done,
+                                        got == 0 ? " (the file shrank)" : ""));
+      }
+      done += static_cast<size_t>(got);
+    }
+    mprotect(at, size, PROT_READ);  // as read-only as the mapping it replaces
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(const std::string& path,
@@ -334,7 +394,29 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(const std::string& path
   if (actual_size > std::numeric_limits<size_t>::max())
     return invalid("file too large");
   file.map_size = static_cast<size_t>(actual_size);
-  file.map = mmap(nullptr, file.map_size, PROT_READ, MAP_SHARED, file.fd, 0);
+  if (load == ArtifactLoad::kReadMatrices) {
+    // At a 2 MiB-aligned address, so that the matrices' private pages (which keep their offsets
+    // in the file) can be huge pages: reserve 2 MiB more, map the file at the aligned address
+    // inside, and give back the slack.
+    constexpr size_t kHuge = size_t{2} << 20;
+    void* reserved = mmap(nullptr, file.map_size + kHuge, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserved != MAP_FAILED) {
+      const uintptr_t start = reinterpret_cast<uintptr_t>(reserved);
+      const uintptr_t aligned = (start + kHuge - 1) / kHuge * kHuge;
+      file.map = mmap(reinterpret_cast<void*>(aligned), file.map_size, PROT_READ,
+                      MAP_SHARED | MAP_FIXED, file.fd, 0);
+      if (aligned > start) munmap(reserved, aligned - start);
+      const uintptr_t end = aligned + file.map_size, reserved_end = start + file.map_size + kHuge;
+      const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+      const uintptr_t tail = (end + page - 1) / page * page;
+      if (reserved_end > tail) munmap(reinterpret_cast<void*>(tail), reserved_end - tail);
+      if (file.map == MAP_FAILED) munmap(reinterpret_cast<void*>(aligned), tail - aligned);
+    }
+  }
+  if (file.map == MAP_FAILED) {
+    file.map = mmap(nullptr, file.map_size, PROT_READ, MAP_SHARED, file.fd, 0);
+  }
   if (file.map == MAP_FAILED)
     return ErrnoStatus(absl::StrCat(path, ": cannot mmap"));
   if (load == ArtifactLoad::kRead) CORTIQ_RETURN_IF_ERROR(ReadIntoMemory(path, file));
@@ -438,6 +520,9 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(const std::string& path
     }
   }
 
+  if (load == ArtifactLoad::kReadMatrices) {
+    CORTIQ_RETURN_IF_ERROR(ReadMatricesIntoMemory(path, file, plan->plan, h.weights_offset));
+  }
   std::unique_ptr<Artifact> artifact(new Artifact());
   artifact->path_ = path;
   artifact->mapping_ = file.map;

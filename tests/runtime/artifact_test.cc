@@ -240,6 +240,36 @@ TEST(ArtifactTest, ReadIntoMemoryEqualsTheMapping) {
   std::remove(path.c_str());
 }
 
+// ArtifactLoad::kReadMatrices: the mapping with the pages of the multiplied matrices replaced by
+// private copies: every weight at the same place relative to the weight section, with the same
+// bytes (the matrices' read from the file, the rest still mapped).
+TEST(ArtifactTest, ReadMatricesEqualsTheMapping) {
+  const ToyModel toy = Toy(WeightFormat::kF32);
+  const std::string path = WriteToy(toy, "read_matrices");
+  absl::StatusOr<std::unique_ptr<Artifact>> mapped = Artifact::Open(path);
+  absl::StatusOr<std::unique_ptr<Artifact>> hybrid =
+      Artifact::Open(path, ArtifactLoad::kReadMatrices);
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status();
+  ExpectPlansEqual((*mapped)->plan(), (*hybrid)->plan());
+  int matrices = 0;
+  for (const Step& step : (*hybrid)->plan().steps) {
+    matrices += step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead;
+  }
+  EXPECT_GT(matrices, 0) << "the toy model multiplies matrices";
+  for (size_t i = 0; i < toy.plan.weights.size(); ++i) {
+    const int32_t w = static_cast<int32_t>(i);
+    EXPECT_EQ((*hybrid)->weight_data(w) - (*hybrid)->weight_section(),
+              (*mapped)->weight_data(w) - (*mapped)->weight_section());
+    EXPECT_EQ(std::memcmp((*hybrid)->weight_data(w), (*mapped)->weight_data(w),
+                          (*hybrid)->plan().weights[i].size_bytes),
+              0)
+        << "weight " << i;
+  }
+  EXPECT_TRUE((*hybrid)->VerifyWeights().ok());
+  std::remove(path.c_str());
+}
+
 TEST(ArtifactTest, WriterAssignsOffsetsAndSizes) {
   ToyModel toy = Toy();
   Plan plan = toy.plan;

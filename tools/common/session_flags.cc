@@ -35,13 +35,15 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
                   "llama.cpp does) or bf16 (rounded to bf16 for BF16 weights); see "
                   "bench/README.md (default: f32)");
   flags.AddBool("--no-mmap", &values->no_mmap,
-                "read the model into memory instead of mapping it (as llama.cpp's --no-mmap): "
-                "opening reads the whole file, and decoding is faster where page-cache pages "
-                "stream slower than private memory (see bench/README.md)");
+                "read the whole model into memory instead of mapping it (as llama.cpp's "
+                "--no-mmap); by default the file is mapped and only the matrices multiplied "
+                "every token are read into memory (the lookup tables stay mapped), since "
+                "decoding streams private memory faster than page-cache pages (see "
+                "bench/README.md)");
 }
 
 ArtifactLoad ArtifactLoadOf(const SessionFlags& values) {
-  return values.no_mmap ? ArtifactLoad::kRead : ArtifactLoad::kMap;
+  return values.no_mmap ? ArtifactLoad::kRead : ArtifactLoad::kReadMatrices;
 }
 
 absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,

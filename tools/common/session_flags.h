@@ -41,7 +41,7 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
 // session clamps it (Session::Create).
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
 
-// How to open the model: ArtifactLoad::kRead with --no-mmap, else kMap.
+// How to open the model: ArtifactLoad::kRead with --no-mmap, else kReadMatrices.
 ArtifactLoad ArtifactLoadOf(const SessionFlags& values);
 
 // The session options of the flags. Errors (InvalidArgument, naming the flag): a --kv-type other
