@@ -114,7 +114,7 @@ HWY_INLINE void Q4_0x16Nibbles(DF df, VI q, const float* HWY_RESTRICT xv, V& a) 
 
 // Bytes ahead of the kernel's reads that it prefetches. A thread's rows are
 // consecutive and read one at a time, so its weights are one sequential
-// stream and the prefetch simply runs `distance` ahead in memory (into the
+// stream and the prefetch simply runs this far ahead in memory (into the
 // next row at a row's end). Measured on the Emerald Rapids VM of session 26,
 // 2 threads, 2048 x 3072 matrices streamed from DRAM: 3 KiB 13.6-17.1 GB/s,
 // 1152 bytes 13.6-14.6.
