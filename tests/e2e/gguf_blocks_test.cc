@@ -257,7 +257,8 @@ INSTANTIATE_TEST_SUITE_P(AllFiles, GgufBlocksTest, testing::ValuesIn(Variants())
 
 // cortiq-compile --weights MIX of tiny-e-bf16.gguf (compiled --no-opt, so every weight keeps its
 // checkpoint name) against llama-quantize's file of the same type and source: the same type for
-// every matrix, and the same bytes. The one documented difference: a plain format (q6_k) also
+// every matrix, and the same bytes (q4_0 rows of whole 512-weight groups: stored q4_0x16, the
+// same blocks regrouped). The one documented difference: a plain format (q6_k, q4_0) also
 // quantizes per_layer_model_projection, which llama-quantize always leaves unquantized.
 struct Requantized {
   std::string weights;  // --weights
@@ -284,15 +285,28 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     const TensorSpec* spec = (*reader)->Find(w.name);
     ASSERT_NE(spec, nullptr) << w.name;
     const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
-    if (param.weights == "q6_k" && w.name.find("per_layer_model_projection") != std::string::npos) {
-      EXPECT_EQ(WeightFormatName(w.format), "q6_k") << w.name;
+    const bool plain = param.weights == "q6_k" || param.weights == "q4_0";
+    if (plain && w.name.find("per_layer_model_projection") != std::string::npos) {
+      EXPECT_EQ(WeightFormatName(w.format), param.weights) << w.name;
       continue;
     }
-    EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
-    if (WeightFormatName(w.format) != type) continue;
+    const bool regrouped = w.format == WeightFormat::kQ4_0x16 && type == "q4_0";
+    if (!regrouped) {
+      EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
+      if (WeightFormatName(w.format) != type) continue;
+    }
     auto raw = (*reader)->RawData(w.name);
     ASSERT_TRUE(raw.ok()) << raw.status();
     ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
+    std::vector<uint8_t> expected(raw->begin(), raw->end());
+    if (regrouped) {
+      const size_t row_bytes = raw->size() / static_cast<size_t>(w.shape[0]);
+      for (int64_t r = 0; r < w.shape[0]; ++r) {
+        ops::Q4_0ToQ4_0x16(raw->data() + r * row_bytes, static_cast<size_t>(w.shape[1]),
+                           expected.data() + r * row_bytes);
+      }
+    }
+    raw = absl::Span<const uint8_t>(expected);
     const uint8_t* ours = (*artifact)->weight_data(static_cast<int32_t>(i));
     size_t first = 0;
     while (first < raw->size() && ours[first] == (*raw)[first]) ++first;
@@ -301,7 +315,7 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     ++compared;
   }
   // Every matrix of the model (the PLE projection aside under q6_k) was compared.
-  EXPECT_EQ(compared, param.weights == "q6_k" ? matrices - 1 : matrices);
+  EXPECT_EQ(compared, param.weights == "q6_k" || param.weights == "q4_0" ? matrices - 1 : matrices);
   EXPECT_GE(compared, 20);
   std::printf("--weights %s: %d of %d matrices byte-identical to llama-quantize's %s\n",
               param.weights.c_str(), compared, matrices, param.gguf.c_str());
@@ -310,7 +324,8 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
 INSTANTIATE_TEST_SUITE_P(TinyE, CompileWeightsTest,
                          testing::Values(Requantized{"q4_k_m", "tiny-e-Q4_K_M"},
                                          Requantized{"q5_k_m", "tiny-e-Q5_K_M"},
-                                         Requantized{"q6_k", "tiny-e-Q6_K"}),
+                                         Requantized{"q6_k", "tiny-e-Q6_K"},
+                                         Requantized{"q4_0", "tiny-e-Q4_0-pure"}),
                          [](const testing::TestParamInfo<Requantized>& info) {
                            return info.param.weights;
                          });
