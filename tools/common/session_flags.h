@@ -25,10 +25,11 @@ struct SessionFlags {
   // f32 | q8_0 | bf16 (SessionOptions::prefill_activations)
   std::string prefill_activations = "f32";
   bool no_mmap = false;          // --no-mmap: ArtifactLoad::kRead
+  bool mmap_only = false;        // --mmap-only: ArtifactLoad::kMap
 };
 
-// Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size, --kv-type and --no-mmap on
-// `flags`.
+// Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size, --kv-type, --no-mmap and
+// --mmap-only on `flags`.
 void AddSessionFlags(Flags& flags, SessionFlags* values);
 
 // The model path: -m/--model, else the only positional argument (which `positional` loses).
@@ -41,8 +42,9 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
 // session clamps it (Session::Create).
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
 
-// How to open the model: ArtifactLoad::kRead with --no-mmap, else kReadMatrices.
-ArtifactLoad ArtifactLoadOf(const SessionFlags& values);
+// How to open the model: ArtifactLoad::kRead with --no-mmap, kMap with --mmap-only, else
+// kReadMatrices. Errors (InvalidArgument): both flags given.
+absl::StatusOr<ArtifactLoad> ArtifactLoadOf(const SessionFlags& values);
 
 // The session options of the flags. Errors (InvalidArgument, naming the flag): a --kv-type other
 // than f32/f16, a --prefill-activations other than f32/q8_0/bf16.

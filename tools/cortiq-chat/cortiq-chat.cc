@@ -150,8 +150,8 @@ void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& pa
 absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::string& model_path) {
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(const SessionOptions session_options, ToSessionOptions(f.session));
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
-                          Artifact::Open(model_path, ArtifactLoadOf(f.session)));
+  CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-chat", f.session, artifact->plan());
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
                           Sequence::Create(*artifact, session_options));

@@ -171,8 +171,8 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
 
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(const SessionOptions session_options, ToSessionOptions(f.session));
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
-                          Artifact::Open(model_path, ArtifactLoadOf(f.session)));
+  CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-run", f.session, artifact->plan());
   const Clock::time_point verify_begin = Clock::now();
   if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(session_options.threads));

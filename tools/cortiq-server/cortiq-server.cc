@@ -63,8 +63,8 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
   signal(SIGPIPE, SIG_IGN);  // a client that disconnects mid-write: an error, not a death
 
   CORTIQ_ASSIGN_OR_RETURN(SessionOptions session, ToSessionOptions(f.session));
-  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact,
-                          Artifact::Open(model_path, ArtifactLoadOf(f.session)));
+  CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   std::optional<text::Tokenizer> tokenizer;
   absl::StatusOr<text::Tokenizer> loaded = LoadArtifactTokenizer(*artifact);
   if (loaded.ok()) {
