@@ -31,8 +31,8 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
                   "key and value rounded to binary16) (default: f32)");
   flags.AddString("--prefill-activations", "f32|q8_0|bf16", &values->prefill_activations,
                   "activations of the prompt's matrix products: f32 (exact) or, opt-in, faster "
-                  "and lower precision, q8_0 (quantized to Q8_0 blocks for Q8_0/Q4_0 weights, as "
-                  "llama.cpp does) or bf16 (rounded to bf16 for BF16 weights); see "
+                  "and lower precision, q8_0 (quantized to Q8_0 blocks for Q8_0 and plain Q4_0 "
+                  "weights, as llama.cpp does; q4_0x16 matrices stay exact) or bf16 (rounded to bf16 for BF16 weights); see "
                   "bench/README.md (default: f32)");
   flags.AddBool("--no-mmap", &values->no_mmap,
                 "read the whole model into memory instead of mapping it (as llama.cpp's "

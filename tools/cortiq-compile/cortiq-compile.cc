@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
       "--weights", "FORMAT|MIX", &f.weights,
       "weight storage format of the matrices: f32, bf16, f16, or a llama.cpp block format "
       "(q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; under q4_0 "
-      "the embedding/LM-head and PLE tables are q8_0), quantized by llama.cpp's reference "
+      "the embedding/LM-head and PLE tables are q8_0; q4_0 on rows of whole 512-weight groups "
+      "is stored as q4_0x16, cortiq's regrouping of the same blocks, which can also be named), "
+      "quantized by llama.cpp's reference "
       "quantizers; or a llama-quantize mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m: per-tensor "
       "types as llama-quantize picks them). Default: each tensor's checkpoint format (GGUF "
       "blocks kept as they are; f16 stays f16). Norm gains and scalars are always f32.");
@@ -162,6 +164,10 @@ int main(int argc, char** argv) {
   if (!parse_format("--weights", weights, weights_format) ||
       !parse_format("--tables", f.tables, tables_format)) {
     return 1;
+  }
+  if (f.keep_q4_0_layout && (weights_format == cortiq::StorageFormat::Q4_0x16 ||
+                             tables_format == cortiq::StorageFormat::Q4_0x16)) {
+    return Fail("--keep-q4_0-layout contradicts --weights/--tables q4_0x16: give one of them");
   }
   cortiq::LoweringOptions options;
   options.max_batch = f.max_batch;
@@ -320,7 +326,20 @@ int main(int argc, char** argv) {
       },
       sections);
   if (!status.ok()) return Fail(std::string(status.message()));
+  // What --weights asked for, and what the matrices were stored as (a row that is not whole
+  // blocks falls back; q4_0 on whole 512-weight groups is stored q4_0x16).
+  std::string stored;
+  for (const cortiq::WeightEntry& e : entries) {
+    if (e.shape.size() != 2) continue;
+    const std::string name = cortiq::WeightFormatName(e.format);
+    if (!absl::StrContains(absl::StrCat(",", stored, ","), absl::StrCat(",", name, ","))) {
+      absl::StrAppend(&stored, stored.empty() ? "" : ",", name);
+    }
+  }
+  const std::string formats =
+      weights.empty() ? "checkpoint dtypes"
+                      : absl::StrCat(weights, "; matrices stored as ", stored);
   std::printf("cortiq-compile: wrote %s (%zu weights, %s; %s)\n", output.c_str(), entries.size(),
-              weights.empty() ? "checkpoint dtypes" : weights.c_str(), tokenizer_note.c_str());
+              formats.c_str(), tokenizer_note.c_str());
   return 0;
 }

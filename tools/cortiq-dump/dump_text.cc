@@ -249,11 +249,11 @@ void TextWeights(const DumpInput& in, std::string* out) {
   uint64_t total = 0;
   for (const WeightEntry& w : plan.weights) total += w.size_bytes;
   absl::StrAppendFormat(out, "\nweights (%d, %s)\n", plan.weights.size(), Bytes(total));
-  absl::StrAppendFormat(out, "  %4s %-6s %-14s %12s %12s  %-9s %s\n", "#", "format", "shape",
+  absl::StrAppendFormat(out, "  %4s %-7s %-14s %12s %12s  %-9s %s\n", "#", "format", "shape",
                         "bytes", "offset", "steps", "name");
   for (size_t i = 0; i < plan.weights.size(); ++i) {
     const WeightEntry& w = plan.weights[i];
-    absl::StrAppendFormat(out, "  %4d %-6s %-14s %12d %12s  %-9s %s\n", i,
+    absl::StrAppendFormat(out, "  %4d %-7s %-14s %12d %12s  %-9s %s\n", i,
                           WeightFormatName(w.format), Shape(w.shape), w.size_bytes, Hex(w.offset),
                           absl::StrJoin(a.weight_users[i], ","), w.name);
   }
