@@ -168,9 +168,8 @@ absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat
                                                        stored.size(), " bytes, expected ",
                                                        rows * row_bytes));
       }
-      for (size_t r = 0; r < rows; ++r) {
-        ops::Q4_0ToQ4_0x16(stored.data() + r * row_bytes, cols, dst + r * row_bytes);
-      }
+      // Rows are whole 512-weight groups, so the matrix regroups as one run of blocks.
+      ops::Q4_0ToQ4_0x16(stored.data(), rows * cols, dst);
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
     const size_t element = DTypeSize(spec->dtype);

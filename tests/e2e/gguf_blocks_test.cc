@@ -166,11 +166,7 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
     ASSERT_TRUE(raw.ok()) << raw.status();
     ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
     std::vector<uint8_t> expected(raw->size());
-    const size_t row_bytes = raw->size() / static_cast<size_t>(w.shape[0]);
-    for (int64_t r = 0; r < w.shape[0]; ++r) {
-      ops::Q4_0ToQ4_0x16(raw->data() + r * row_bytes, static_cast<size_t>(w.shape[1]),
-                         expected.data() + r * row_bytes);
-    }
+    ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
     EXPECT_EQ(0, std::memcmp(expected.data(), (*artifact)->weight_data(static_cast<int32_t>(i)),
                              expected.size()))
         << w.name;
@@ -300,11 +296,7 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
     std::vector<uint8_t> expected(raw->begin(), raw->end());
     if (regrouped) {
-      const size_t row_bytes = raw->size() / static_cast<size_t>(w.shape[0]);
-      for (int64_t r = 0; r < w.shape[0]; ++r) {
-        ops::Q4_0ToQ4_0x16(raw->data() + r * row_bytes, static_cast<size_t>(w.shape[1]),
-                           expected.data() + r * row_bytes);
-      }
+      ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
     }
     raw = absl::Span<const uint8_t>(expected);
     const uint8_t* ours = (*artifact)->weight_data(static_cast<int32_t>(i));
