@@ -1,0 +1,363 @@
+// LinearQ4_0x16Vnni, LinearRowsQ4_0x16Vnni and their scalar twins
+// (ops/linear_q4_0x16_vnni.h).
+//
+// Dispatch by hand, not Highway, as ops/matmul_q8_activations.cc: Highway
+// 1.0.3 (Debian 12) has no VNNI target that is on by default. The VNNI
+// functions carry their own target attribute and are only called when the
+// CPU reports AVX-512 F/BW/VL/DQ/VNNI.
+#include "ops/linear_q4_0x16_vnni.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "hwy/base.h"
+#include "ops/quantize.h"  // F16BitsToF32
+#include "ops/quantize_q4_0x16.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CORTIQ_VNNI_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
+#endif
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+constexpr size_t kGroup = kQ4_0x16BlockWeights;   // 512 columns
+constexpr size_t kGroupBlocks = kQ4_0x16Blocks;   // 16 Q4_0 blocks
+constexpr size_t kGroupDigitBytes = kGroup * 4;   // 2048
+constexpr int kDigits = 4;
+// The smallest block exponent: 2^(e - 29) stays a normal f32.
+constexpr int kMinExponent = -97;
+constexpr int kMantissaExponent = 29;  // |X| <= 2^30
+// Bytes ahead of the reads that the kernel prefetches (as the f32 kernel,
+// ops/linear_q4_0x16-inl.h kQ4_0x16PrefetchBytes).
+constexpr size_t kPrefetchBytes = 3072;
+
+// Sum of the 16 lanes in the fixed tree of the header (lane i + 8, + 4, + 2,
+// + 1).
+float ReduceTree16(const float* a) {
+  float s8[8], s4[4], s2[2];
+  for (int i = 0; i < 8; ++i) s8[i] = a[i] + a[i + 8];
+  for (int i = 0; i < 4; ++i) s4[i] = s8[i] + s8[i + 4];
+  for (int i = 0; i < 2; ++i) s2[i] = s4[i] + s4[i + 2];
+  return s2[0] + s2[1];
+}
+
+// One row by the digit arithmetic, scalar.
+float RowDigitsScalar(const uint8_t* row, size_t groups, const ActivationDigitsView& a) {
+  float acc[kGroupBlocks] = {};
+  for (size_t s = 0; s < groups; ++s) {
+    const uint8_t* g = row + s * kQ4_0x16BlockBytes;
+    const int8_t* digits = a.digits + s * kGroupDigitBytes;
+    for (size_t j = 0; j < kGroupBlocks; ++j) {
+      int32_t sum[kDigits];
+      for (int k = 0; k < kDigits; ++k) sum[k] = -8 * a.sums[s * 64 + 16 * k + j];
+      for (size_t z = 0; z < 4; ++z) {
+        for (size_t b = 0; b < 4; ++b) {
+          const uint8_t byte = g[32 + 64 * z + 4 * j + b];
+          for (int h = 0; h < 2; ++h) {
+            const int32_t q = h == 0 ? (byte & 15) : (byte >> 4);
+            const size_t v = 4 * h + z;
+            for (int k = 0; k < kDigits; ++k) {
+              sum[k] += q * digits[64 * (4 * v + k) + 4 * j + b];
+            }
+          }
+        }
+      }
+      float t = static_cast<float>(sum[3]);
+      for (int k = 2; k >= 0; --k) t = fmaf(t, 256.0f, static_cast<float>(sum[k]));
+      uint16_t d;
+      memcpy(&d, g + 2 * j, sizeof(d));
+      const float scale = F16BitsToF32(d) * a.scale[s * kGroupBlocks + j];
+      acc[j] = fmaf(t, scale, acc[j]);
+    }
+  }
+  return ReduceTree16(acc);
+}
+
+// A per-thread, 64-byte aligned scratch buffer of at least `bytes`.
+uint8_t* ThreadScratch(size_t bytes) {
+  struct Buffer {
+    uint8_t* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.size < bytes) {
+    free(buffer.data);
+    const size_t size = (bytes + 63) / 64 * 64;
+    buffer.data = static_cast<uint8_t*>(aligned_alloc(64, size));
+    HWY_ASSERT(buffer.data != nullptr);
+    buffer.size = size;
+  }
+  return buffer.data;
+}
+
+// The three arrays for `tokens` rows of `cols` activations, carved from `base`.
+ActivationDigitsView DigitsAt(uint8_t* base, size_t cols, size_t tokens, size_t t) {
+  uint8_t* digits = base;
+  uint8_t* sums = digits + tokens * ActivationDigitBytes(cols);
+  uint8_t* scale = sums + tokens * ActivationDigitSumBytes(cols);
+  return {reinterpret_cast<int8_t*>(digits + t * ActivationDigitBytes(cols)),
+          reinterpret_cast<int32_t*>(sums + t * ActivationDigitSumBytes(cols)),
+          reinterpret_cast<float*>(scale + t * ActivationDigitScaleBytes(cols))};
+}
+size_t DigitsBytes(size_t cols, size_t tokens) {
+  return tokens * (ActivationDigitBytes(cols) + ActivationDigitSumBytes(cols) +
+                   ActivationDigitScaleBytes(cols));
+}
+
+#if defined(__x86_64__)
+
+// ActivationDigitsScalar with AVX-512: lane j = block j of the group
+// throughout (the columns gathered 16 at a time), so the block maximum, the
+// exponent, the digits and their sums are lane-wise.
+CORTIQ_VNNI_TARGET void ActivationDigitsVnni(const float* x, size_t cols,
+                                             const ActivationDigitsView& out) {
+  const __m512i lane_columns = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(32));
+  const __m512i low_byte = _mm512_set1_epi32(0xFF);
+  alignas(64) float columns[32][16];  // [4 v + b][j]
+  for (size_t s = 0; s < cols / kGroup; ++s) {
+    const float* xs = x + s * kGroup;
+    __m512 max = _mm512_setzero_ps();
+    __m512 non_finite = _mm512_setzero_ps();  // NaN in lanes with inf or NaN
+    for (int i = 0; i < 32; ++i) {
+      const __m512 v = _mm512_i32gather_ps(lane_columns, xs + i, 4);
+      _mm512_store_ps(columns[i], v);
+      max = _mm512_max_ps(_mm512_abs_ps(v), max);
+      non_finite = _mm512_fmadd_ps(v, _mm512_setzero_ps(), non_finite);
+    }
+    // vgetexpps: floor(log2 |m|), exact for subnormals too; -inf for 0.
+    const __m512 e = _mm512_max_ps(_mm512_getexp_ps(max),
+                                   _mm512_set1_ps(static_cast<float>(kMinExponent)));
+    const __m512 shift = _mm512_sub_ps(_mm512_set1_ps(kMantissaExponent), e);
+    const __m512 scale = _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_sub_ps(e, _mm512_set1_ps(kMantissaExponent)));
+    _mm512_store_ps(out.scale + s * kGroupBlocks, _mm512_add_ps(scale, non_finite));
+    __m512i sums[kDigits];
+    for (int k = 0; k < kDigits; ++k) sums[k] = _mm512_setzero_si512();
+    int8_t* digits = out.digits + s * kGroupDigitBytes;
+    for (int v = 0; v < 8; ++v) {
+      __m512i packed[kDigits];
+      for (int b = 0; b < 4; ++b) {
+        // Exact scaling (a power of two), then round to nearest even.
+        __m512i X = _mm512_cvtps_epi32(_mm512_scalef_ps(_mm512_load_ps(columns[4 * v + b]), shift));
+        __m512i a[kDigits];
+        for (int k = 0; k < kDigits - 1; ++k) {
+          a[k] = _mm512_srai_epi32(_mm512_slli_epi32(X, 24), 24);
+          X = _mm512_srai_epi32(_mm512_sub_epi32(X, a[k]), 8);
+        }
+        a[kDigits - 1] = X;
+        for (int k = 0; k < kDigits; ++k) {
+          sums[k] = _mm512_add_epi32(sums[k], a[k]);
+          const __m512i byte = _mm512_slli_epi32(_mm512_and_si512(a[k], low_byte), 8 * b);
+          packed[k] = b == 0 ? byte : _mm512_or_si512(packed[k], byte);
+        }
+      }
+      for (int k = 0; k < kDigits; ++k) {
+        _mm512_store_si512(digits + 64 * (4 * v + k), packed[k]);
+      }
+    }
+    for (int k = 0; k < kDigits; ++k) {
+      _mm512_store_si512(out.sums + s * 64 + 16 * k, sums[k]);
+    }
+  }
+}
+
+// 16 lanes summed in the fixed tree of ReduceTree16.
+CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+// One row by the digit arithmetic: per group, 8 accumulators (4 digits x 2
+// nibble halves, so that each chain is 4 vpdpbusd long and the latency is
+// hidden), the offset -8 sum a_k starting the low halves.
+CORTIQ_VNNI_TARGET float RowVnni(const uint8_t* row, size_t groups, const ActivationDigitsView& a) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m512 acc = _mm512_setzero_ps();
+  for (size_t s = 0; s < groups; ++s) {
+    const uint8_t* g = row + s * kQ4_0x16BlockBytes;
+    for (size_t line = 0; line < kQ4_0x16BlockBytes + 64; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(g) + line + kPrefetchBytes, _MM_HINT_T0);
+    }
+    const int8_t* digits = a.digits + s * kGroupDigitBytes;
+    __m512i low[kDigits], high[kDigits];
+    for (int k = 0; k < kDigits; ++k) {
+      low[k] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                _mm512_slli_epi32(_mm512_load_si512(a.sums + s * 64 + 16 * k), 3));
+      high[k] = _mm512_setzero_si512();
+    }
+    for (int z = 0; z < 4; ++z) {
+      const __m512i q = _mm512_loadu_si512(g + 32 + 64 * z);
+      const __m512i q_low = _mm512_and_si512(q, nibble);
+      const __m512i q_high = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+      for (int k = 0; k < kDigits; ++k) {
+        low[k] = _mm512_dpbusd_epi32(low[k], q_low,
+                                     _mm512_load_si512(digits + 64 * (4 * z + k)));
+        high[k] = _mm512_dpbusd_epi32(high[k], q_high,
+                                      _mm512_load_si512(digits + 64 * (4 * (4 + z) + k)));
+      }
+    }
+    __m512 t = _mm512_cvtepi32_ps(_mm512_add_epi32(low[3], high[3]));
+    for (int k = 2; k >= 0; --k) {
+      t = _mm512_fmadd_ps(t, _mm512_set1_ps(256.0f),
+                          _mm512_cvtepi32_ps(_mm512_add_epi32(low[k], high[k])));
+    }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    const __m512 scale = _mm512_mul_ps(d, _mm512_load_ps(a.scale + s * kGroupBlocks));
+    acc = _mm512_fmadd_ps(t, scale, acc);
+  }
+  return ReduceTree16Vnni(acc);
+}
+
+bool CpuHasVnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+#else
+bool CpuHasVnni() { return false; }
+#endif
+
+std::atomic<int> g_fastest_allowed{static_cast<int>(Q4_0x16LinearPath::kVnni)};
+
+bool VnniAvailable() {
+  static const bool available = CpuHasVnni();
+  return available;
+}
+
+}  // namespace
+
+void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsView& out) {
+  HWY_DASSERT(cols % kGroup == 0);
+  for (size_t s = 0; s < cols / kGroup; ++s) {
+    for (size_t j = 0; j < kGroupBlocks; ++j) {
+      const float* xb = x + s * kGroup + 32 * j;
+      float max = 0.0f;
+      bool finite = true;
+      for (size_t c = 0; c < 32; ++c) {
+        finite = finite && isfinite(xb[c]);
+        max = std::max(max, fabsf(xb[c]));
+      }
+      const int e = std::max(max > 0.0f && finite ? ilogbf(max) : kMinExponent, kMinExponent);
+      out.scale[s * kGroupBlocks + j] =
+          finite ? ldexpf(1.0f, e - kMantissaExponent) : NAN;
+      int32_t sums[kDigits] = {};
+      for (size_t c = 0; c < 32; ++c) {
+        // Exact scaling, round to nearest even (the default mode, as vcvtps2dq).
+        int32_t X = finite ? static_cast<int32_t>(nearbyintf(ldexpf(xb[c], kMantissaExponent - e)))
+                           : 0;
+        const size_t v = c / 4, b = c % 4;
+        for (int k = 0; k < kDigits; ++k) {
+          int32_t a = X;
+          if (k < kDigits - 1) {
+            a = static_cast<int8_t>(static_cast<uint8_t>(X & 0xFF));
+            X = (X - a) / 256;  // exact: X - a is a multiple of 256
+          }
+          sums[k] += a;
+          out.digits[s * kGroupDigitBytes + 64 * (4 * v + k) + 4 * j + b] = static_cast<int8_t>(a);
+        }
+      }
+      for (int k = 0; k < kDigits; ++k) out.sums[s * 64 + 16 * k + j] = sums[k];
+    }
+  }
+}
+
+Q4_0x16LinearPath DispatchedQ4_0x16LinearPath() {
+  const Q4_0x16LinearPath best =
+      VnniAvailable() ? Q4_0x16LinearPath::kVnni : Q4_0x16LinearPath::kFloat;
+  return static_cast<Q4_0x16LinearPath>(
+      std::max(static_cast<int>(best), g_fastest_allowed.load(std::memory_order_relaxed)));
+}
+
+const char* Q4_0x16LinearPathName(Q4_0x16LinearPath path) {
+  switch (path) {
+    case Q4_0x16LinearPath::kVnni:
+      return "AVX-512 VNNI (exact integer digits)";
+    case Q4_0x16LinearPath::kFloat:
+      return "f32 FMA";
+  }
+  return "?";
+}
+
+void LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath fastest) {
+  g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
+}
+
+void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsQ4_0x16Vnni(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+}
+
+void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kGroup == 0);
+  (void)rows;
+#if defined(__x86_64__)
+  HWY_ASSERT(VnniAvailable());
+  if (row_begin == row_end || batch == 0) return;
+  uint8_t* scratch = ThreadScratch(DigitsBytes(cols, batch));
+  for (size_t t = 0; t < batch; ++t) {
+    ActivationDigitsVnni(x + t * x_stride, cols, DigitsAt(scratch, cols, batch, t));
+  }
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  const size_t groups = cols / kGroup;
+  const size_t row_bytes = groups * kQ4_0x16BlockBytes;
+  if (batch == 1) {
+    const ActivationDigitsView a = DigitsAt(scratch, cols, 1, 0);
+    for (size_t r = row_begin; r < row_end; ++r) y[r] = RowVnni(base + r * row_bytes, groups, a);
+    return;
+  }
+  // Blocks of 16 rows for every token: the block's weights stay in cache
+  // across the tokens.
+  constexpr size_t kRowsPerBlock = 16;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowsPerBlock) {
+    const size_t r1 = std::min(row_end, r0 + kRowsPerBlock);
+    for (size_t t = 0; t < batch; ++t) {
+      const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
+      for (size_t r = r0; r < r1; ++r) {
+        y[t * y_stride + r] = RowVnni(base + r * row_bytes, groups, a);
+      }
+    }
+  }
+#else
+  (void)w, (void)x, (void)x_stride, (void)y, (void)y_stride, (void)batch, (void)row_begin,
+      (void)row_end;
+  HWY_ABORT("LinearRowsQ4_0x16Vnni: no AVX-512 VNNI on this build");
+#endif
+}
+
+void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kGroup == 0);
+  (void)rows;
+  if (row_begin == row_end) return;
+  uint8_t* scratch = ThreadScratch(DigitsBytes(cols, 1));
+  const ActivationDigitsView a = DigitsAt(scratch, cols, 1, 0);
+  ActivationDigitsScalar(x, cols, a);
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  const size_t groups = cols / kGroup;
+  for (size_t r = row_begin; r < row_end; ++r) {
+    y[r] = RowDigitsScalar(base + r * groups * kQ4_0x16BlockBytes, groups, a);
+  }
+}
+
+}  // namespace ops
+}  // namespace cortiq

@@ -1,0 +1,119 @@
+// The decode product of Q4_0x16 weights (ops/quantize_q4_0x16.h) in exact
+// integer arithmetic with AVX-512 VNNI: what LinearQ4_0x16 and
+// LinearRowsQ4_0x16 (ops/linear.h, ops/linear_rows.h) run on CPUs that have
+// it.
+//
+// Why: the f32 kernel spends three vector instructions on every 16 weights
+// (shift, table lookup, FMA), and on Intel cores without a second 512-bit FMA
+// port that made Q4_0 decode compute-bound even from DRAM (session 27:
+// Emerald Rapids VM, ~11 GB/s per thread from cache against ~12 GB/s of read
+// bandwidth per thread). vpdpbusd multiplies 64 unsigned bytes by 64 signed
+// bytes and adds each group of 4 products into a 32-bit lane: four of them
+// (one per activation digit, below) cost what one FMA did and cover 64
+// weights instead of 16.
+//
+// Activation digits. The activations of each 32-weight block (one Q4_0
+// block's columns) are written in block fixed point with 32-bit mantissas:
+// with e = floor(log2(max_c |x_c|)) over the block (e >= -97, so the scale
+// below is a normal f32),
+//
+//   X_c = round_to_nearest_even(x_c * 2^(29 - e)),  |X_c| <= 2^30,
+//
+// and each X_c is split into four signed base-256 digits
+// X_c = a0 + 2^8 a1 + 2^16 a2 + 2^24 a3 (a0..a2 in [-128, 127], a3 in
+// [-64, 64]). X_c * 2^(e - 29) equals x_c exactly when |x_c| >=
+// 2^(e - 6) (its 24-bit mantissa fits), and is within 2^(e - 30) <= 2^-30 *
+// max |x| of it otherwise: 64 times finer than one f32 rounding of the
+// block's largest product, which the f32 kernel also commits.
+//
+// Products. For each block, four 32-bit sums S_k = sum_c (q_c - 8) a_kc
+// (q_c the nibble) are exact (|S_k| < 2^17: 32 products of at most 15 * 128
+// plus the offset term -8 sum_c a_kc, which starts the accumulator). Then,
+// in f32, t = ((S_3 * 256 + S_2) * 256 + S_1) * 256 + S_0 (three FMAs; S_k
+// convert exactly), and the block adds t * (d * 2^(e - 29)) to its lane of
+// the row's accumulator (d the f16 scale; d * 2^(e - 29) is exact unless it
+// underflows); the 16 lanes are summed at the end in a fixed tree (lanes
+// i + 8, then + 4, + 2, + 1). Error: |y - exact| <= 2^-30 * sum_c |w_c| *
+// max_block |x| + k * 2^-24 * sum_c |w_c x_c| with k ~ cols / 512 + 3 + 4:
+// below the f32 kernel's bound for any activations whose block maxima are
+// within 2^6 of the typical |x_c|, and with no subnormal arithmetic at all.
+// Non-finite activations make the block's scale NaN, so the row's result is
+// NaN (where the f32 kernel gives NaN or +-inf).
+//
+// Every implementation gives the same bits: the VNNI kernel and the portable
+// one below (its scalar reference) do the same integer sums, which are
+// exact, and the same f32 operations in the same order.
+#ifndef CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_
+#define CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace cortiq {
+namespace ops {
+
+// Activation digits of `cols` (a multiple of 512) activations, in the order
+// the kernel reads them (vpdpbusd lane j = Q4_0 block j of a 512-weight
+// group, 4 bytes per lane = 4 consecutive columns). For group s:
+//   digits[2048 s + 64 (4 v + k) + 4 j + b] = a_k of column
+//       512 s + 32 j + 4 v + b          (v < 8, k < 4, j < 16, b < 4),
+//   sums[64 s + 16 k + j] = sum over block j's 32 columns of a_k,
+//   scale[16 s + j] = 2^(e_j - 29) (NaN if the block has a non-finite x).
+// (v = 4 h + z reads nibble half h of the 64-byte part z of the weights.)
+struct ActivationDigitsView {
+  int8_t* digits;  // [cols * 4], 64-byte aligned
+  int32_t* sums;   // [cols / 32 * 4], 64-byte aligned
+  float* scale;    // [cols / 32], 64-byte aligned
+};
+
+// Bytes of the three arrays of ActivationDigitsView for `cols` activations.
+constexpr size_t ActivationDigitBytes(size_t cols) { return cols * 4; }
+constexpr size_t ActivationDigitSumBytes(size_t cols) { return cols / 32 * 4 * 4; }
+constexpr size_t ActivationDigitScaleBytes(size_t cols) { return cols / 32 * 4; }
+
+// Writes the digits of x[0, cols) (see the file comment). Plain C++; every
+// implementation writes the same bytes for finite x. cols % 512 == 0.
+void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsView& out);
+
+// The implementations of the Q4_0x16 decode product, fastest first.
+enum class Q4_0x16LinearPath {
+  kVnni,   // AVX-512 VNNI, exact integer digits (this file)
+  kFloat,  // the Highway f32 kernel (ops/linear_q4_0x16-inl.h)
+};
+
+// The path LinearQ4_0x16 / LinearRowsQ4_0x16 take: kVnni where the CPU has
+// AVX-512 F/BW/VL/DQ/VNNI, unless limited by LimitQ4_0x16LinearPathForTest.
+Q4_0x16LinearPath DispatchedQ4_0x16LinearPath();
+
+// "AVX-512 VNNI (exact integer digits)" or "f32 FMA".
+const char* Q4_0x16LinearPathName(Q4_0x16LinearPath path);
+
+// Tests: take no faster path than `fastest` (kVnni: no limit).
+void LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath fastest);
+
+// y[r] = sum_c w_rc x_c for r in [row_begin, row_end), w Q4_0x16 rows of
+// cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
+// 512, by the digit arithmetic of the file comment. Requires the CPU to have
+// AVX-512 VNNI (DispatchedQ4_0x16LinearPath() == kVnni); each row's result is
+// independent of the range. Scratch: a per-thread buffer of ~4 bytes per
+// column. Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
+void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+
+// As LinearQ4_0x16Vnni for `batch` tokens (x [batch, cols] with stride
+// x_stride, y [batch, rows] with stride y_stride): each token's digits
+// computed once, then blocks of 16 rows for every token. Each output has the
+// bits of LinearQ4_0x16Vnni on its row.
+void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+
+// LinearQ4_0x16Vnni in plain C++, scalar: the same integer sums and f32
+// operations in the same order, hence the same bits on any CPU.
+void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end);
+
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_

@@ -1,0 +1,354 @@
+// Tests the exact integer decode product of Q4_0x16 weights
+// (ops/linear_q4_0x16_vnni.h): the activation digits against their
+// definition, the scalar implementation against the double reference
+// (LinearQ4_0x16Reference) within the header's bound, and the VNNI kernel
+// (where the CPU has it) against the scalar one bit for bit, alone, in row
+// ranges, batched (LinearRows) and as the dispatched LinearQ4_0x16.
+
+#include "ops/linear_q4_0x16_vnni.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "hwy/aligned_allocator.h"
+#include "ops/linear.h"
+#include "ops/linear_rows.h"
+#include "ops/quantize.h"
+#include "ops/quantize_q4_0x16.h"
+#include "ops/reference.h"
+#include "tests/ops/test_util.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+// Owns the three arrays of an ActivationDigitsView.
+struct Digits {
+  explicit Digits(size_t cols)
+      : digits(hwy::AllocateAligned<int8_t>(ActivationDigitBytes(cols))),
+        sums(hwy::AllocateAligned<int32_t>(ActivationDigitSumBytes(cols) / 4)),
+        scale(hwy::AllocateAligned<float>(ActivationDigitScaleBytes(cols) / 4)) {}
+  ActivationDigitsView view() const { return {digits.get(), sums.get(), scale.get()}; }
+  hwy::AlignedFreeUniquePtr<int8_t[]> digits;
+  hwy::AlignedFreeUniquePtr<int32_t[]> sums;
+  hwy::AlignedFreeUniquePtr<float[]> scale;
+};
+
+// Activations with the features that stress block fixed point: blocks whose
+// values span many binades (outliers x 300, tiny values x 1e-4), zero blocks,
+// subnormal-only blocks, single-value blocks, huge values.
+std::vector<float> HardActivations(size_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) {
+    float v = u(rng);
+    if (rng() % 50 == 0) v *= 300.0f;
+    if (rng() % 7 == 0) v *= 1e-4f;
+    x[c] = v;
+  }
+  for (size_t block = 0; block * 32 < cols; ++block) {
+    float* b = &x[block * 32];
+    switch (block % 11) {
+      case 3:  // zero block
+        for (int i = 0; i < 32; ++i) b[i] = 0.0f;
+        break;
+      case 5:  // subnormals only
+        for (int i = 0; i < 32; ++i) b[i] = ldexpf(u(rng), -130);
+        break;
+      case 7:  // one value
+        for (int i = 0; i < 32; ++i) b[i] = i == 9 ? -2.5e-3f : 0.0f;
+        break;
+      case 9:  // huge values
+        for (int i = 0; i < 32; ++i) b[i] = u(rng) * 1e30f;
+        break;
+      case 10:  // exact powers of two and ties at the rounding point
+        for (int i = 0; i < 32; ++i) b[i] = ldexpf(i % 2 ? 1.0f : -1.0f, -(i % 24));
+        break;
+    }
+  }
+  return x;
+}
+
+int BlockExponent(const float* b) {
+  float max = 0.0f;
+  for (int i = 0; i < 32; ++i) max = fmaxf(max, fabsf(b[i]));
+  return max > 0.0f ? std::max(ilogbf(max), -97) : -97;
+}
+
+// Each column's four digits, read back by the layout formula of the header,
+// reassemble X with X * scale within 2^(e - 30) of x (equal when |x| >=
+// 2^(e - 6)); digit ranges and the per-block digit sums as documented.
+TEST(ActivationDigitsTest, DigitsReassembleTheActivations) {
+  for (size_t cols : {size_t{512}, size_t{1536}, size_t{6144}}) {
+    const std::vector<float> x = HardActivations(cols, static_cast<uint32_t>(cols));
+    Digits d(cols);
+    ActivationDigitsScalar(x.data(), cols, d.view());
+    for (size_t s = 0; s < cols / 512; ++s) {
+      for (size_t j = 0; j < 16; ++j) {
+        const float* xb = &x[512 * s + 32 * j];
+        const int e = BlockExponent(xb);
+        ASSERT_EQ(d.scale[16 * s + j], ldexpf(1.0f, e - 29)) << "group " << s << " block " << j;
+        int64_t sums[4] = {};
+        for (size_t v = 0; v < 8; ++v) {
+          for (size_t b = 0; b < 4; ++b) {
+            const size_t c = 4 * v + b;
+            int64_t X = 0;
+            for (int k = 3; k >= 0; --k) {
+              const int a = d.digits[2048 * s + 64 * (4 * v + k) + 4 * j + b];
+              if (k == 3) {
+                EXPECT_LE(abs(a), 64);
+              }
+              sums[k] += a;
+              X = X * 256 + a;
+            }
+            EXPECT_LE(llabs(X), int64_t{1} << 30);
+            const double value = static_cast<double>(X) * ldexp(1.0, e - 29);
+            const double error = fabs(value - static_cast<double>(xb[c]));
+            EXPECT_LE(error, ldexp(1.0, e - 30)) << "column " << 512 * s + 32 * j + c;
+            if (fabsf(xb[c]) >= ldexpf(1.0f, e - 6)) {
+              EXPECT_EQ(value, static_cast<double>(xb[c])) << "column " << 512 * s + 32 * j + c;
+            }
+          }
+        }
+        for (int k = 0; k < 4; ++k) EXPECT_EQ(sums[k], d.sums[64 * s + 16 * k + j]);
+      }
+    }
+  }
+}
+
+TEST(ActivationDigitsTest, NonFiniteActivationsMakeTheBlockScaleNaN) {
+  std::vector<float> x(512, 0.5f);
+  x[40] = std::numeric_limits<float>::infinity();    // block 1
+  x[300] = std::numeric_limits<float>::quiet_NaN();  // block 9
+  Digits d(512);
+  ActivationDigitsScalar(x.data(), 512, d.view());
+  for (size_t j = 0; j < 16; ++j) {
+    EXPECT_EQ(isnan(d.scale[j]), j == 1 || j == 9) << "block " << j;
+  }
+}
+
+// A Q4_0x16 matrix: quantized random values (blocks of differing scale) or
+// raw random bytes with finite f16 scales.
+std::vector<uint8_t> MakeMatrix(size_t rows, size_t cols, bool raw, uint32_t seed) {
+  std::vector<uint8_t> w(rows * cols / kQ4_0x16BlockWeights * kQ4_0x16BlockBytes);
+  std::mt19937 rng(seed);
+  if (raw) {
+    for (uint8_t& byte : w) byte = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> mag(-12.0f, 4.0f);
+    for (size_t g = 0; g < w.size(); g += kQ4_0x16BlockBytes) {
+      for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
+        const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 2 ? 1.0f : -1.0f));
+        memcpy(&w[g + 2 * j], &h, 2);
+      }
+    }
+  } else {
+    std::vector<float> values = test::RandomFloats(rows * cols, -1.0f, 1.0f, seed);
+    for (size_t i = 0; i < values.size(); i += 32) {
+      const float s = ldexpf(1.0f, static_cast<int>(rng() % 9) - 6);
+      for (size_t k = i; k < i + 32; ++k) values[k] *= s;
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      QuantizeRowQ4_0x16(&values[r * cols], cols,
+                         &w[r * cols / kQ4_0x16BlockWeights * kQ4_0x16BlockBytes]);
+    }
+  }
+  return w;
+}
+
+// The header's bound: 2^-30 sum_c |w_c| max_block |x| + k 2^-24 sum_c |w_c
+// x_c|, k = cols / 512 + 3 + 4 (+ 8 for the reference's own rounding and
+// slack).
+double DigitsBound(const float* w_row, const float* x, size_t cols) {
+  double weight_term = 0.0, product_term = 0.0;
+  for (size_t block = 0; block < cols / 32; ++block) {
+    double max = 0.0;
+    for (size_t c = 32 * block; c < 32 * block + 32; ++c) max = fmax(max, fabs(x[c]));
+    for (size_t c = 32 * block; c < 32 * block + 32; ++c) {
+      weight_term += fabs(w_row[c]) * max;
+      product_term += fabs(static_cast<double>(w_row[c]) * x[c]);
+    }
+  }
+  const double k = static_cast<double>(cols / 512) + 15.0;
+  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+}
+
+TEST(LinearQ4_0x16DigitsTest, ScalarMatchesTheDoubleReference) {
+  uint32_t seed = 1;
+  for (size_t cols : {size_t{512}, size_t{1536}, size_t{3072}, size_t{10240}}) {
+    for (size_t rows : {size_t{1}, size_t{5}, size_t{16}}) {
+      for (bool raw : {false, true}) {
+        const std::vector<uint8_t> w = MakeMatrix(rows, cols, raw, seed++);
+        std::vector<float> dequantized(rows * cols);
+        DequantizeRowQ4_0x16(w.data(), rows * cols, dequantized.data());
+        for (bool hard : {false, true}) {
+          const std::vector<float> x =
+              hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
+          std::vector<float> expected(rows), y(rows, test::Sentinel());
+          LinearQ4_0x16Reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+          LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+          for (size_t r = 0; r < rows; ++r) {
+            EXPECT_NEAR(y[r], expected[r], DigitsBound(&dequantized[r * cols], x.data(), cols))
+                << "cols " << cols << " rows " << rows << " raw " << raw << " hard " << hard
+                << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Small integer activations and d = 1/2: every digit sum and f32 step is
+// exact, so the result equals the double reference exactly.
+TEST(LinearQ4_0x16DigitsTest, SmallIntegersAreExact) {
+  const size_t rows = 7, cols = 1024;
+  std::vector<uint8_t> w = MakeMatrix(rows, cols, true, 77);
+  for (size_t g = 0; g < w.size(); g += kQ4_0x16BlockBytes) {
+    for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
+      const uint16_t half = 0x3800;
+      memcpy(&w[g + 2 * j], &half, 2);
+    }
+  }
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) x[c] = static_cast<float>(static_cast<int>((c * 7) % 5) - 2);
+  std::vector<float> expected(rows), y(rows), dispatched(rows);
+  LinearQ4_0x16Reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[r], y[r]) << "row " << r;
+    EXPECT_EQ(expected[r], dispatched[r]) << "row " << r;
+  }
+}
+
+TEST(LinearQ4_0x16DigitsTest, NonFiniteActivationsGiveNaN) {
+  const size_t rows = 3, cols = 1024;
+  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 5);
+  std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 6);
+  x[700] = -std::numeric_limits<float>::infinity();
+  std::vector<float> y(rows), dispatched(rows);
+  LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(isnan(y[r])) << "row " << r;
+    // The f32 path gives +-inf or NaN here; both paths give a non-finite value.
+    EXPECT_FALSE(isfinite(dispatched[r])) << "row " << r;
+  }
+}
+
+bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+
+class LinearQ4_0x16VnniTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (DispatchedQ4_0x16LinearPath() != Q4_0x16LinearPath::kVnni) {
+      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernel is tested by "
+                      "ops_kernels_q4_0x16_test";
+    }
+  }
+};
+
+// The VNNI kernel, the dispatched LinearQ4_0x16 and every row range give the
+// scalar implementation's bits.
+TEST_F(LinearQ4_0x16VnniTest, MatchesTheScalarBits) {
+  EXPECT_STREQ("AVX-512 VNNI (exact integer digits)",
+               Q4_0x16LinearPathName(DispatchedQ4_0x16LinearPath()));
+  uint32_t seed = 100;
+  for (size_t cols : {size_t{512}, size_t{1536}, size_t{6144}, size_t{12288}}) {
+    const size_t rows = 13;
+    for (bool raw : {false, true}) {
+      const std::vector<uint8_t> w = MakeMatrix(rows, cols, raw, seed++);
+      for (bool hard : {false, true}) {
+        const std::vector<float> x =
+            hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
+        std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
+        LinearQ4_0x16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+        LinearQ4_0x16Vnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+        LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < rows; ++r) {
+          EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
+              << "cols " << cols << " row " << r << ": " << scalar[r] << " vs " << vnni[r];
+          EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+        }
+        for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+          for (size_t re : {rb, rb + 1, size_t{13}}) {
+            std::vector<float> y(rows, test::Sentinel());
+            LinearQ4_0x16Vnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
+            for (size_t r = 0; r < rows; ++r) {
+              if (r < rb || r >= re) {
+                EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range was written";
+              } else {
+                EXPECT_TRUE(SameBits(scalar[r], y[r])) << "range row " << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// LinearRowsQ4_0x16 (dispatched and VNNI) gives every token LinearQ4_0x16's
+// bits on its row, with strides, and writes nothing else.
+TEST_F(LinearQ4_0x16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
+  const size_t rows = 37, cols = 1536, rb = 3, re = 36;
+  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 9);
+  for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
+    const size_t x_stride = cols + 16, y_stride = rows + 2;
+    std::vector<float> x(batch * x_stride, test::Sentinel());
+    for (size_t t = 0; t < batch; ++t) {
+      const std::vector<float> v = HardActivations(cols, static_cast<uint32_t>(20 + t));
+      memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
+    }
+    for (int variant = 0; variant < 2; ++variant) {
+      std::vector<float> y(batch * y_stride, test::Sentinel());
+      if (variant == 0) {
+        LinearRowsQ4_0x16(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb,
+                          re);
+      } else {
+        LinearRowsQ4_0x16Vnni(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols,
+                              rb, re);
+      }
+      for (size_t t = 0; t < batch; ++t) {
+        std::vector<float> alone(rows, test::Sentinel());
+        LinearQ4_0x16(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
+        for (size_t r = 0; r < y_stride; ++r) {
+          const float got = y[t * y_stride + r];
+          if (r < rb || r >= re) {
+            EXPECT_TRUE(isnan(got)) << "batch " << batch << " token " << t << " row " << r;
+          } else {
+            EXPECT_TRUE(SameBits(alone[r], got))
+                << "batch " << batch << " variant " << variant << " token " << t << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Limited to the f32 path, LinearQ4_0x16 runs the Highway kernel (which is
+// not the digit arithmetic: its bits differ on hard activations).
+TEST_F(LinearQ4_0x16VnniTest, TheTestLimitSelectsTheFloatKernel) {
+  const size_t rows = 16, cols = 1536;
+  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 11);
+  const std::vector<float> x = HardActivations(cols, 12);
+  std::vector<float> digits(rows), f32(rows);
+  LinearQ4_0x16(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+  LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath::kFloat);
+  EXPECT_EQ(Q4_0x16LinearPath::kFloat, DispatchedQ4_0x16LinearPath());
+  LinearQ4_0x16(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+  LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath::kVnni);
+  size_t differ = 0;
+  for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
+  EXPECT_GT(differ, 0u);
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace cortiq
