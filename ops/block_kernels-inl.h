@@ -21,6 +21,7 @@
 #include "ops/kquant_block-inl.h"
 #include "ops/linear-inl.h"
 #include "ops/linear_q4_0x16-inl.h"
+#include "ops/linear_q8_0x16-inl.h"
 #include "ops/linear_quant-inl.h"
 #include "ops/linear_superblock-inl.h"
 #include "ops/matmul-inl.h"
@@ -31,7 +32,7 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
-// ops/linear.h for Format's rows (Q4_0x16: LinearQ4_0x16Rows; other 32-weight
+// ops/linear.h for Format's rows (Q4_0x16 / Q8_0x16: their own row kernels; other 32-weight
 // blocks: LinearQuantRows; super-blocks: LinearSuperBlockRows).
 template <class Format>
 HWY_INLINE void LinearBlockRows(Format tag, const void* w, const float* x,
@@ -39,6 +40,8 @@ HWY_INLINE void LinearBlockRows(Format tag, const void* w, const float* x,
                                 size_t row_begin, size_t row_end) {
   if constexpr (std::is_same_v<Format, Q4_0x16Format>) {
     LinearQ4_0x16Rows(w, x, y, rows, cols, row_begin, row_end);
+  } else if constexpr (std::is_same_v<Format, Q8_0x16Format>) {
+    LinearQ8_0x16Rows(w, x, y, rows, cols, row_begin, row_end);
   } else if constexpr (Format::kBlockWeights == kQuantBlockSize) {
     LinearQuantRows(tag, w, x, y, rows, cols, row_begin, row_end);
   } else {

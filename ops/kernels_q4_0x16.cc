@@ -2,13 +2,13 @@
 // (ops/linear.h, ops/matmul.h, ops/gather.h, ops/linear_rows.h): the kernels
 // of Q4_0x16 weights (ops/quantize_q4_0x16.h), compiled for every Highway
 // target, and their dispatch (Linear and LinearRows to
-// ops/linear_q4_0x16_vnni.h where the CPU has AVX-512 VNNI).
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI).
 
 #include <stddef.h>
 
 #include "ops/gather.h"
 #include "ops/linear.h"
-#include "ops/linear_q4_0x16_vnni.h"
+#include "ops/linear_vnni.h"
 #include "ops/linear_rows.h"
 #include "ops/matmul.h"
 
@@ -45,14 +45,14 @@ namespace cortiq {
 namespace ops {
 
 // Linear and LinearRows take the exact integer path of
-// ops/linear_q4_0x16_vnni.h where the CPU has AVX-512 VNNI (both the same, so
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI (both the same, so
 // LinearRows keeps Linear's bits); MatMul, the prompt's product, stays f32.
 HWY_EXPORT(LinearQ4_0x16);
 HWY_EXPORT(MatMulQ4_0x16);
 HWY_EXPORT(GatherRowQ4_0x16);
 void LinearQ4_0x16(const void* w, const float* x, float* y, size_t rows, size_t cols,
                    size_t row_begin, size_t row_end) {
-  if (DispatchedQ4_0x16LinearPath() == Q4_0x16LinearPath::kVnni) {
+  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
     return LinearQ4_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
   }
   HWY_DYNAMIC_DISPATCH(LinearQ4_0x16)(w, x, y, rows, cols, row_begin, row_end);
@@ -72,7 +72,7 @@ HWY_EXPORT(LinearRowsQ4_0x16);
 void LinearRowsQ4_0x16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end) {
-  if (DispatchedQ4_0x16LinearPath() == Q4_0x16LinearPath::kVnni) {
+  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
     return LinearRowsQ4_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
                                  row_end);
   }

@@ -84,11 +84,23 @@ void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
 // are one sequential stream. Error: |y - exact| <= k * 2^-24 * sum_c |w_rc
 // x_c| with k ~ cols / 512 + 12 + log2 N + 4. Where the CPU has AVX-512
 // VNNI the product is instead computed in exact integer arithmetic on 32-bit
-// block fixed-point activations (ops/linear_q4_0x16_vnni.h, with its error
+// block fixed-point activations (ops/linear_vnni.h, with its error
 // bound; ~1.5x the f32 kernel's throughput). Each row's result is
 // independent of [row_begin, row_end). Scalar reference:
 // LinearQ4_0x16Reference.
 void LinearQ4_0x16(const void* w, const float* x, float* y, size_t rows,
+                   size_t cols, size_t row_begin, size_t row_end);
+
+// As LinearQ8_0 with Q8_0x16 weights (ops/quantize_q8_0x16.h: Q8_0 blocks
+// regrouped 16 at a time, 544 bytes per 512 weights; cols a multiple of 512,
+// debug-asserted), as LinearQ4_0x16 does for Q4_0: x permuted once per call
+// so that a lane holds one block, per row and lane the 32 products summed in
+// four chains of 8 f32 FMAs (quants widened exactly), times the block's scale
+// into the lane's accumulator; with AVX-512 VNNI the exact integer path of
+// ops/linear_vnni.h instead. Error: as LinearQ4_0x16. Each row's result is
+// independent of [row_begin, row_end). Scalar reference:
+// LinearQ8_0x16Reference.
+void LinearQ8_0x16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);
 
 // As LinearBF16 with IEEE binary16 weights (row-major [rows, cols], any

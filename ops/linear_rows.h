@@ -87,9 +87,16 @@ void LinearRowsQ4_0(const void* w, const float* x, size_t x_stride, float* y,
 // As LinearRowsQ4_0 with Q4_0x16 weights (ops/quantize_q4_0x16.h; cols a
 // multiple of 512): each token's activations permuted once, then blocks of 16
 // rows for every token (on the path LinearQ4_0x16 takes: with AVX-512 VNNI,
-// ops/linear_q4_0x16_vnni.h). Each output has the bits of LinearQ4_0x16 on
+// ops/linear_vnni.h). Each output has the bits of LinearQ4_0x16 on
 // its row. Scalar reference: MatMulQ4_0x16Reference.
 void LinearRowsQ4_0x16(const void* w, const float* x, size_t x_stride, float* y,
+                       size_t y_stride, size_t batch, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+
+// As LinearRowsQ4_0x16 with Q8_0x16 weights (ops/quantize_q8_0x16.h). Each
+// output has the bits of LinearQ8_0x16 on its row. Scalar reference:
+// MatMulQ8_0x16Reference.
+void LinearRowsQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 

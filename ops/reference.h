@@ -85,6 +85,7 @@ void MatMulBF16ActivationsReference(const uint16_t* w, const float* x, size_t x_
                                   float* y);
 CORTIQ_DECLARE_FORMAT_REFERENCES(F16, hwy::float16_t)
 CORTIQ_DECLARE_FORMAT_REFERENCES(Q4_0x16, void)
+CORTIQ_DECLARE_FORMAT_REFERENCES(Q8_0x16, void)
 CORTIQ_DECLARE_FORMAT_REFERENCES(Q4_1, void)
 CORTIQ_DECLARE_FORMAT_REFERENCES(Q5_0, void)
 CORTIQ_DECLARE_FORMAT_REFERENCES(Q5_1, void)

@@ -32,6 +32,10 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       the decode kernel multiplies with one scale FMA per 16 blocks instead of one
       per block and without widening bytes (the same weights, no requantization). A
       q4_0x16 named by `weights` / `tables` on other rows falls back to q4_0.
+    - with `q8_0x16` (the default), likewise q8_0 becomes q8_0x16
+      (ops/quantize_q8_0x16.h: 64 bytes hold 4 quants of each of 16 blocks, so the
+      decode applies one scale per 16 blocks and, with AVX-512 VNNI, sums each
+      block's products in one 32-bit lane; ops/linear_vnni.h).
     - `mix` (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) picks each matrix's format as
       llama-quantize does for that type without an importance matrix
       (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp): the tables Q6_K,
@@ -63,7 +67,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
     Option<"mix", "mix", "std::string", /*default=*/"\"\"",
            "llama-quantize's per-tensor mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) instead of weights; tables still override its tables">,
     Option<"q4_0x16", "q4_0x16", "bool", /*default=*/"true",
-           "store q4_0 matrices whose rows are whole 512-weight groups as q4_0x16 (the same blocks regrouped)">
+           "store q4_0 matrices whose rows are whole 512-weight groups as q4_0x16 (the same blocks regrouped)">,
+    Option<"q8_0x16", "q8_0x16", "bool", /*default=*/"true",
+           "store q8_0 matrices whose rows are whole 512-weight groups as q8_0x16 (the same blocks regrouped)">
   ];
   let constructor = "::cortiq::createAssignStorageFormatsPass()";
 }

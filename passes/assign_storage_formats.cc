@@ -16,11 +16,12 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
   AssignStorageFormatsPass() = default;
   AssignStorageFormatsPass(std::optional<StorageFormat> weights_format,
                            std::optional<StorageFormat> tables_format, llvm::StringRef mix_name,
-                           bool regroup_q4_0) {
+                           bool regroup_q4_0, bool regroup_q8_0) {
     if (weights_format) weights = stringifyStorageFormat(*weights_format).str();
     if (tables_format) tables = stringifyStorageFormat(*tables_format).str();
     mix = mix_name.str();
     q4_0x16 = regroup_q4_0;
+    q8_0x16 = regroup_q8_0;
   }
 
   mlir::LogicalResult initialize(mlir::MLIRContext* context) override {
@@ -111,11 +112,15 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
     if (block > 1 && (type.getRank() != 2 || type.getDimSize(1) % block != 0)) {
       format = StorageFormat::BF16;
     }
-    // The same Q4_0 blocks in the layout the decode kernel reads fastest, where rows are whole
-    // groups of 16 blocks.
+    // The same Q4_0 / Q8_0 blocks in the layout the decode kernels read fastest, where rows are
+    // whole groups of 16 blocks.
     if (q4_0x16 && format == StorageFormat::Q4_0 && type.getRank() == 2 &&
         type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q4_0x16) == 0) {
       format = StorageFormat::Q4_0x16;
+    }
+    if (q8_0x16 && format == StorageFormat::Q8_0 && type.getRank() == 2 &&
+        type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q8_0x16) == 0) {
+      format = StorageFormat::Q8_0x16;
     }
     return format;
   }
@@ -167,7 +172,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
                              : StorageFormat::F32;
   }
 
-  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 for Q4_0x16).
+  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 / Q8_0 for Q4_0x16 / Q8_0x16).
   static StorageFormat SuperBlockFallback(StorageFormat format) {
     switch (format) {
       case StorageFormat::Q2_K:
@@ -177,6 +182,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
       case StorageFormat::Q6_K: return StorageFormat::Q8_0;
       case StorageFormat::IQ4_XS: return StorageFormat::IQ4_NL;
       case StorageFormat::Q4_0x16: return StorageFormat::Q4_0;  // the same blocks, ungrouped
+      case StorageFormat::Q8_0x16: return StorageFormat::Q8_0;
       default: return format;
     }
   }
@@ -190,8 +196,9 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
 
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(std::optional<StorageFormat> weights,
                                                            std::optional<StorageFormat> tables,
-                                                           llvm::StringRef mix, bool q4_0x16) {
-  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16);
+                                                           llvm::StringRef mix, bool q4_0x16,
+                                                           bool q8_0x16) {
+  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16, q8_0x16);
 }
 
 }  // namespace cortiq

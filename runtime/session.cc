@@ -258,6 +258,8 @@ constexpr FormatKernels kFormatKernels[] = {
      GatherBlocks<ops::GatherRowIQ4_XS>, LinearRowsByBlocks<ops::LinearIQ4_XS>},
     {WeightFormat::kQ4_0x16, ops::LinearQ4_0x16, ops::MatMulQ4_0x16,
      GatherBlocks<ops::GatherRowQ4_0x16>, ops::LinearRowsQ4_0x16},
+    {WeightFormat::kQ8_0x16, ops::LinearQ8_0x16, ops::MatMulQ8_0x16,
+     GatherBlocks<ops::GatherRowQ8_0x16>, ops::LinearRowsQ8_0x16},
 };
 static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
               "every weight format has its kernels");

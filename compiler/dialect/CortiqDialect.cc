@@ -38,6 +38,8 @@ int64_t storageFormatBlockSize(StorageFormat format) {
       return 256;  // QK_K
     case StorageFormat::Q4_0x16:
       return 512;  // 16 Q4_0 blocks (ops/quantize_q4_0x16.h)
+    case StorageFormat::Q8_0x16:
+      return 512;  // 16 Q8_0 blocks (ops/quantize_q8_0x16.h)
   }
   return 1;
 }

@@ -46,7 +46,9 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     I32EnumAttrCase<"IQ4_XS", 14, "iq4_xs">,  // 256 weights, 6-bit scales, the same table
     // cortiq's own layout (not a GGUF type): Q4_0 blocks regrouped 16 at a time, 512 weights in
     // 288 bytes (ops/quantize_q4_0x16.h); never a checkpoint format.
-    I32EnumAttrCase<"Q4_0x16", 15, "q4_0x16">]> {
+    I32EnumAttrCase<"Q4_0x16", 15, "q4_0x16">,
+    // The same for Q8_0: 512 weights in 544 bytes (ops/quantize_q8_0x16.h).
+    I32EnumAttrCase<"Q8_0x16", 16, "q8_0x16">]> {
   let cppNamespace = "::cortiq";
 }
 

@@ -8,6 +8,7 @@
 #include "compiler/dialect/CortiqDialect.h"
 #include "absl/strings/ascii.h"
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 #include "runtime/weight_codec.h"
 #include "base/status_macros.h"
 
@@ -160,8 +161,10 @@ absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat
       std::memcpy(dst, stored.data(), stored.size());
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
-    if (spec->dtype == DType::kQ4_0 && format == WeightFormat::kQ4_0x16) {
-      // The GGUF's Q4_0 blocks regrouped (a byte permutation): the same weights, bit for bit.
+    if ((spec->dtype == DType::kQ4_0 && format == WeightFormat::kQ4_0x16) ||
+        (spec->dtype == DType::kQ8_0 && format == WeightFormat::kQ8_0x16)) {
+      // The GGUF's Q4_0 / Q8_0 blocks regrouped (a byte permutation): the same weights, bit for
+      // bit.
       CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> stored, checkpoint_.RawData(name));
       if (stored.size() != rows * row_bytes) {
         return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' holds ",
@@ -169,7 +172,11 @@ absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat
                                                        rows * row_bytes));
       }
       // Rows are whole 512-weight groups, so the matrix regroups as one run of blocks.
-      ops::Q4_0ToQ4_0x16(stored.data(), rows * cols, dst);
+      if (format == WeightFormat::kQ4_0x16) {
+        ops::Q4_0ToQ4_0x16(stored.data(), rows * cols, dst);
+      } else {
+        ops::Q8_0ToQ8_0x16(stored.data(), rows * cols, dst);
+      }
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
     const size_t element = DTypeSize(spec->dtype);

@@ -32,6 +32,7 @@
 #include "formats/checkpoint_reader.h"
 #include "gtest/gtest.h"
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
 #include "tests/e2e/golden_data.h"
@@ -88,7 +89,7 @@ std::vector<Variant> Variants() {
        {"tiny-e-Q4_K_M", "tiny-e-Q5_K_M", "tiny-e-Q3_K_M", "tiny-e-Q2_K", "tiny-e-IQ4_XS",
         "tiny-e-Q6_K", "tiny-e-Q5_K-pure", "tiny-e-Q4_K-pure", "tiny-e-Q3_K-pure",
         "tiny-e-Q2_K-pure", "tiny-e-IQ4_XS-pure", "tiny-e-IQ4_NL-pure", "tiny-e-Q4_1-pure",
-        "tiny-e-Q5_0-pure", "tiny-e-Q5_1-pure", "tiny-e-Q4_0-pure"}) {
+        "tiny-e-Q5_0-pure", "tiny-e-Q5_1-pure", "tiny-e-Q4_0-pure", "tiny-e-Q8_0-pure"}) {
     v.push_back({name, data + "/models/tiny-e-gguf/" + name + ".gguf",
                  artifacts + "/" + name + ".cortiq", data + "/models/tiny-e-bf16.gguf"});
   }
@@ -145,8 +146,9 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
 
   auto artifact = Artifact::Open(variant.artifact);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  // No requantization: every weight the GGUF holds in blocks (or f16) keeps that format, Q4_0
-  // on rows of whole 512-weight groups as q4_0x16: the GGUF's blocks regrouped, byte for byte.
+  // No requantization: every weight the GGUF holds in blocks (or f16) keeps that format, Q4_0 /
+  // Q8_0 on rows of whole 512-weight groups as q4_0x16 / q8_0x16: the GGUF's blocks regrouped,
+  // byte for byte.
   auto reader = OpenCheckpoint(variant.gguf, /*map_data=*/true);
   ASSERT_TRUE(reader.ok()) << reader.status();
   int regrouped = 0;
@@ -156,24 +158,29 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
     const TensorSpec* spec = (*reader)->Find(w.name);
     if (spec == nullptr || w.shape.size() != 2) continue;  // derived (fused) or a vector
     const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
-    if (w.format != WeightFormat::kQ4_0x16) {
+    const bool q4 = w.format == WeightFormat::kQ4_0x16;
+    if (!q4 && w.format != WeightFormat::kQ8_0x16) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       continue;
     }
-    EXPECT_EQ(type, "q4_0") << w.name;
+    EXPECT_EQ(type, q4 ? "q4_0" : "q8_0") << w.name;
     EXPECT_EQ(w.shape[1] % 512, 0) << w.name;
     auto raw = (*reader)->RawData(w.name);
     ASSERT_TRUE(raw.ok()) << raw.status();
     ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
     std::vector<uint8_t> expected(raw->size());
-    ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+    if (q4) {
+      ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+    } else {
+      ops::Q8_0ToQ8_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+    }
     EXPECT_EQ(0, std::memcmp(expected.data(), (*artifact)->weight_data(static_cast<int32_t>(i)),
                              expected.size()))
         << w.name;
     ++regrouped;
   }
-  if (variant.name == "tiny-e-Q4_0-pure") {
-    EXPECT_GT(regrouped, 0) << "tiny-e's down_proj rows (512 weights) are stored as q4_0x16";
+  if (variant.name == "tiny-e-Q4_0-pure" || variant.name == "tiny-e-Q8_0-pure") {
+    EXPECT_GT(regrouped, 0) << "tiny-e's down_proj rows (512 weights) are stored regrouped";
   }
 
   auto forward = ReferenceForward::Open(variant.gguf);
@@ -281,12 +288,14 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     const TensorSpec* spec = (*reader)->Find(w.name);
     ASSERT_NE(spec, nullptr) << w.name;
     const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
-    const bool plain = param.weights == "q6_k" || param.weights == "q4_0";
+    const bool plain =
+        param.weights == "q6_k" || param.weights == "q4_0" || param.weights == "q8_0";
     if (plain && w.name.find("per_layer_model_projection") != std::string::npos) {
       EXPECT_EQ(WeightFormatName(w.format), param.weights) << w.name;
       continue;
     }
-    const bool regrouped = w.format == WeightFormat::kQ4_0x16 && type == "q4_0";
+    const bool regrouped = (w.format == WeightFormat::kQ4_0x16 && type == "q4_0") ||
+                           (w.format == WeightFormat::kQ8_0x16 && type == "q8_0");
     if (!regrouped) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       if (WeightFormatName(w.format) != type) continue;
@@ -295,8 +304,10 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     ASSERT_TRUE(raw.ok()) << raw.status();
     ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
     std::vector<uint8_t> expected(raw->begin(), raw->end());
-    if (regrouped) {
+    if (regrouped && w.format == WeightFormat::kQ4_0x16) {
       ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+    } else if (regrouped) {
+      ops::Q8_0ToQ8_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
     }
     raw = absl::Span<const uint8_t>(expected);
     const uint8_t* ours = (*artifact)->weight_data(static_cast<int32_t>(i));
@@ -307,7 +318,9 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     ++compared;
   }
   // Every matrix of the model (the PLE projection aside under q6_k) was compared.
-  EXPECT_EQ(compared, param.weights == "q6_k" || param.weights == "q4_0" ? matrices - 1 : matrices);
+  EXPECT_EQ(compared, param.weights == "q6_k" || param.weights == "q4_0" || param.weights == "q8_0"
+                          ? matrices - 1
+                          : matrices);
   EXPECT_GE(compared, 20);
   std::printf("--weights %s: %d of %d matrices byte-identical to llama-quantize's %s\n",
               param.weights.c_str(), compared, matrices, param.gguf.c_str());
@@ -317,7 +330,8 @@ INSTANTIATE_TEST_SUITE_P(TinyE, CompileWeightsTest,
                          testing::Values(Requantized{"q4_k_m", "tiny-e-Q4_K_M"},
                                          Requantized{"q5_k_m", "tiny-e-Q5_K_M"},
                                          Requantized{"q6_k", "tiny-e-Q6_K"},
-                                         Requantized{"q4_0", "tiny-e-Q4_0-pure"}),
+                                         Requantized{"q4_0", "tiny-e-Q4_0-pure"},
+                                         Requantized{"q8_0", "tiny-e-Q8_0-pure"}),
                          [](const testing::TestParamInfo<Requantized>& info) {
                            return info.param.weights;
                          });

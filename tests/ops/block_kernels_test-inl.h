@@ -228,7 +228,7 @@ void TestBlockLinearRangeIndependent(const BlockKernelCase& bc) {
     const BlockMatrix m = MakeMatrix(bc, rows, cols, false, 800 + cols);
     const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 900 + cols);
     // The dispatched function may take another path than the per-target
-    // kernel (ops/linear_q4_0x16_vnni.h), so each is held to its own bits.
+    // kernel (ops/linear_vnni.h), so each is held to its own bits.
     std::vector<float> full(rows), full_dispatched(rows);
     LinearBlockRows(Format(), m.data(), x.data(), full.data(), rows, cols, 0, rows);
     bc.linear(m.data(), x.data(), full_dispatched.data(), rows, cols, 0, rows);

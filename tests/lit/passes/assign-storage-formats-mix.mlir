@@ -149,7 +149,7 @@
 // Q5KS-LABEL: func.func @decode_step
 
 // TABLES: cortiq.weight @embed stored(q8_0) : tensor<512x256xbf16>
-// TABLES: cortiq.weight @ple stored(q8_0) : tensor<512x2048xbf16>
+// TABLES: cortiq.weight @ple stored(q8_0x16) : tensor<512x2048xbf16>
 // TABLES: cortiq.weight @per_layer_model_projection.weight stored(bf16) : tensor<2048x256xbf16>
 // TABLES: cortiq.weight @norm stored(f32) : tensor<256xbf16>
 // TABLES: cortiq.weight @layers.0.self_attn.v_proj.weight stored(q6_k) : tensor<256x256xbf16>

@@ -7,11 +7,12 @@
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0 tables=q4_0' | FileCheck %s --check-prefix=Q4Q4
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0 q4_0x16=false' | FileCheck %s --check-prefix=KEEP
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0x16' | FileCheck %s --check-prefix=X16
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_0 q8_0x16=false' | FileCheck %s --check-prefix=KEEP8
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_1' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='tables=Q8_0' 2>&1 | FileCheck %s --check-prefix=BADTABLES
 
-// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs or q4_0x16, not 'q8_1'
-// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q4_0x16, not 'Q8_0'
+// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16 or q8_0x16, not 'q8_1'
+// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q8_0x16, not 'Q8_0'
 
 // Without options nothing is quantized, and the ops are left as they are.
 // NATIVE-NOT: stored(q
@@ -94,14 +95,15 @@ func.func @blocks(%x: tensor<64xf32>) -> tensor<64xf32> {
 
 // q4_0 on rows of whole 512-weight groups is stored as q4_0x16 (the same blocks regrouped),
 // a GGUF's Q4_0 blocks too; other rows keep q4_0. q4_0x16=false keeps every q4_0; a q4_0x16
-// named by `weights` falls back to q4_0 where rows are not whole groups (the tables: q8_0).
+// named by `weights` falls back to q4_0 where rows are not whole groups (the tables: q8_0, on
+// whole groups q8_0x16).
 // NATIVE: cortiq.weight @wide checkpoint(q4_0) stored(q4_0x16) : tensor<64x1024xf32>
 // NATIVE: cortiq.weight @narrow checkpoint(q4_0) stored(q4_0) : tensor<64x544xf32>
 // NATIVE-LABEL: func.func @groups
 // Q4: cortiq.weight @wide checkpoint(q4_0) stored(q4_0x16) : tensor<64x1024xf32>
 // Q4: cortiq.weight @narrow checkpoint(q4_0) stored(q4_0) : tensor<64x544xf32>
 // Q4: cortiq.weight @gate stored(q4_0x16) : tensor<32x512xbf16>
-// Q4: cortiq.weight @table stored(q8_0) : tensor<100x512xbf16>
+// Q4: cortiq.weight @table stored(q8_0x16) : tensor<100x512xbf16>
 // Q4-LABEL: func.func @groups
 // Q4Q4: cortiq.weight @table stored(q4_0x16) : tensor<100x512xbf16>
 // Q4Q4-LABEL: func.func @groups
@@ -112,8 +114,19 @@ func.func @blocks(%x: tensor<64xf32>) -> tensor<64xf32> {
 // X16: cortiq.weight @wide checkpoint(q4_0) stored(q4_0x16) : tensor<64x1024xf32>
 // X16: cortiq.weight @narrow checkpoint(q4_0) stored(q4_0) : tensor<64x544xf32>
 // X16: cortiq.weight @gate stored(q4_0x16) : tensor<32x512xbf16>
-// X16: cortiq.weight @table stored(q8_0) : tensor<100x512xbf16>
+// X16: cortiq.weight @table stored(q8_0x16) : tensor<100x512xbf16>
 // X16-LABEL: func.func @groups
+// q8_0 likewise becomes q8_0x16 on whole 512-weight groups; q8_0x16=false keeps every q8_0.
+// Q8: cortiq.weight @wide checkpoint(q4_0) stored(q8_0x16) : tensor<64x1024xf32>
+// Q8: cortiq.weight @narrow checkpoint(q4_0) stored(q8_0) : tensor<64x544xf32>
+// Q8: cortiq.weight @gate stored(q8_0x16) : tensor<32x512xbf16>
+// Q8: cortiq.weight @table stored(bf16) : tensor<100x512xbf16>
+// Q8-LABEL: func.func @groups
+// KEEP8-NOT: q8_0x16
+// KEEP8: cortiq.weight @wide checkpoint(q4_0) stored(q8_0) : tensor<64x1024xf32>
+// KEEP8: cortiq.weight @gate stored(q8_0) : tensor<32x512xbf16>
+// KEEP8: cortiq.weight @table stored(q8_0) : tensor<100x512xbf16>
+// KEEP8-NOT: q8_0x16
 cortiq.weight @wide checkpoint(q4_0) : tensor<64x1024xf32>
 cortiq.weight @narrow checkpoint(q4_0) : tensor<64x544xf32>
 cortiq.weight @gate : tensor<32x512xbf16>

@@ -1,11 +1,11 @@
-// LinearQ4_0x16Vnni, LinearRowsQ4_0x16Vnni and their scalar twins
-// (ops/linear_q4_0x16_vnni.h).
+// LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, their LinearRows and their scalar
+// twins (ops/linear_vnni.h).
 //
 // Dispatch by hand, not Highway, as ops/matmul_q8_activations.cc: Highway
 // 1.0.3 (Debian 12) has no VNNI target that is on by default. The VNNI
 // functions carry their own target attribute and are only called when the
 // CPU reports AVX-512 F/BW/VL/DQ/VNNI.
-#include "ops/linear_q4_0x16_vnni.h"
+#include "ops/linear_vnni.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #include "hwy/base.h"
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -30,7 +31,7 @@ namespace ops {
 namespace {
 
 constexpr size_t kGroup = kQ4_0x16BlockWeights;   // 512 columns
-constexpr size_t kGroupBlocks = kQ4_0x16Blocks;   // 16 Q4_0 blocks
+constexpr size_t kGroupBlocks = kQ4_0x16Blocks;   // 16 blocks of 32 weights
 constexpr size_t kGroupDigitBytes = kGroup * 4;   // 2048
 constexpr int kDigits = 4;
 // The smallest block exponent: 2^(e - 29) stays a normal f32.
@@ -39,6 +40,27 @@ constexpr int kMantissaExponent = 29;  // |X| <= 2^30
 // Bytes ahead of the reads that the kernel prefetches (as the f32 kernel,
 // ops/linear_q4_0x16-inl.h kQ4_0x16PrefetchBytes).
 constexpr size_t kPrefetchBytes = 3072;
+
+// The two layouts: bytes per 512-weight group, and the offset the unsigned
+// quants carry (Q4_0: the nibble = q + 8; Q8_0: the int8 xor 0x80 = q + 128).
+struct Q4_0x16Layout {
+  static constexpr size_t kGroupBytes = kQ4_0x16BlockBytes;  // 288
+  static constexpr int32_t kOffset = 8;
+  static constexpr int kOffsetShift = 3;
+  // The unsigned quant of column c (< 32) of block j in group g.
+  static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
+    const uint8_t byte = g[32 + 64 * ((c % 16) / 4) + 4 * j + c % 4];
+    return c < 16 ? (byte & 15) : (byte >> 4);
+  }
+};
+struct Q8_0x16Layout {
+  static constexpr size_t kGroupBytes = kQ8_0x16BlockBytes;  // 544
+  static constexpr int32_t kOffset = 128;
+  static constexpr int kOffsetShift = 7;
+  static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
+    return g[32 + 64 * (c / 4) + 4 * j + c % 4] ^ 0x80;
+  }
+};
 
 // Sum of the 16 lanes in the fixed tree of the header (lane i + 8, + 4, + 2,
 // + 1).
@@ -51,24 +73,19 @@ float ReduceTree16(const float* a) {
 }
 
 // One row by the digit arithmetic, scalar.
+template <class Layout>
 float RowDigitsScalar(const uint8_t* row, size_t groups, const ActivationDigitsView& a) {
   float acc[kGroupBlocks] = {};
   for (size_t s = 0; s < groups; ++s) {
-    const uint8_t* g = row + s * kQ4_0x16BlockBytes;
+    const uint8_t* g = row + s * Layout::kGroupBytes;
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
     for (size_t j = 0; j < kGroupBlocks; ++j) {
       int32_t sum[kDigits];
-      for (int k = 0; k < kDigits; ++k) sum[k] = -8 * a.sums[s * 64 + 16 * k + j];
-      for (size_t z = 0; z < 4; ++z) {
-        for (size_t b = 0; b < 4; ++b) {
-          const uint8_t byte = g[32 + 64 * z + 4 * j + b];
-          for (int h = 0; h < 2; ++h) {
-            const int32_t q = h == 0 ? (byte & 15) : (byte >> 4);
-            const size_t v = 4 * h + z;
-            for (int k = 0; k < kDigits; ++k) {
-              sum[k] += q * digits[64 * (4 * v + k) + 4 * j + b];
-            }
-          }
+      for (int k = 0; k < kDigits; ++k) sum[k] = -Layout::kOffset * a.sums[s * 64 + 16 * k + j];
+      for (size_t c = 0; c < 32; ++c) {
+        const int32_t q = Layout::Quant(g, j, c);
+        for (int k = 0; k < kDigits; ++k) {
+          sum[k] += q * digits[64 * (4 * (c / 4) + k) + 4 * j + c % 4];
         }
       }
       float t = static_cast<float>(sum[3]);
@@ -182,43 +199,61 @@ CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
   return _mm_cvtss_f32(s1);
 }
 
-// One row by the digit arithmetic: per group, 8 accumulators (4 digits x 2
-// nibble halves, so that each chain is 4 vpdpbusd long and the latency is
-// hidden), the offset -8 sum a_k starting the low halves.
+// The f32 combine of a group's digit sums (Horner in 256), times the blocks'
+// scales, added to acc.
+CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&low)[kDigits],
+                                          const __m512i (&high)[kDigits], const uint8_t* g,
+                                          const float* scale, __m512 acc) {
+  __m512 t = _mm512_cvtepi32_ps(_mm512_add_epi32(low[3], high[3]));
+  for (int k = 2; k >= 0; --k) {
+    t = _mm512_fmadd_ps(t, _mm512_set1_ps(256.0f),
+                        _mm512_cvtepi32_ps(_mm512_add_epi32(low[k], high[k])));
+  }
+  const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+  return _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_load_ps(scale)), acc);
+}
+
+// One row by the digit arithmetic: per group, 8 accumulators (4 digits x 2,
+// so that each chain is 4 vpdpbusd long and the latency is hidden), the
+// offset term -kOffset * sum a_k starting the first four. Q4_0x16: the
+// accumulator pairs take the low and high nibbles of each 64-byte part;
+// Q8_0x16: parts 0-3 and 4-7.
+template <class Layout>
 CORTIQ_VNNI_TARGET float RowVnni(const uint8_t* row, size_t groups, const ActivationDigitsView& a) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512 acc = _mm512_setzero_ps();
   for (size_t s = 0; s < groups; ++s) {
-    const uint8_t* g = row + s * kQ4_0x16BlockBytes;
-    for (size_t line = 0; line < kQ4_0x16BlockBytes + 64; line += 64) {
+    const uint8_t* g = row + s * Layout::kGroupBytes;
+    for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
       _mm_prefetch(reinterpret_cast<const char*>(g) + line + kPrefetchBytes, _MM_HINT_T0);
     }
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
     __m512i low[kDigits], high[kDigits];
     for (int k = 0; k < kDigits; ++k) {
-      low[k] = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                _mm512_slli_epi32(_mm512_load_si512(a.sums + s * 64 + 16 * k), 3));
+      low[k] = _mm512_sub_epi32(
+          _mm512_setzero_si512(),
+          _mm512_slli_epi32(_mm512_load_si512(a.sums + s * 64 + 16 * k), Layout::kOffsetShift));
       high[k] = _mm512_setzero_si512();
     }
     for (int z = 0; z < 4; ++z) {
-      const __m512i q = _mm512_loadu_si512(g + 32 + 64 * z);
-      const __m512i q_low = _mm512_and_si512(q, nibble);
-      const __m512i q_high = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+      __m512i q_first, q_second;  // the unsigned quants of digit vectors z and 4 + z
+      if constexpr (Layout::kOffset == 8) {
+        const __m512i q = _mm512_loadu_si512(g + 32 + 64 * z);
+        q_first = _mm512_and_si512(q, nibble);
+        q_second = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+      } else {
+        q_first = _mm512_xor_si512(_mm512_loadu_si512(g + 32 + 64 * z), sign);
+        q_second = _mm512_xor_si512(_mm512_loadu_si512(g + 32 + 64 * (4 + z)), sign);
+      }
       for (int k = 0; k < kDigits; ++k) {
-        low[k] = _mm512_dpbusd_epi32(low[k], q_low,
+        low[k] = _mm512_dpbusd_epi32(low[k], q_first,
                                      _mm512_load_si512(digits + 64 * (4 * z + k)));
-        high[k] = _mm512_dpbusd_epi32(high[k], q_high,
+        high[k] = _mm512_dpbusd_epi32(high[k], q_second,
                                       _mm512_load_si512(digits + 64 * (4 * (4 + z) + k)));
       }
     }
-    __m512 t = _mm512_cvtepi32_ps(_mm512_add_epi32(low[3], high[3]));
-    for (int k = 2; k >= 0; --k) {
-      t = _mm512_fmadd_ps(t, _mm512_set1_ps(256.0f),
-                          _mm512_cvtepi32_ps(_mm512_add_epi32(low[k], high[k])));
-    }
-    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
-    const __m512 scale = _mm512_mul_ps(d, _mm512_load_ps(a.scale + s * kGroupBlocks));
-    acc = _mm512_fmadd_ps(t, scale, acc);
+    acc = AddGroup(low, high, g, a.scale + s * kGroupBlocks, acc);
   }
   return ReduceTree16Vnni(acc);
 }
@@ -233,7 +268,7 @@ bool CpuHasVnni() {
 bool CpuHasVnni() { return false; }
 #endif
 
-std::atomic<int> g_fastest_allowed{static_cast<int>(Q4_0x16LinearPath::kVnni)};
+std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
 
 bool VnniAvailable() {
   static const bool available = CpuHasVnni();
@@ -277,35 +312,32 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
   }
 }
 
-Q4_0x16LinearPath DispatchedQ4_0x16LinearPath() {
-  const Q4_0x16LinearPath best =
-      VnniAvailable() ? Q4_0x16LinearPath::kVnni : Q4_0x16LinearPath::kFloat;
-  return static_cast<Q4_0x16LinearPath>(
+DecodeLinearPath DispatchedDecodeLinearPath() {
+  const DecodeLinearPath best =
+      VnniAvailable() ? DecodeLinearPath::kVnni : DecodeLinearPath::kFloat;
+  return static_cast<DecodeLinearPath>(
       std::max(static_cast<int>(best), g_fastest_allowed.load(std::memory_order_relaxed)));
 }
 
-const char* Q4_0x16LinearPathName(Q4_0x16LinearPath path) {
+const char* DecodeLinearPathName(DecodeLinearPath path) {
   switch (path) {
-    case Q4_0x16LinearPath::kVnni:
+    case DecodeLinearPath::kVnni:
       return "AVX-512 VNNI (exact integer digits)";
-    case Q4_0x16LinearPath::kFloat:
+    case DecodeLinearPath::kFloat:
       return "f32 FMA";
   }
   return "?";
 }
 
-void LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath fastest) {
+void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
 }
 
-void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsQ4_0x16Vnni(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
-}
+namespace {
 
-void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
+template <class Layout>
+void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
+                    size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kGroup == 0);
   (void)rows;
@@ -318,10 +350,12 @@ void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float
   }
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t groups = cols / kGroup;
-  const size_t row_bytes = groups * kQ4_0x16BlockBytes;
+  const size_t row_bytes = groups * Layout::kGroupBytes;
   if (batch == 1) {
     const ActivationDigitsView a = DigitsAt(scratch, cols, 1, 0);
-    for (size_t r = row_begin; r < row_end; ++r) y[r] = RowVnni(base + r * row_bytes, groups, a);
+    for (size_t r = row_begin; r < row_end; ++r) {
+      y[r] = RowVnni<Layout>(base + r * row_bytes, groups, a);
+    }
     return;
   }
   // Blocks of 16 rows for every token: the block's weights stay in cache
@@ -332,19 +366,20 @@ void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float
     for (size_t t = 0; t < batch; ++t) {
       const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
       for (size_t r = r0; r < r1; ++r) {
-        y[t * y_stride + r] = RowVnni(base + r * row_bytes, groups, a);
+        y[t * y_stride + r] = RowVnni<Layout>(base + r * row_bytes, groups, a);
       }
     }
   }
 #else
   (void)w, (void)x, (void)x_stride, (void)y, (void)y_stride, (void)batch, (void)row_begin,
       (void)row_end;
-  HWY_ABORT("LinearRowsQ4_0x16Vnni: no AVX-512 VNNI on this build");
+  HWY_ABORT("LinearRowsVnni: no AVX-512 VNNI on this build");
 #endif
 }
 
-void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
-                               size_t cols, size_t row_begin, size_t row_end) {
+template <class Layout>
+void LinearDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                        size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kGroup == 0);
   (void)rows;
@@ -355,8 +390,40 @@ void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t groups = cols / kGroup;
   for (size_t r = row_begin; r < row_end; ++r) {
-    y[r] = RowDigitsScalar(base + r * groups * kQ4_0x16BlockBytes, groups, a);
+    y[r] = RowDigitsScalar<Layout>(base + r * groups * Layout::kGroupBytes, groups, a);
   }
+}
+
+}  // namespace
+
+void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsVnni<Q4_0x16Layout>(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+}
+void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsVnni<Q4_0x16Layout>(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
+                                row_end);
+}
+void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end) {
+  LinearDigitsScalar<Q4_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
+}
+
+void LinearQ8_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsVnni<Q8_0x16Layout>(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+}
+void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsVnni<Q8_0x16Layout>(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
+                                row_end);
+}
+void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end) {
+  LinearDigitsScalar<Q8_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
 }
 
 }  // namespace ops

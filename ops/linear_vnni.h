@@ -1,16 +1,17 @@
-// The decode product of Q4_0x16 weights (ops/quantize_q4_0x16.h) in exact
-// integer arithmetic with AVX-512 VNNI: what LinearQ4_0x16 and
-// LinearRowsQ4_0x16 (ops/linear.h, ops/linear_rows.h) run on CPUs that have
-// it.
+// The decode products of the regrouped block formats Q4_0x16 and Q8_0x16
+// (ops/quantize_q4_0x16.h, ops/quantize_q8_0x16.h) in exact integer
+// arithmetic with AVX-512 VNNI: what LinearQ4_0x16 / LinearQ8_0x16 and their
+// LinearRows (ops/linear.h, ops/linear_rows.h) run on CPUs that have it.
 //
-// Why: the f32 kernel spends three vector instructions on every 16 weights
-// (shift, table lookup, FMA), and on Intel cores without a second 512-bit FMA
-// port that made Q4_0 decode compute-bound even from DRAM (session 27:
-// Emerald Rapids VM, ~11 GB/s per thread from cache against ~12 GB/s of read
-// bandwidth per thread). vpdpbusd multiplies 64 unsigned bytes by 64 signed
-// bytes and adds each group of 4 products into a 32-bit lane: four of them
-// (one per activation digit, below) cost what one FMA did and cover 64
-// weights instead of 16.
+// Why: the f32 kernels spend three vector instructions on every 16 weights
+// (Q4_0: shift, table lookup, FMA; Q8_0: widen, convert, FMA), and on Intel
+// cores without a second 512-bit FMA port that made the decode compute-bound
+// even from DRAM (session 27: Emerald Rapids VM, Q4_0 ~11 GB/s per thread
+// from cache against ~12 GB/s of read bandwidth per thread). vpdpbusd
+// multiplies 64 unsigned bytes by 64 signed bytes and adds each group of 4
+// products into a 32-bit lane: four of them (one per activation digit, below)
+// cost what one FMA did and cover 64 weights instead of 16. Both layouts put
+// one 32-weight block in each 32-bit lane, so a lane's sum is one block's.
 //
 // Activation digits. The activations of each 32-weight block (one Q4_0
 // block's columns) are written in block fixed point with 32-bit mantissas:
@@ -26,9 +27,11 @@
 // max |x| of it otherwise: 64 times finer than one f32 rounding of the
 // block's largest product, which the f32 kernel also commits.
 //
-// Products. For each block, four 32-bit sums S_k = sum_c (q_c - 8) a_kc
-// (q_c the nibble) are exact (|S_k| < 2^17: 32 products of at most 15 * 128
-// plus the offset term -8 sum_c a_kc, which starts the accumulator). Then,
+// Products. For each block, four 32-bit sums S_k = sum_c q_c a_kc are exact
+// (Q4_0: q_c = nibble - 8, computed as sum nibble * a - 8 sum a, |S_k| <
+// 2^17; Q8_0: q_c = int8, computed as sum (q + 128) a - 128 sum a with the
+// unsigned q + 128, |S_k| < 2^21; the offset term starts the accumulator from
+// the digit sums). Then,
 // in f32, t = ((S_3 * 256 + S_2) * 256 + S_1) * 256 + S_0 (three FMAs; S_k
 // convert exactly), and the block adds t * (d * 2^(e - 29)) to its lane of
 // the row's accumulator (d the f16 scale; d * 2^(e - 29) is exact unless it
@@ -43,8 +46,8 @@
 // Every implementation gives the same bits: the VNNI kernel and the portable
 // one below (its scalar reference) do the same integer sums, which are
 // exact, and the same f32 operations in the same order.
-#ifndef CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_
-#define CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_
+#ifndef CORTIQ_OPS_LINEAR_VNNI_H_
+#define CORTIQ_OPS_LINEAR_VNNI_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -59,7 +62,8 @@ namespace ops {
 //       512 s + 32 j + 4 v + b          (v < 8, k < 4, j < 16, b < 4),
 //   sums[64 s + 16 k + j] = sum over block j's 32 columns of a_k,
 //   scale[16 s + j] = 2^(e_j - 29) (NaN if the block has a non-finite x).
-// (v = 4 h + z reads nibble half h of the 64-byte part z of the weights.)
+// (Q4_0x16: v = 4 h + z reads nibble half h of the 64-byte part z of the
+// weights; Q8_0x16: v is the 64-byte part.)
 struct ActivationDigitsView {
   int8_t* digits;  // [cols * 4], 64-byte aligned
   int32_t* sums;   // [cols / 32 * 4], 64-byte aligned
@@ -75,26 +79,27 @@ constexpr size_t ActivationDigitScaleBytes(size_t cols) { return cols / 32 * 4; 
 // implementation writes the same bytes for finite x. cols % 512 == 0.
 void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsView& out);
 
-// The implementations of the Q4_0x16 decode product, fastest first.
-enum class Q4_0x16LinearPath {
+// The implementations of the Q4_0x16 / Q8_0x16 decode products, fastest
+// first.
+enum class DecodeLinearPath {
   kVnni,   // AVX-512 VNNI, exact integer digits (this file)
-  kFloat,  // the Highway f32 kernel (ops/linear_q4_0x16-inl.h)
+  kFloat,  // the Highway f32 kernels (ops/linear_q4_0x16-inl.h, linear_q8_0x16-inl.h)
 };
 
-// The path LinearQ4_0x16 / LinearRowsQ4_0x16 take: kVnni where the CPU has
-// AVX-512 F/BW/VL/DQ/VNNI, unless limited by LimitQ4_0x16LinearPathForTest.
-Q4_0x16LinearPath DispatchedQ4_0x16LinearPath();
+// The path LinearQ4_0x16 / LinearQ8_0x16 and their LinearRows take: kVnni where the CPU has
+// AVX-512 F/BW/VL/DQ/VNNI, unless limited by LimitDecodeLinearPathForTest.
+DecodeLinearPath DispatchedDecodeLinearPath();
 
 // "AVX-512 VNNI (exact integer digits)" or "f32 FMA".
-const char* Q4_0x16LinearPathName(Q4_0x16LinearPath path);
+const char* DecodeLinearPathName(DecodeLinearPath path);
 
 // Tests: take no faster path than `fastest` (kVnni: no limit).
-void LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath fastest);
+void LimitDecodeLinearPathForTest(DecodeLinearPath fastest);
 
 // y[r] = sum_c w_rc x_c for r in [row_begin, row_end), w Q4_0x16 rows of
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
 // 512, by the digit arithmetic of the file comment. Requires the CPU to have
-// AVX-512 VNNI (DispatchedQ4_0x16LinearPath() == kVnni); each row's result is
+// AVX-512 VNNI (DispatchedDecodeLinearPath() == kVnni); each row's result is
 // independent of the range. Scratch: a per-thread buffer of ~4 bytes per
 // column. Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
@@ -113,7 +118,16 @@ void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float
 void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end);
 
+// The same three for Q8_0x16 weights (row r at byte r * cols / 512 * 544).
+void LinearQ8_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end);
+
 }  // namespace ops
 }  // namespace cortiq
 
-#endif  // CORTIQ_OPS_LINEAR_Q4_0X16_VNNI_H_
+#endif  // CORTIQ_OPS_LINEAR_VNNI_H_

@@ -1,17 +1,19 @@
-// Tests the exact integer decode product of Q4_0x16 weights
-// (ops/linear_q4_0x16_vnni.h): the activation digits against their
-// definition, the scalar implementation against the double reference
-// (LinearQ4_0x16Reference) within the header's bound, and the VNNI kernel
-// (where the CPU has it) against the scalar one bit for bit, alone, in row
-// ranges, batched (LinearRows) and as the dispatched LinearQ4_0x16.
+// Tests the exact integer decode products of Q4_0x16 and Q8_0x16 weights
+// (ops/linear_vnni.h): the activation digits against their definition, the
+// scalar implementations against the double references (LinearQ4_0x16Reference,
+// LinearQ8_0x16Reference) within the header's bound, and the VNNI kernels
+// (where the CPU has them) against the scalar ones bit for bit, alone, in row
+// ranges, batched (LinearRows) and as the dispatched LinearQ4_0x16 /
+// LinearQ8_0x16.
 
-#include "ops/linear_q4_0x16_vnni.h"
+#include "ops/linear_vnni.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "ops/linear_rows.h"
 #include "ops/quantize.h"
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 #include "ops/reference.h"
 #include "tests/ops/test_util.h"
 
@@ -134,16 +137,42 @@ TEST(ActivationDigitsTest, NonFiniteActivationsMakeTheBlockScaleNaN) {
   }
 }
 
-// A Q4_0x16 matrix: quantized random values (blocks of differing scale) or
-// raw random bytes with finite f16 scales.
-std::vector<uint8_t> MakeMatrix(size_t rows, size_t cols, bool raw, uint32_t seed) {
-  std::vector<uint8_t> w(rows * cols / kQ4_0x16BlockWeights * kQ4_0x16BlockBytes);
+// One of the two regrouped formats and its functions.
+struct Format {
+  const char* name;
+  size_t group_bytes;  // per 512 weights
+  void (*quantize)(const float*, size_t, void*);
+  void (*dequantize)(const void*, size_t, float*);
+  void (*reference)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*scalar)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*vnni)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*dispatched)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*rows_vnni)(const void*, const float*, size_t, float*, size_t, size_t, size_t, size_t,
+                    size_t, size_t);
+  void (*rows_dispatched)(const void*, const float*, size_t, float*, size_t, size_t, size_t,
+                          size_t, size_t, size_t);
+};
+
+const Format kFormats[] = {
+    {"q4_0x16", kQ4_0x16BlockBytes, &QuantizeRowQ4_0x16, &DequantizeRowQ4_0x16,
+     &LinearQ4_0x16Reference, &LinearQ4_0x16DigitsScalar, &LinearQ4_0x16Vnni, &LinearQ4_0x16,
+     &LinearRowsQ4_0x16Vnni, &LinearRowsQ4_0x16},
+    {"q8_0x16", kQ8_0x16BlockBytes, &QuantizeRowQ8_0x16, &DequantizeRowQ8_0x16,
+     &LinearQ8_0x16Reference, &LinearQ8_0x16DigitsScalar, &LinearQ8_0x16Vnni, &LinearQ8_0x16,
+     &LinearRowsQ8_0x16Vnni, &LinearRowsQ8_0x16},
+};
+
+// A matrix of the format: quantized random values (blocks of differing
+// scale) or raw random bytes with finite f16 scales.
+std::vector<uint8_t> MakeMatrix(const Format& f, size_t rows, size_t cols, bool raw,
+                                uint32_t seed) {
+  std::vector<uint8_t> w(rows * cols / 512 * f.group_bytes);
   std::mt19937 rng(seed);
   if (raw) {
     for (uint8_t& byte : w) byte = static_cast<uint8_t>(rng());
     std::uniform_real_distribution<float> mag(-12.0f, 4.0f);
-    for (size_t g = 0; g < w.size(); g += kQ4_0x16BlockBytes) {
-      for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
+    for (size_t g = 0; g < w.size(); g += f.group_bytes) {
+      for (size_t j = 0; j < 16; ++j) {
         const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 2 ? 1.0f : -1.0f));
         memcpy(&w[g + 2 * j], &h, 2);
       }
@@ -155,8 +184,7 @@ std::vector<uint8_t> MakeMatrix(size_t rows, size_t cols, bool raw, uint32_t see
       for (size_t k = i; k < i + 32; ++k) values[k] *= s;
     }
     for (size_t r = 0; r < rows; ++r) {
-      QuantizeRowQ4_0x16(&values[r * cols], cols,
-                         &w[r * cols / kQ4_0x16BlockWeights * kQ4_0x16BlockBytes]);
+      f.quantize(&values[r * cols], cols, &w[r * cols / 512 * f.group_bytes]);
     }
   }
   return w;
@@ -179,24 +207,27 @@ double DigitsBound(const float* w_row, const float* x, size_t cols) {
   return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
 }
 
-TEST(LinearQ4_0x16DigitsTest, ScalarMatchesTheDoubleReference) {
+class DigitsTest : public ::testing::TestWithParam<Format> {};
+
+TEST_P(DigitsTest, ScalarMatchesTheDoubleReference) {
+  const Format& f = GetParam();
   uint32_t seed = 1;
   for (size_t cols : {size_t{512}, size_t{1536}, size_t{3072}, size_t{10240}}) {
     for (size_t rows : {size_t{1}, size_t{5}, size_t{16}}) {
       for (bool raw : {false, true}) {
-        const std::vector<uint8_t> w = MakeMatrix(rows, cols, raw, seed++);
+        const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
         std::vector<float> dequantized(rows * cols);
-        DequantizeRowQ4_0x16(w.data(), rows * cols, dequantized.data());
+        f.dequantize(w.data(), rows * cols, dequantized.data());
         for (bool hard : {false, true}) {
           const std::vector<float> x =
               hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
           std::vector<float> expected(rows), y(rows, test::Sentinel());
-          LinearQ4_0x16Reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
-          LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+          f.reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+          f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
           for (size_t r = 0; r < rows; ++r) {
             EXPECT_NEAR(y[r], expected[r], DigitsBound(&dequantized[r * cols], x.data(), cols))
-                << "cols " << cols << " rows " << rows << " raw " << raw << " hard " << hard
-                << " row " << r;
+                << f.name << " cols " << cols << " rows " << rows << " raw " << raw << " hard "
+                << hard << " row " << r;
           }
         }
       }
@@ -206,11 +237,12 @@ TEST(LinearQ4_0x16DigitsTest, ScalarMatchesTheDoubleReference) {
 
 // Small integer activations and d = 1/2: every digit sum and f32 step is
 // exact, so the result equals the double reference exactly.
-TEST(LinearQ4_0x16DigitsTest, SmallIntegersAreExact) {
+TEST_P(DigitsTest, SmallIntegersAreExact) {
+  const Format& f = GetParam();
   const size_t rows = 7, cols = 1024;
-  std::vector<uint8_t> w = MakeMatrix(rows, cols, true, 77);
-  for (size_t g = 0; g < w.size(); g += kQ4_0x16BlockBytes) {
-    for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
+  std::vector<uint8_t> w = MakeMatrix(f, rows, cols, true, 77);
+  for (size_t g = 0; g < w.size(); g += f.group_bytes) {
+    for (size_t j = 0; j < 16; ++j) {
       const uint16_t half = 0x3800;
       memcpy(&w[g + 2 * j], &half, 2);
     }
@@ -218,73 +250,77 @@ TEST(LinearQ4_0x16DigitsTest, SmallIntegersAreExact) {
   std::vector<float> x(cols);
   for (size_t c = 0; c < cols; ++c) x[c] = static_cast<float>(static_cast<int>((c * 7) % 5) - 2);
   std::vector<float> expected(rows), y(rows), dispatched(rows);
-  LinearQ4_0x16Reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
-  LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
-  LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  f.reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
   for (size_t r = 0; r < rows; ++r) {
-    EXPECT_EQ(expected[r], y[r]) << "row " << r;
-    EXPECT_EQ(expected[r], dispatched[r]) << "row " << r;
+    EXPECT_EQ(expected[r], y[r]) << f.name << " row " << r;
+    EXPECT_EQ(expected[r], dispatched[r]) << f.name << " row " << r;
   }
 }
 
-TEST(LinearQ4_0x16DigitsTest, NonFiniteActivationsGiveNaN) {
+TEST_P(DigitsTest, NonFiniteActivationsGiveNaN) {
+  const Format& f = GetParam();
   const size_t rows = 3, cols = 1024;
-  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 5);
+  const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 5);
   std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 6);
   x[700] = -std::numeric_limits<float>::infinity();
   std::vector<float> y(rows), dispatched(rows);
-  LinearQ4_0x16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
-  LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
   for (size_t r = 0; r < rows; ++r) {
-    EXPECT_TRUE(isnan(y[r])) << "row " << r;
+    EXPECT_TRUE(isnan(y[r])) << f.name << " row " << r;
     // The f32 path gives +-inf or NaN here; both paths give a non-finite value.
-    EXPECT_FALSE(isfinite(dispatched[r])) << "row " << r;
+    EXPECT_FALSE(isfinite(dispatched[r])) << f.name << " row " << r;
   }
 }
 
 bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
 
-class LinearQ4_0x16VnniTest : public ::testing::Test {
+class VnniTest : public ::testing::TestWithParam<Format> {
  protected:
   void SetUp() override {
-    if (DispatchedQ4_0x16LinearPath() != Q4_0x16LinearPath::kVnni) {
-      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernel is tested by "
-                      "ops_kernels_q4_0x16_test";
+    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
+      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernels are tested by "
+                      "ops_kernels_q4_0x16_test and ops_kernels_q8_0x16_test";
     }
   }
 };
 
-// The VNNI kernel, the dispatched LinearQ4_0x16 and every row range give the
-// scalar implementation's bits.
-TEST_F(LinearQ4_0x16VnniTest, MatchesTheScalarBits) {
+// The VNNI kernel, the dispatched Linear and every row range give the scalar
+// implementation's bits.
+TEST_P(VnniTest, MatchesTheScalarBits) {
+  const Format& f = GetParam();
   EXPECT_STREQ("AVX-512 VNNI (exact integer digits)",
-               Q4_0x16LinearPathName(DispatchedQ4_0x16LinearPath()));
+               DecodeLinearPathName(DispatchedDecodeLinearPath()));
   uint32_t seed = 100;
   for (size_t cols : {size_t{512}, size_t{1536}, size_t{6144}, size_t{12288}}) {
     const size_t rows = 13;
     for (bool raw : {false, true}) {
-      const std::vector<uint8_t> w = MakeMatrix(rows, cols, raw, seed++);
+      const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
       for (bool hard : {false, true}) {
         const std::vector<float> x =
             hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
         std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
-        LinearQ4_0x16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-        LinearQ4_0x16Vnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
-        LinearQ4_0x16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+        f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+        f.vnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+        f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
         for (size_t r = 0; r < rows; ++r) {
           EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
-              << "cols " << cols << " row " << r << ": " << scalar[r] << " vs " << vnni[r];
-          EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+              << f.name << " cols " << cols << " row " << r << ": " << scalar[r] << " vs "
+              << vnni[r];
+          EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
+              << f.name << " cols " << cols << " row " << r;
         }
         for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
           for (size_t re : {rb, rb + 1, size_t{13}}) {
             std::vector<float> y(rows, test::Sentinel());
-            LinearQ4_0x16Vnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
+            f.vnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
             for (size_t r = 0; r < rows; ++r) {
               if (r < rb || r >= re) {
-                EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range was written";
+                EXPECT_TRUE(isnan(y[r])) << f.name << " row " << r << " outside the range";
               } else {
-                EXPECT_TRUE(SameBits(scalar[r], y[r])) << "range row " << r;
+                EXPECT_TRUE(SameBits(scalar[r], y[r])) << f.name << " range row " << r;
               }
             }
           }
@@ -294,11 +330,12 @@ TEST_F(LinearQ4_0x16VnniTest, MatchesTheScalarBits) {
   }
 }
 
-// LinearRowsQ4_0x16 (dispatched and VNNI) gives every token LinearQ4_0x16's
-// bits on its row, with strides, and writes nothing else.
-TEST_F(LinearQ4_0x16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
+// LinearRows (dispatched and VNNI) gives every token Linear's bits on its
+// row, with strides, and writes nothing else.
+TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
+  const Format& f = GetParam();
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
-  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 9);
+  const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
   for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
     const size_t x_stride = cols + 16, y_stride = rows + 2;
     std::vector<float> x(batch * x_stride, test::Sentinel());
@@ -308,23 +345,19 @@ TEST_F(LinearQ4_0x16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
     }
     for (int variant = 0; variant < 2; ++variant) {
       std::vector<float> y(batch * y_stride, test::Sentinel());
-      if (variant == 0) {
-        LinearRowsQ4_0x16(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb,
-                          re);
-      } else {
-        LinearRowsQ4_0x16Vnni(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols,
-                              rb, re);
-      }
+      (variant == 0 ? f.rows_dispatched : f.rows_vnni)(w.data(), x.data(), x_stride, y.data(),
+                                                       y_stride, batch, rows, cols, rb, re);
       for (size_t t = 0; t < batch; ++t) {
         std::vector<float> alone(rows, test::Sentinel());
-        LinearQ4_0x16(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
+        f.dispatched(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
         for (size_t r = 0; r < y_stride; ++r) {
           const float got = y[t * y_stride + r];
           if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(got)) << "batch " << batch << " token " << t << " row " << r;
+            EXPECT_TRUE(isnan(got)) << f.name << " batch " << batch << " token " << t << " row "
+                                    << r;
           } else {
-            EXPECT_TRUE(SameBits(alone[r], got))
-                << "batch " << batch << " variant " << variant << " token " << t << " row " << r;
+            EXPECT_TRUE(SameBits(alone[r], got)) << f.name << " batch " << batch << " variant "
+                                                 << variant << " token " << t << " row " << r;
           }
         }
       }
@@ -332,22 +365,27 @@ TEST_F(LinearQ4_0x16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
   }
 }
 
-// Limited to the f32 path, LinearQ4_0x16 runs the Highway kernel (which is
-// not the digit arithmetic: its bits differ on hard activations).
-TEST_F(LinearQ4_0x16VnniTest, TheTestLimitSelectsTheFloatKernel) {
+// Limited to the f32 path, Linear runs the Highway kernel (which is not the
+// digit arithmetic: its bits differ on hard activations).
+TEST_P(VnniTest, TheTestLimitSelectsTheFloatKernel) {
+  const Format& f = GetParam();
   const size_t rows = 16, cols = 1536;
-  const std::vector<uint8_t> w = MakeMatrix(rows, cols, false, 11);
+  const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 11);
   const std::vector<float> x = HardActivations(cols, 12);
   std::vector<float> digits(rows), f32(rows);
-  LinearQ4_0x16(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
-  LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath::kFloat);
-  EXPECT_EQ(Q4_0x16LinearPath::kFloat, DispatchedQ4_0x16LinearPath());
-  LinearQ4_0x16(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
-  LimitQ4_0x16LinearPathForTest(Q4_0x16LinearPath::kVnni);
+  f.dispatched(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+  EXPECT_EQ(DecodeLinearPath::kFloat, DispatchedDecodeLinearPath());
+  f.dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
-  EXPECT_GT(differ, 0u);
+  EXPECT_GT(differ, 0u) << f.name;
 }
+
+std::string FormatName(const ::testing::TestParamInfo<Format>& info) { return info.param.name; }
+INSTANTIATE_TEST_SUITE_P(Formats, DigitsTest, ::testing::ValuesIn(kFormats), FormatName);
+INSTANTIATE_TEST_SUITE_P(Formats, VnniTest, ::testing::ValuesIn(kFormats), FormatName);
 
 }  // namespace
 }  // namespace ops

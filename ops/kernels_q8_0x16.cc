@@ -1,0 +1,85 @@
+// LinearQ8_0x16, MatMulQ8_0x16, GatherRowQ8_0x16 and LinearRowsQ8_0x16
+// (ops/linear.h, ops/matmul.h, ops/gather.h, ops/linear_rows.h): the kernels
+// of Q8_0x16 weights (ops/quantize_q8_0x16.h), compiled for every Highway
+// target, and their dispatch (Linear and LinearRows to
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI).
+
+#include <stddef.h>
+
+#include "ops/gather.h"
+#include "ops/linear.h"
+#include "ops/linear_vnni.h"
+#include "ops/linear_rows.h"
+#include "ops/matmul.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/kernels_q8_0x16.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "ops/block_kernels-inl.h"
+#include "ops/kernel_dispatch.h"
+#include "ops/linear_q8_0x16-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace cortiq {
+namespace ops {
+namespace HWY_NAMESPACE {
+
+CORTIQ_BLOCK_FORMAT_KERNELS(Q8_0x16, Q8_0x16Format)
+
+void LinearRowsQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
+                       size_t y_stride, size_t batch, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsQ8_0x16Rows(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
+                        row_end);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace ops
+}  // namespace cortiq
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cortiq {
+namespace ops {
+
+// Linear and LinearRows take the exact integer path of
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI (both the same, so
+// LinearRows keeps Linear's bits); MatMul, the prompt's product, stays f32.
+HWY_EXPORT(LinearQ8_0x16);
+HWY_EXPORT(MatMulQ8_0x16);
+HWY_EXPORT(GatherRowQ8_0x16);
+void LinearQ8_0x16(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                   size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
+    return LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
+  }
+  HWY_DYNAMIC_DISPATCH(LinearQ8_0x16)(w, x, y, rows, cols, row_begin, row_end);
+}
+void MatMulQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
+                   size_t y_stride, size_t batch, size_t rows, size_t cols,
+                   size_t row_begin, size_t row_end) {
+  HWY_DYNAMIC_DISPATCH(MatMulQ8_0x16)(w, x, x_stride, y, y_stride, batch, rows, cols,
+                                      row_begin, row_end);
+}
+void GatherRowQ8_0x16(const void* table, size_t cols, size_t row, size_t col_begin,
+                      size_t count, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(GatherRowQ8_0x16)(table, cols, row, col_begin, count, scale, y);
+}
+
+HWY_EXPORT(LinearRowsQ8_0x16);
+void LinearRowsQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
+                       size_t y_stride, size_t batch, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
+    return LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
+                                 row_end);
+  }
+  HWY_DYNAMIC_DISPATCH(LinearRowsQ8_0x16)(w, x, x_stride, y, y_stride, batch, rows,
+                                          cols, row_begin, row_end);
+}
+
+}  // namespace ops
+}  // namespace cortiq
+#endif  // HWY_ONCE
