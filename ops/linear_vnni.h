@@ -39,7 +39,10 @@
 // i + 8, then + 4, + 2, + 1). Error: |y - exact| <= 2^-30 * sum_c |w_c| *
 // max_block |x| + k * 2^-24 * sum_c |w_c x_c| with k ~ cols / 512 + 3 + 4:
 // below the f32 kernel's bound for any activations whose block maxima are
-// within 2^6 of the typical |x_c|, and with no subnormal arithmetic at all.
+// within 2^6 of the typical |x_c|. The integer part has no subnormal
+// arithmetic (the f32 kernel's products of tiny activations do); only
+// d * 2^(e - 29) of a block whose maximum is far below 1 (e.g. 2^-90 with
+// d = 2^-20) can be subnormal.
 // Non-finite activations make the block's scale NaN, so the row's result is
 // NaN (where the f32 kernel gives NaN or +-inf).
 //
