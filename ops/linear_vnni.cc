@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "hwy/base.h"
+#include "ops/cpu_features.h"
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q8_0x16.h"
@@ -258,20 +259,12 @@ CORTIQ_VNNI_TARGET float RowVnni(const uint8_t* row, size_t groups, const Activa
   return ReduceTree16Vnni(acc);
 }
 
-bool CpuHasVnni() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni");
-}
-#else
-bool CpuHasVnni() { return false; }
 #endif
 
 std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
 
 bool VnniAvailable() {
-  static const bool available = CpuHasVnni();
+  static const bool available = CpuHasAvx512Vnni();
   return available;
 }
 

@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "ops/amx.h"
+#include "ops/cpu_features.h"
 #include "ops/quantize.h"
 
 #if defined(__x86_64__)
@@ -314,20 +315,12 @@ CORTIQ_AMX_INT8_TARGET void TileAmx(const DecodedWeights& w, size_t g,
   for (size_t j = 0; j < tokens; ++j) _mm512_mask_storeu_ps(y + j * y_stride, mask, acc[j]);
 }
 
-bool CpuHasVnni() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni");
-}
-#else
-bool CpuHasVnni() { return false; }
 #endif
 
 std::atomic<int> g_fastest_allowed{static_cast<int>(Q8ActivationsPath::kAmx)};
 
 Q8ActivationsPath Dispatched() {
-  static const Q8ActivationsPath best = !CpuHasVnni()        ? Q8ActivationsPath::kPortable
+  static const Q8ActivationsPath best = !CpuHasAvx512Vnni()        ? Q8ActivationsPath::kPortable
                                         : AmxInt8Available() ? Q8ActivationsPath::kAmx
                                                              : Q8ActivationsPath::kVnni;
   // The enum's order is fastest first.
