@@ -11,6 +11,9 @@
 #include <string>
 #include <utility>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hwy/base.h"
@@ -26,6 +29,7 @@
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
 #include "base/status_macros.h"
+#include "runtime/weight_codec.h"
 
 namespace cortiq {
 namespace {
@@ -303,6 +307,7 @@ struct Session::Prepared {
   // The weight of embedding, linear and lm_head steps: [rows, cols], and its kernels.
   const uint8_t* weight = nullptr;
   size_t rows = 0, cols = 0;
+  size_t row_bytes = 0;  // bytes of one row of `weight` (embedding: what a token's gather reads)
   LinearKernel linear = nullptr;
   MatMulKernel linear_rows = nullptr;  // batches of up to kLinearRowsMaxBatch rows
   MatMulKernel matmul = nullptr;        // prompt batches (EvalBatch): may be an opt-in
@@ -532,6 +537,7 @@ absl::Status Session::Prepare(SessionOptions options) {
       p.weight = weights_ + w.offset;
       p.rows = static_cast<size_t>(w.shape[0]);
       p.cols = static_cast<size_t>(w.shape[1]);
+      p.row_bytes = WeightRowBytes(w.format, p.cols);
       const FormatKernels& kernels = KernelsFor(w.format);
       p.linear = kernels.linear;
       p.linear_rows = kernels.linear_rows;
@@ -765,6 +771,22 @@ void Session::ForRows(const Prepared& p, const Rows& r, const F& row_fn) {
 }
 
 void Session::RunEmbedding(const Prepared& p, const Rows& r) {
+  // The tables stay mapped (ArtifactLoad::kReadMatrices reads only the matrices), so a token's
+  // row can be a page of the file not in the page cache: one synchronous read per row, and a
+  // prompt's rows are random. Asking for all of the batch's rows first lets the kernel have
+  // their reads in flight together (E4B Q4_0, per-layer table 1.6 GB, file dropped from the page
+  // cache: pp512's embedding steps 3.0 -> 0.10 ms per token, 8% -> 0.4% of the prompt). Advice
+  // only: a row already present costs one syscall.
+  if (r.count > 1 && p.row_bytes > 0) {
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    for (size_t t = r.first; t < r.first + r.count; ++t) {
+      const size_t token = static_cast<size_t>(r.tokens[t]);
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(
+          p.weight + (token < p.rows ? token : 0) * p.row_bytes);
+      const uintptr_t first = begin / page * page;
+      madvise(reinterpret_cast<void*>(first), begin + p.row_bytes - first, MADV_WILLNEED);
+    }
+  }
   ForRows(p, r, [&](size_t t) {
     // HF's per-layer-input rule: ids past the table read row 0 (Gemma-4 tables have vocab_size
     // rows, so this never triggers there).
