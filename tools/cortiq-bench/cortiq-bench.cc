@@ -48,6 +48,7 @@ struct BenchFlags {
   bool json = false;
   std::string output = "md";
   bool measure_bandwidth = true;
+  bool warmup = true;
   double bandwidth_gbs = 0.0;
   int64_t llc_mb = -1;
 };
@@ -197,10 +198,16 @@ absl::Status Run(const std::string& path) {
 
   // Deterministic pseudo-random token ids (LCG), away from the special ids 0..3.
   std::vector<int32_t> tokens(static_cast<size_t>(deepest + longest));
+  // The warm-up runs' own ids (the generator continued): like llama-bench's, its random tokens
+  // are not the timed ones, so it does not pre-read the timed tokens' embedding rows.
+  std::vector<int32_t> warmup_tokens(static_cast<size_t>(longest));
   uint64_t state = 12345;
-  for (int32_t& token : tokens) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    token = static_cast<int32_t>(4 + (state >> 33) % static_cast<uint64_t>(std::max(vocab - 4, 1)));
+  for (std::vector<int32_t>* ids : {&tokens, &warmup_tokens}) {
+    for (int32_t& token : *ids) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      token = static_cast<int32_t>(4 + (state >> 33) %
+                                           static_cast<uint64_t>(std::max(vocab - 4, 1)));
+    }
   }
 
   // KV bytes: per position of the full-attention caches, and the fixed sliding rings.
@@ -264,6 +271,15 @@ absl::Status Run(const std::string& path) {
         return sequence->Truncate(depth);
       };
       const int32_t* input = tokens.data() + depth;
+      if (flag_values.warmup) {
+        // One untimed run first, as llama-bench's (the whole prompt, or one generated token):
+        // the first evaluation after a load or another test pays for page faults and cold
+        // caches that a server's steady state does not.
+        CORTIQ_RETURN_IF_ERROR(at_depth());
+        CORTIQ_RETURN_IF_ERROR(sequence->Eval(
+            absl::MakeConstSpan(warmup_tokens.data(), static_cast<size_t>(is_prompt ? count : 1)),
+            BatchLogits::kLast));
+      }
       std::vector<double> rates;
       std::vector<double> step_seconds;
       for (int rep = 0; rep < reps; ++rep) {
@@ -554,6 +570,10 @@ int main(int argc, char** argv) {
   flags.AddBool("--profile", &f.profile,
                 "time every step of the plan during the tests and print, per test, each step "
                 "kind's time per token and share");
+  flags.AddBool("--warmup", &f.warmup,
+                "run each test once untimed before its repetitions (a whole prompt, or one "
+                "generated token, of other token ids), as llama-bench does; --no-warmup skips "
+                "it (on by default)");
   flags.AddGroup("read bandwidth");
   flags.AddBool("--measure-bandwidth", &f.measure_bandwidth,
                 "measure the read bandwidth for each thread count (1 GiB buffer, best of 5); "
