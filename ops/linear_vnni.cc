@@ -47,7 +47,6 @@ constexpr size_t kPrefetchBytes = 3072;
 struct Q4_0x16Layout {
   static constexpr size_t kGroupBytes = kQ4_0x16BlockBytes;  // 288
   static constexpr int32_t kOffset = 8;
-  static constexpr int kOffsetShift = 3;
   // The unsigned quant of column c (< 32) of block j in group g.
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     const uint8_t byte = g[32 + 64 * ((c % 16) / 4) + 4 * j + c % 4];
@@ -57,7 +56,6 @@ struct Q4_0x16Layout {
 struct Q8_0x16Layout {
   static constexpr size_t kGroupBytes = kQ8_0x16BlockBytes;  // 544
   static constexpr int32_t kOffset = 128;
-  static constexpr int kOffsetShift = 7;
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     return g[32 + 64 * (c / 4) + 4 * j + c % 4] ^ 0x80;
   }
@@ -202,32 +200,32 @@ CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
 
 // The f32 combine of a group's digit sums (Horner in 256), times the blocks'
 // scales, added to acc.
-CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&low)[kDigits],
-                                          const __m512i (&high)[kDigits], const uint8_t* g,
+CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&sum)[kDigits], const uint8_t* g,
                                           const float* scale, __m512 acc) {
-  __m512 t = _mm512_cvtepi32_ps(_mm512_add_epi32(low[3], high[3]));
+  __m512 t = _mm512_cvtepi32_ps(sum[3]);
   for (int k = 2; k >= 0; --k) {
-    t = _mm512_fmadd_ps(t, _mm512_set1_ps(256.0f),
-                        _mm512_cvtepi32_ps(_mm512_add_epi32(low[k], high[k])));
+    t = _mm512_fmadd_ps(t, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(sum[k]));
   }
   const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
   return _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_load_ps(scale)), acc);
 }
 
 // kRows rows by the digit arithmetic, each row's sums exactly as alone (so
-// the bits do not depend on how rows are grouped): per group and row, 8
-// accumulators (4 digits x 2, so that each chain is 4 vpdpbusd long and the
-// latency is hidden), the offset term -kOffset * sum a_k starting the first
-// four. Q4_0x16: the accumulator pairs take the low and high nibbles of each
-// 64-byte part; Q8_0x16: parts 0-3 and 4-7. The rows share each load of the
-// digit vectors: a row reads 4 digit bytes per weight (7x its own bytes for
-// Q4_0), which for long rows (down_proj, 12288 columns: 48 KiB of digits)
-// no longer stay in L1 beside the weight stream. Session 28, one thread, weights
-// in L3: 1536 x 12288 11.5 -> 12.4 GB/s, 12288 x 1536 16.6 -> 17.1 GB/s (from
-// DRAM the difference is within the noise).
+// the bits do not depend on how rows are grouped): per group and row, one
+// accumulator per digit, started from the offset term -kOffset * sum a_k
+// (`offsets`, precomputed per token). Q4_0x16: each 64-byte part's low and
+// high nibbles go to the same accumulators (digit vectors z and 4 + z);
+// Q8_0x16: parts z and 4 + z. With two rows, 8 chains of 8 vpdpbusd (latency 5)
+// per group: shorter than the group's 64 issue cycles. The rows share each
+// load of the digit vectors: a row reads 4 digit bytes per weight (7x its own
+// bytes for Q4_0), which for long rows (down_proj, 12288 columns: 48 KiB of
+// digits) no longer stay in L1 beside the weight stream. Session 28, one
+// thread, weights in L3: 1536 x 12288 11.5 -> 12.4 GB/s, 12288 x 1536 16.6 ->
+// 17.1 GB/s (from DRAM the difference is within the noise).
 template <class Layout, int kRows>
 CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t groups,
-                                 const ActivationDigitsView& a, float* y) {
+                                 const ActivationDigitsView& a, const int32_t* offsets,
+                                 float* y) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512 acc[kRows];
@@ -241,15 +239,10 @@ CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t gr
       }
     }
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
-    __m512i low[kRows][kDigits], high[kRows][kDigits];
+    __m512i sum[kRows][kDigits];
     for (int k = 0; k < kDigits; ++k) {
-      const __m512i offset = _mm512_sub_epi32(
-          _mm512_setzero_si512(),
-          _mm512_slli_epi32(_mm512_load_si512(a.sums + s * 64 + 16 * k), Layout::kOffsetShift));
-      for (int r = 0; r < kRows; ++r) {
-        low[r][k] = offset;
-        high[r][k] = _mm512_setzero_si512();
-      }
+      const __m512i offset = _mm512_load_si512(offsets + s * 64 + 16 * k);
+      for (int r = 0; r < kRows; ++r) sum[r][k] = offset;
     }
     for (int z = 0; z < 4; ++z) {
       __m512i q_first[kRows], q_second[kRows];  // unsigned quants of digit vectors z, 4 + z
@@ -267,13 +260,13 @@ CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t gr
         const __m512i d_first = _mm512_load_si512(digits + 64 * (4 * z + k));
         const __m512i d_second = _mm512_load_si512(digits + 64 * (4 * (4 + z) + k));
         for (int r = 0; r < kRows; ++r) {
-          low[r][k] = _mm512_dpbusd_epi32(low[r][k], q_first[r], d_first);
-          high[r][k] = _mm512_dpbusd_epi32(high[r][k], q_second[r], d_second);
+          sum[r][k] = _mm512_dpbusd_epi32(sum[r][k], q_first[r], d_first);
+          sum[r][k] = _mm512_dpbusd_epi32(sum[r][k], q_second[r], d_second);
         }
       }
     }
     for (int r = 0; r < kRows; ++r) {
-      acc[r] = AddGroup(low[r], high[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
+      acc[r] = AddGroup(sum[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
     }
   }
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Vnni(acc[r]);
@@ -283,13 +276,15 @@ CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t gr
 // time measured slower).
 template <class Layout>
 CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size_t groups,
-                                     const ActivationDigitsView& a, size_t row_begin,
-                                     size_t row_end, float* y) {
+                                     const ActivationDigitsView& a, const int32_t* offsets,
+                                     size_t row_begin, size_t row_end, float* y) {
   size_t r = row_begin;
   for (; r + 2 <= row_end; r += 2) {
-    RowsVnni<Layout, 2>(base + r * row_bytes, row_bytes, groups, a, y + r);
+    RowsVnni<Layout, 2>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }
-  for (; r < row_end; ++r) RowsVnni<Layout, 1>(base + r * row_bytes, row_bytes, groups, a, y + r);
+  for (; r < row_end; ++r) {
+    RowsVnni<Layout, 1>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
+  }
 }
 
 #endif
@@ -370,16 +365,22 @@ void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, si
 #if defined(__x86_64__)
   HWY_ASSERT(VnniAvailable());
   if (row_begin == row_end || batch == 0) return;
-  uint8_t* scratch = ThreadScratch(DigitsBytes(cols, batch));
+  // The digits of every token, then each token's accumulator starts -kOffset * sum a_k (the
+  // same integers RowDigitsScalar starts from, computed once per token instead of per row).
+  const size_t sum_count = ActivationDigitSumBytes(cols) / sizeof(int32_t);
+  uint8_t* scratch = ThreadScratch(DigitsBytes(cols, batch) + batch * sum_count * sizeof(int32_t));
+  int32_t* offsets = reinterpret_cast<int32_t*>(scratch + DigitsBytes(cols, batch));
   for (size_t t = 0; t < batch; ++t) {
-    ActivationDigitsVnni(x + t * x_stride, cols, DigitsAt(scratch, cols, batch, t));
+    const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
+    ActivationDigitsVnni(x + t * x_stride, cols, a);
+    for (size_t i = 0; i < sum_count; ++i) offsets[t * sum_count + i] = -Layout::kOffset * a.sums[i];
   }
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t groups = cols / kGroup;
   const size_t row_bytes = groups * Layout::kGroupBytes;
   if (batch == 1) {
     const ActivationDigitsView a = DigitsAt(scratch, cols, 1, 0);
-    RowRangeVnni<Layout>(base, row_bytes, groups, a, row_begin, row_end, y);
+    RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
     return;
   }
   // Blocks of 16 rows for every token: the block's weights stay in cache
@@ -389,7 +390,8 @@ void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, si
     const size_t r1 = std::min(row_end, r0 + kRowsPerBlock);
     for (size_t t = 0; t < batch; ++t) {
       const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
-      RowRangeVnni<Layout>(base, row_bytes, groups, a, r0, r1, y + t * y_stride);
+      RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets + t * sum_count, r0, r1,
+                           y + t * y_stride);
     }
   }
 #else
