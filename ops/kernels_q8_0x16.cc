@@ -44,41 +44,7 @@ HWY_AFTER_NAMESPACE();
 namespace cortiq {
 namespace ops {
 
-// Linear and LinearRows take the exact integer path of
-// ops/linear_vnni.h where the CPU has AVX-512 VNNI (both the same, so
-// LinearRows keeps Linear's bits); MatMul, the prompt's product, stays f32.
-HWY_EXPORT(LinearQ8_0x16);
-HWY_EXPORT(MatMulQ8_0x16);
-HWY_EXPORT(GatherRowQ8_0x16);
-void LinearQ8_0x16(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                   size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
-    return LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
-  }
-  HWY_DYNAMIC_DISPATCH(LinearQ8_0x16)(w, x, y, rows, cols, row_begin, row_end);
-}
-void MatMulQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
-                   size_t y_stride, size_t batch, size_t rows, size_t cols,
-                   size_t row_begin, size_t row_end) {
-  HWY_DYNAMIC_DISPATCH(MatMulQ8_0x16)(w, x, x_stride, y, y_stride, batch, rows, cols,
-                                      row_begin, row_end);
-}
-void GatherRowQ8_0x16(const void* table, size_t cols, size_t row, size_t col_begin,
-                      size_t count, float scale, float* y) {
-  HWY_DYNAMIC_DISPATCH(GatherRowQ8_0x16)(table, cols, row, col_begin, count, scale, y);
-}
-
-HWY_EXPORT(LinearRowsQ8_0x16);
-void LinearRowsQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
-                       size_t y_stride, size_t batch, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
-    return LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
-                                 row_end);
-  }
-  HWY_DYNAMIC_DISPATCH(LinearRowsQ8_0x16)(w, x, x_stride, y, y_stride, batch, rows,
-                                          cols, row_begin, row_end);
-}
+CORTIQ_EXPORT_X16_KERNELS(Q8_0x16)
 
 }  // namespace ops
 }  // namespace cortiq

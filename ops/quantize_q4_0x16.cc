@@ -2,43 +2,26 @@
 #include "ops/quantize_q4_0x16.h"
 
 #include <stdint.h>
-#include <string.h>
 
 #include <vector>
 
 #include "hwy/base.h"
+#include "ops/regroup_x16.h"
 
 namespace cortiq {
 namespace ops {
 
 void Q4_0ToQ4_0x16(const void* q4_0, size_t n, void* out) {
   HWY_ASSERT(n % kQ4_0x16BlockWeights == 0);
-  const auto* src = static_cast<const uint8_t*>(q4_0);
-  auto* dst = static_cast<uint8_t*>(out);
-  for (size_t g = 0; g < n / kQ4_0x16BlockWeights; ++g) {
-    const uint8_t* blocks = src + g * kQ4_0x16BlockBytes;
-    uint8_t* group = dst + g * kQ4_0x16BlockBytes;
-    for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
-      const uint8_t* block = blocks + j * kQ4_0BlockBytes;
-      memcpy(group + 2 * j, block, 2);
-      for (size_t z = 0; z < 4; ++z) memcpy(group + 32 + 64 * z + 4 * j, block + 2 + 4 * z, 4);
-    }
-  }
+  static_assert(X16GroupBytes<16>() == kQ4_0x16BlockBytes, "block_q4_0: f16 + 16 bytes");
+  RegroupX16<16>(static_cast<const uint8_t*>(q4_0), n / kQ4_0x16BlockWeights,
+                 static_cast<uint8_t*>(out));
 }
 
 void Q4_0x16ToQ4_0(const void* q4_0x16, size_t n, void* out) {
   HWY_ASSERT(n % kQ4_0x16BlockWeights == 0);
-  const auto* src = static_cast<const uint8_t*>(q4_0x16);
-  auto* dst = static_cast<uint8_t*>(out);
-  for (size_t g = 0; g < n / kQ4_0x16BlockWeights; ++g) {
-    const uint8_t* group = src + g * kQ4_0x16BlockBytes;
-    uint8_t* blocks = dst + g * kQ4_0x16BlockBytes;
-    for (size_t j = 0; j < kQ4_0x16Blocks; ++j) {
-      uint8_t* block = blocks + j * kQ4_0BlockBytes;
-      memcpy(block, group + 2 * j, 2);
-      for (size_t z = 0; z < 4; ++z) memcpy(block + 2 + 4 * z, group + 32 + 64 * z + 4 * j, 4);
-    }
-  }
+  UngroupX16<16>(static_cast<const uint8_t*>(q4_0x16), n / kQ4_0x16BlockWeights,
+                 static_cast<uint8_t*>(out));
 }
 
 void QuantizeRowQ4_0x16(const float* x, size_t n, void* blocks) {

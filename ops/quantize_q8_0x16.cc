@@ -2,43 +2,26 @@
 #include "ops/quantize_q8_0x16.h"
 
 #include <stdint.h>
-#include <string.h>
 
 #include <vector>
 
 #include "hwy/base.h"
+#include "ops/regroup_x16.h"
 
 namespace cortiq {
 namespace ops {
 
 void Q8_0ToQ8_0x16(const void* q8_0, size_t n, void* out) {
   HWY_ASSERT(n % kQ8_0x16BlockWeights == 0);
-  const auto* src = static_cast<const uint8_t*>(q8_0);
-  auto* dst = static_cast<uint8_t*>(out);
-  for (size_t g = 0; g < n / kQ8_0x16BlockWeights; ++g) {
-    const uint8_t* blocks = src + g * kQ8_0x16BlockBytes;
-    uint8_t* group = dst + g * kQ8_0x16BlockBytes;
-    for (size_t j = 0; j < kQ8_0x16Blocks; ++j) {
-      const uint8_t* block = blocks + j * kQ8_0BlockBytes;
-      memcpy(group + 2 * j, block, 2);
-      for (size_t v = 0; v < 8; ++v) memcpy(group + 32 + 64 * v + 4 * j, block + 2 + 4 * v, 4);
-    }
-  }
+  static_assert(X16GroupBytes<32>() == kQ8_0x16BlockBytes, "block_q8_0: f16 + 32 bytes");
+  RegroupX16<32>(static_cast<const uint8_t*>(q8_0), n / kQ8_0x16BlockWeights,
+                 static_cast<uint8_t*>(out));
 }
 
 void Q8_0x16ToQ8_0(const void* q8_0x16, size_t n, void* out) {
   HWY_ASSERT(n % kQ8_0x16BlockWeights == 0);
-  const auto* src = static_cast<const uint8_t*>(q8_0x16);
-  auto* dst = static_cast<uint8_t*>(out);
-  for (size_t g = 0; g < n / kQ8_0x16BlockWeights; ++g) {
-    const uint8_t* group = src + g * kQ8_0x16BlockBytes;
-    uint8_t* blocks = dst + g * kQ8_0x16BlockBytes;
-    for (size_t j = 0; j < kQ8_0x16Blocks; ++j) {
-      uint8_t* block = blocks + j * kQ8_0BlockBytes;
-      memcpy(block, group + 2 * j, 2);
-      for (size_t v = 0; v < 8; ++v) memcpy(block + 2 + 4 * v, group + 32 + 64 * v + 4 * j, 4);
-    }
-  }
+  UngroupX16<32>(static_cast<const uint8_t*>(q8_0x16), n / kQ8_0x16BlockWeights,
+                 static_cast<uint8_t*>(out));
 }
 
 void QuantizeRowQ8_0x16(const float* x, size_t n, void* blocks) {
