@@ -1,5 +1,6 @@
 // Macros that define a weight format's Linear, MatMul and GatherRow kernels
-// (ops/linear.h, ops/matmul.h, ops/gather.h) in its translation unit
+// (ops/linear.h, ops/matmul.h, ops/gather.h; for the regrouped x16 formats
+// also LinearRows, ops/linear_rows.h) in its translation unit
 // ops/kernels_<format>.cc: the per-target entry points and their Highway
 // dynamic dispatch, so that each format's file holds only its name and tag.
 
