@@ -210,32 +210,45 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&sum)[kDigits], const u
   return _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_load_ps(scale)), acc);
 }
 
-// kRows rows by the digit arithmetic, each row's sums exactly as alone (so
-// the bits do not depend on how rows are grouped): per group and row, one
-// accumulator per digit, started from the offset term -kOffset * sum a_k
-// (`offsets`, precomputed per token). Q4_0x16: each 64-byte part's low and
-// high nibbles go to the same accumulators (digit vectors z and 4 + z);
-// Q8_0x16: parts z and 4 + z. With two rows, 8 chains of 8 vpdpbusd (latency 5)
-// per group: shorter than the group's 64 issue cycles. The rows share each
-// load of the digit vectors: a row reads 4 digit bytes per weight (7x its own
-// bytes for Q4_0), which for long rows (down_proj, 12288 columns: 48 KiB of
-// digits) no longer stay in L1 beside the weight stream. Session 28, one
-// thread, weights in L3: 1536 x 12288 11.5 -> 12.4 GB/s, 12288 x 1536 16.6 ->
-// 17.1 GB/s (from DRAM the difference is within the noise).
+// Groups [s_begin, s_end) of kRows rows by the digit arithmetic, added to
+// acc[0..kRows) (each row's accumulator of AddGroup): a row's sums are
+// exactly as alone, whatever the grouping of rows and columns, because each
+// row adds its groups to its own accumulator in column order. Per group and
+// row, one accumulator per digit, started from the offset term
+// -kOffset * sum a_k (`offsets`, precomputed per token). Q4_0x16: each
+// 64-byte part's low and high nibbles go to the same accumulators (digit
+// vectors z and 4 + z); Q8_0x16: parts z and 4 + z. With two rows, 8 chains
+// of 8 vpdpbusd (latency 5) per group: shorter than the group's 64 issue
+// cycles; the rows share each load of the digit vectors.
+//
+// Prefetch: with `next` null, each row kPrefetchBytes ahead of its reads
+// (one row after the other is one sequential stream); otherwise the reads
+// that follow this call are elsewhere (ColumnBlockedRowsVnni), and group i of
+// the span prefetches lines [i * next_lines, (i + 1) * next_lines) of each of
+// the kRows rows at `next` (row stride row_bytes).
 template <class Layout, int kRows>
-CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t groups,
-                                 const ActivationDigitsView& a, const int32_t* offsets,
-                                 float* y) {
+CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, size_t s_begin,
+                                        size_t s_end, const ActivationDigitsView& a,
+                                        const int32_t* offsets, __m512 (&acc)[kRows],
+                                        const uint8_t* next, size_t next_lines) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512 acc[kRows];
-  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-  for (size_t s = 0; s < groups; ++s) {
+  for (size_t s = s_begin; s < s_end; ++s) {
     const uint8_t* g[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      g[r] = row + r * row_bytes + s * Layout::kGroupBytes;
-      for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(g[r]) + line + kPrefetchBytes, _MM_HINT_T0);
+    for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * Layout::kGroupBytes;
+    if (next == nullptr) {
+      for (int r = 0; r < kRows; ++r) {
+        for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(g[r]) + line + kPrefetchBytes, _MM_HINT_T0);
+        }
+      }
+    } else {
+      const size_t first = (s - s_begin) * next_lines;
+      for (int r = 0; r < kRows; ++r) {
+        for (size_t line = first; line < first + next_lines; ++line) {
+          _mm_prefetch(reinterpret_cast<const char*>(next) + r * row_bytes + 64 * line,
+                       _MM_HINT_T0);
+        }
       }
     }
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
@@ -269,16 +282,92 @@ CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t gr
       acc[r] = AddGroup(sum[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
     }
   }
+}
+
+// kRows whole rows (SpanVnni over every group), reduced to y[0..kRows).
+template <class Layout, int kRows>
+CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t groups,
+                                 const ActivationDigitsView& a, const int32_t* offsets,
+                                 float* y) {
+  __m512 acc[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+  SpanVnni<Layout, kRows>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0);
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Vnni(acc[r]);
 }
 
+// Rows from this many groups on (4096 columns: 16 KiB of activation digits)
+// are taken in column blocks.
+constexpr size_t kColumnBlockedMinGroups = 8;
+// Groups per column block at most (8 KiB of digits), and rows per row block.
+constexpr size_t kColumnBlockMaxGroups = 4;
+constexpr size_t kRowBlock = 16;
+
+// An even number of rows [row_begin, row_end), long ones (>= 8 groups), in
+// blocks of kRowBlock rows, each block a column block at a time: a pair of
+// rows reads 4 digit bytes per weight, so a whole long row's digits (down_proj,
+// 12288 columns: 48 KiB) would come from L2 again for every pair, while a
+// column block's 8 KiB stay in L1 for the block's 8 pairs. Each row keeps
+// its accumulator across the column blocks and adds its groups in column
+// order: the same bits as RowsVnni. The reads jump between rows, which the
+// hardware prefetcher does not follow, so each pair prefetches what the next
+// pair will read. Session 29, two threads streaming 40-100 distinct matrices
+// from DRAM through Linear, interleaved runs: 1536 x 12288 Q4_0x16 14.1-14.6 ->
+// 18.7-24.0 GB/s, 1536 x 6144 9.1-16.0 -> 12.8-18.3, Q8_0x16 1536 x 12288
+// 14.5-17.8 -> 22.2-24.7; on 5-group rows (2560 columns) it was slower, hence
+// the threshold.
+template <class Layout>
+CORTIQ_VNNI_TARGET void ColumnBlockedRowsVnni(const uint8_t* base, size_t row_bytes,
+                                              size_t groups, const ActivationDigitsView& a,
+                                              const int32_t* offsets, size_t row_begin,
+                                              size_t row_end, float* y) {
+  // Equal column blocks of at most kColumnBlockMaxGroups groups.
+  const size_t blocks = (groups + kColumnBlockMaxGroups - 1) / kColumnBlockMaxGroups;
+  const size_t block_groups = (groups + blocks - 1) / blocks;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+    const size_t r1 = std::min(row_end, r0 + kRowBlock);
+    __m512 acc[kRowBlock / 2][2];
+    for (size_t p = 0; p < (r1 - r0) / 2; ++p) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
+    for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
+      const size_t c1 = std::min(groups, c0 + block_groups);
+      for (size_t r = r0; r < r1; r += 2) {
+        // What is read after this pair: the next pair of the row block in this column
+        // block, else the block's first pair in the next column block, else the next row
+        // block's first pair (past row_end only a prefetch, which does not fault).
+        const uint8_t* next;
+        size_t next_groups;
+        if (r + 2 < r1) {
+          next = base + (r + 2) * row_bytes + c0 * Layout::kGroupBytes;
+          next_groups = c1 - c0;
+        } else if (c1 < groups) {
+          next = base + r0 * row_bytes + c1 * Layout::kGroupBytes;
+          next_groups = std::min(groups, c1 + block_groups) - c1;
+        } else {
+          next = base + r1 * row_bytes;
+          next_groups = block_groups;
+        }
+        const size_t lines = (next_groups * Layout::kGroupBytes + 63) / 64;
+        SpanVnni<Layout, 2>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
+                            acc[(r - r0) / 2], next, (lines + (c1 - c0) - 1) / (c1 - c0));
+      }
+    }
+    for (size_t r = r0; r < r1; r += 2) {
+      y[r] = ReduceTree16Vnni(acc[(r - r0) / 2][0]);
+      y[r + 1] = ReduceTree16Vnni(acc[(r - r0) / 2][1]);
+    }
+  }
+}
+
 // Rows [row_begin, row_end) of one token, two at a time (four at a
-// time measured slower).
+// time measured slower), long rows in column blocks.
 template <class Layout>
 CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size_t groups,
                                      const ActivationDigitsView& a, const int32_t* offsets,
                                      size_t row_begin, size_t row_end, float* y) {
   size_t r = row_begin;
+  if (groups >= kColumnBlockedMinGroups) {
+    r = row_begin + (row_end - row_begin) / 2 * 2;
+    ColumnBlockedRowsVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, r, y);
+  }
   for (; r + 2 <= row_end; r += 2) {
     RowsVnni<Layout, 2>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }

@@ -294,8 +294,11 @@ TEST_P(VnniTest, MatchesTheScalarBits) {
   EXPECT_STREQ("AVX-512 VNNI (exact integer digits)",
                DecodeLinearPathName(DispatchedDecodeLinearPath()));
   uint32_t seed = 100;
-  for (size_t cols : {size_t{512}, size_t{1536}, size_t{6144}, size_t{12288}}) {
-    const size_t rows = 13;
+  // 4096 columns and up go through the column blocks (two of 4 groups, three
+  // of 3, ...) in row blocks of 16: 37 rows make two whole blocks and a part.
+  for (size_t cols : {size_t{512}, size_t{1536}, size_t{4096}, size_t{4608}, size_t{6144},
+                      size_t{12288}}) {
+    const size_t rows = 37;
     for (bool raw : {false, true}) {
       const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
       for (bool hard : {false, true}) {
@@ -313,7 +316,7 @@ TEST_P(VnniTest, MatchesTheScalarBits) {
               << f.name << " cols " << cols << " row " << r;
         }
         for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-          for (size_t re : {rb, rb + 1, size_t{13}}) {
+          for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
             std::vector<float> y(rows, test::Sentinel());
             f.vnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
             for (size_t r = 0; r < rows; ++r) {
