@@ -26,6 +26,7 @@
 #include "runtime/session.h"
 
 using namespace ::cortiq_c_api;  // NOLINT: the shared helpers of c_api_internal.h
+using ::cortiq::ArtifactLoad;
 
 namespace cortiq_c_api {
 thread_local std::string g_last_error;
@@ -60,46 +61,98 @@ CORTIQ_API const char* cortiq_last_error(void) { return g_last_error.c_str(); }
 
 // ---- Models ---------------------------------------------------------------------------------
 
+namespace {
+
+// The body of cortiq_model_open and cortiq_model_open_with_options, `call` naming the caller.
+cortiq_status OpenModel(const Call& call, const char* path, ArtifactLoad load,
+                        cortiq_model** model) {
+  if (path == nullptr) return call.Null("path");
+  if (model == nullptr) return call.Null("model");
+  absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path, load);
+  if (!artifact.ok()) {
+    return call.From(artifact.status(),
+                     {{absl::StatusCode::kNotFound, CORTIQ_STATUS_NOT_FOUND},
+                      {absl::StatusCode::kPermissionDenied, CORTIQ_STATUS_PERMISSION_DENIED},
+                      {absl::StatusCode::kInvalidArgument, CORTIQ_STATUS_CORRUPT_DATA},
+                      {absl::StatusCode::kFailedPrecondition, CORTIQ_STATUS_UNSUPPORTED_VERSION},
+                      {absl::StatusCode::kResourceExhausted, CORTIQ_STATUS_OUT_OF_MEMORY}},
+                     CORTIQ_STATUS_IO_ERROR);
+  }
+  auto data = std::make_shared<CortiqModelData>();
+  data->artifact = std::move(*artifact);
+  data->identity = cortiq::IdentifyModel(*data->artifact);
+  const cortiq::Plan& plan = data->artifact->plan();
+  for (const cortiq::WeightEntry& w : plan.weights) {
+    // Bit n is format value n (cortiq.h); ValidatePlan admits only the enum's values.
+    data->weight_formats |= 1u << static_cast<uint32_t>(w.format);
+  }
+  for (const cortiq::CacheEntry& c : plan.caches) {
+    if (c.sliding) data->sliding_window = std::max(data->sliding_window, c.window);
+  }
+  // The text calls' tokenizer (API 1.3): a view of the section, loaded once (~ms for 262144
+  // tokens). A model without one, or with a damaged one, still opens: only text calls fail.
+  absl::StatusOr<cortiq::text::Tokenizer> tokenizer =
+      cortiq::LoadArtifactTokenizer(*data->artifact);
+  if (tokenizer.ok()) {
+    data->tokenizer.emplace(*std::move(tokenizer));
+    data->end_of_generation = cortiq::EndOfGenerationIds(*data->tokenizer);
+    std::sort(data->end_of_generation.begin(), data->end_of_generation.end());
+    data->end_of_turn = cortiq::ChatEndOfTurnIds(*data->tokenizer);
+    std::sort(data->end_of_turn.begin(), data->end_of_turn.end());
+  } else {
+    data->tokenizer_status = tokenizer.status();
+  }
+  *model = new cortiq_model{std::move(data)};
+  return call.Ok();
+}
+
+}  // namespace
+
 CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** model) {
   return Guarded("cortiq_model_open", [&](const Call& call) -> cortiq_status {
-    if (path == nullptr) return call.Null("path");
-    if (model == nullptr) return call.Null("model");
-    absl::StatusOr<std::unique_ptr<Artifact>> artifact = Artifact::Open(path);
-    if (!artifact.ok()) {
-      return call.From(artifact.status(),
-                       {{absl::StatusCode::kNotFound, CORTIQ_STATUS_NOT_FOUND},
-                        {absl::StatusCode::kPermissionDenied, CORTIQ_STATUS_PERMISSION_DENIED},
-                        {absl::StatusCode::kInvalidArgument, CORTIQ_STATUS_CORRUPT_DATA},
-                        {absl::StatusCode::kFailedPrecondition, CORTIQ_STATUS_UNSUPPORTED_VERSION},
-                        {absl::StatusCode::kResourceExhausted, CORTIQ_STATUS_OUT_OF_MEMORY}},
-                       CORTIQ_STATUS_IO_ERROR);
+    return OpenModel(call, path, ArtifactLoad::kMap, model);
+  });
+}
+
+CORTIQ_API cortiq_status cortiq_model_open_with_options(const char* path,
+                                                        const cortiq_model_options* options,
+                                                        cortiq_model** model) {
+  return Guarded("cortiq_model_open_with_options", [&](const Call& call) -> cortiq_status {
+    cortiq_model_options o = cortiq_model_options_default();
+    if (options != nullptr) {
+      if (options->struct_size < sizeof(o) || options->struct_size > kMaxStructSize) {
+        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                          absl::StrCat("options->struct_size is ", options->struct_size,
+                                       ", expected >= ", sizeof(o), " and <= ", kMaxStructSize,
+                                       " (start from cortiq_model_options_default())"));
+      }
+      const auto* extra = reinterpret_cast<const uint8_t*>(options) + sizeof(o);
+      for (size_t i = 0; i < options->struct_size - sizeof(o); ++i) {
+        if (extra[i] != 0) {
+          return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                            absl::StrCat("options set a field unknown to this library (API ",
+                                         CORTIQ_API_VERSION_MAJOR, ".", CORTIQ_API_VERSION_MINOR,
+                                         "): byte ", sizeof(o) + i, " is not zero"));
+        }
+      }
+      if (options->reserved != 0) {
+        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                          absl::StrCat("options->reserved must be 0, got ", options->reserved));
+      }
+      o.load = options->load;
     }
-    auto data = std::make_shared<CortiqModelData>();
-    data->artifact = std::move(*artifact);
-    data->identity = cortiq::IdentifyModel(*data->artifact);
-    const cortiq::Plan& plan = data->artifact->plan();
-    for (const cortiq::WeightEntry& w : plan.weights) {
-      // Bit n is format value n (cortiq.h); ValidatePlan admits only the enum's values.
-      data->weight_formats |= 1u << static_cast<uint32_t>(w.format);
+    ArtifactLoad load;
+    switch (o.load) {
+      case CORTIQ_LOAD_MAP: load = ArtifactLoad::kMap; break;
+      case CORTIQ_LOAD_READ_MATRICES: load = ArtifactLoad::kReadMatrices; break;
+      case CORTIQ_LOAD_READ: load = ArtifactLoad::kRead; break;
+      default:
+        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                          absl::StrCat("options->load is ", o.load,
+                                       ", expected CORTIQ_LOAD_MAP (0), CORTIQ_LOAD_READ_MATRICES "
+                                       "(1) or CORTIQ_LOAD_READ (2)"));
     }
-    for (const cortiq::CacheEntry& c : plan.caches) {
-      if (c.sliding) data->sliding_window = std::max(data->sliding_window, c.window);
-    }
-    // The text calls' tokenizer (API 1.3): a view of the section, loaded once (~ms for 262144
-    // tokens). A model without one, or with a damaged one, still opens: only text calls fail.
-    absl::StatusOr<cortiq::text::Tokenizer> tokenizer =
-        cortiq::LoadArtifactTokenizer(*data->artifact);
-    if (tokenizer.ok()) {
-      data->tokenizer.emplace(*std::move(tokenizer));
-      data->end_of_generation = cortiq::EndOfGenerationIds(*data->tokenizer);
-      std::sort(data->end_of_generation.begin(), data->end_of_generation.end());
-      data->end_of_turn = cortiq::ChatEndOfTurnIds(*data->tokenizer);
-      std::sort(data->end_of_turn.begin(), data->end_of_turn.end());
-    } else {
-      data->tokenizer_status = tokenizer.status();
-    }
-    *model = new cortiq_model{std::move(data)};
-    return call.Ok();
+    return OpenModel(call, path, load, model);
   });
 }
 

@@ -53,8 +53,9 @@ extern "C" {
 #define CORTIQ_API_VERSION_MAJOR 1
 /* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. 1.3: text — tokenize,
  * detokenize, token pieces, a stream decoder, special tokens, the end-of-generation and
- * end-of-turn checks, the chat format — and the sampler. */
-#define CORTIQ_API_VERSION_MINOR 3
+ * end-of-turn checks, the chat format — and the sampler. 1.4: cortiq_model_open_with_options
+ * (how the weights are loaded). */
+#define CORTIQ_API_VERSION_MINOR 4
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
@@ -118,6 +119,37 @@ typedef struct cortiq_model_info {
   uint32_t reserved;       /* 0 */
 } cortiq_model_info;
 
+/* API 1.4: how cortiq_model_open_with_options makes the weights available. Values are part of
+ * the ABI. */
+typedef enum cortiq_load {
+  /* Map the file (cortiq_model_open): instant open, pages shared with other processes through
+   * the page cache, read from disk on first use. */
+  CORTIQ_LOAD_MAP = 0,
+  /* Map the file, then read the matrices multiplied every token into private memory (huge
+   * pages where the kernel gives them) in place of their mapped pages; lookup-only tables
+   * (the embedding tables) stay mapped. The command-line tools' default: decode streams private
+   * memory faster than page-cache pages on some hosts (bench/README.md "Loading the weights").
+   * Costs a read of the matrices at open and their size in private memory. */
+  CORTIQ_LOAD_READ_MATRICES = 1,
+  /* Read the whole file into private memory (the tools' --no-mmap). */
+  CORTIQ_LOAD_READ = 2
+} cortiq_load;
+
+/* API 1.4: options of cortiq_model_open_with_options. Start from cortiq_model_options_default().
+ * Fields a newer header adds must be zero when given to an older library (else
+ * CORTIQ_STATUS_INVALID_ARGUMENT). */
+typedef struct cortiq_model_options {
+  size_t struct_size; /* bytes: sizeof(cortiq_model_options) as the caller compiled it */
+  int32_t load;       /* a cortiq_load value */
+  int32_t reserved;   /* 0 */
+} cortiq_model_options;
+
+/* The default model options (CORTIQ_LOAD_READ_MATRICES, as the tools), with struct_size set. */
+static inline cortiq_model_options cortiq_model_options_default(void) {
+  cortiq_model_options options = {sizeof(cortiq_model_options), CORTIQ_LOAD_READ_MATRICES, 0};
+  return options;
+}
+
 /* Options of cortiq_session_create. Start from cortiq_session_options_default(). Fields a newer
  * header adds after the last one below must be zero when given to an older library (else
  * CORTIQ_STATUS_INVALID_ARGUMENT); a struct from an older header (API 1.0: up to `threads`) is
@@ -170,6 +202,15 @@ CORTIQ_API const char* cortiq_last_error(void);
  * NOT_FOUND, PERMISSION_DENIED, CORRUPT_DATA (not a regular file, not an artifact, truncated,
  * checksum or plan invalid), UNSUPPORTED_VERSION (newer format), OUT_OF_MEMORY, IO_ERROR. */
 CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** model);
+
+/* API 1.4. cortiq_model_open with `options` (NULL = cortiq_model_options_default(): the matrices
+ * read into memory, as the command-line tools). Logits are the same bits with every load.
+ * Errors: those of cortiq_model_open, and INVALID_ARGUMENT (struct_size too small or too large,
+ * a non-zero reserved or unknown field, `load` not a cortiq_load value); OUT_OF_MEMORY when the
+ * private memory for a read cannot be allocated (CORTIQ_LOAD_MAP needs none). */
+CORTIQ_API cortiq_status cortiq_model_open_with_options(const char* path,
+                                                        const cortiq_model_options* options,
+                                                        cortiq_model** model);
 
 /* Releases the caller's handle. Sessions created from it stay valid (the mapping is released
  * when the last of them is freed). NULL is ignored. */

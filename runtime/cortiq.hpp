@@ -63,6 +63,14 @@ class Model {
     model_.reset(model);
   }
 
+  // Opens the artifact at `path` with `options` (cortiq_model_open_with_options, API 1.4: how
+  // the weights are loaded); throws Error.
+  Model(const std::string& path, const cortiq_model_options& options) {
+    cortiq_model* model = nullptr;
+    Check(cortiq_model_open_with_options(path.c_str(), &options, &model));
+    model_.reset(model);
+  }
+
   cortiq_model_info Info() const {
     cortiq_model_info info{};
     info.struct_size = sizeof(info);

@@ -288,6 +288,103 @@ TEST_F(CApiTest, OpenErrors) {
   EXPECT_EQ(model, kSentinel) << "outputs are left unchanged on error";
 }
 
+// Every load of cortiq_model_open_with_options gives the golden logits, the same bits as
+// cortiq_model_open (which maps).
+TEST_F(CApiTest, OpenWithOptionsLoadsGiveTheSameLogits) {
+  const GoldenCase c = LoadGoldenCase("tiny-a-f32-T40");
+  SessionPtr mapped_session = NewSession(model_.get(), c.tokens.size());
+  const std::vector<float> mapped = EvalAll(mapped_session.get(), c.tokens);
+  // -1: NULL options (the default load).
+  for (int32_t load : {-1, int32_t{CORTIQ_LOAD_MAP}, int32_t{CORTIQ_LOAD_READ_MATRICES},
+                       int32_t{CORTIQ_LOAD_READ}}) {
+    cortiq_model_options options = cortiq_model_options_default();
+    options.load = load;
+    cortiq_model* model = nullptr;
+    ASSERT_EQ(cortiq_model_open_with_options(path_.c_str(), load < 0 ? nullptr : &options, &model),
+              CORTIQ_STATUS_OK)
+        << cortiq_last_error();
+    ModelPtr owned(model);
+    SessionPtr session = NewSession(model, c.tokens.size());
+    const std::vector<float> all = EvalAll(session.get(), c.tokens);
+    ASSERT_EQ(all.size(), c.logits_ref.size());
+    float max_diff = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      max_diff = std::max(max_diff, std::fabs(all[i] - c.logits_ref[i]));
+    }
+    EXPECT_LE(max_diff, 1e-3f) << "load " << load;
+    EXPECT_EQ(all, mapped) << "load " << load;
+  }
+  // CORTIQ_LOAD_READ holds no page of the file: the file overwritten in place after the open
+  // (which a mapping would see) changes nothing.
+  const std::string copy = TempPath("read.cortiq");
+  WriteFile(copy, ReadFile(path_));
+  cortiq_model_options read = cortiq_model_options_default();
+  read.load = CORTIQ_LOAD_READ;
+  cortiq_model* model = nullptr;
+  ASSERT_EQ(cortiq_model_open_with_options(copy.c_str(), &read, &model), CORTIQ_STATUS_OK)
+      << cortiq_last_error();
+  ModelPtr owned(model);
+  {
+    std::fstream file(copy, std::ios::binary | std::ios::in | std::ios::out);
+    const std::string zeros(ReadFile(copy).size(), '\0');
+    file.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+    ASSERT_TRUE(file.good());
+  }
+  SessionPtr session = NewSession(model, c.tokens.size());
+  EXPECT_EQ(EvalAll(session.get(), c.tokens), mapped);
+  std::remove(copy.c_str());
+
+  const cortiq_model_options defaults = cortiq_model_options_default();
+  EXPECT_EQ(defaults.struct_size, sizeof(cortiq_model_options));
+  EXPECT_EQ(defaults.load, CORTIQ_LOAD_READ_MATRICES);
+  EXPECT_EQ(defaults.reserved, 0);
+}
+
+TEST_F(CApiTest, OpenWithOptionsErrors) {
+  cortiq_model* const kSentinel = reinterpret_cast<cortiq_model*>(0x1);
+  cortiq_model* model = kSentinel;
+  const auto expect_invalid = [&](const cortiq_model_options* options, const std::string& what) {
+    EXPECT_EQ(cortiq_model_open_with_options(path_.c_str(), options, &model),
+              CORTIQ_STATUS_INVALID_ARGUMENT)
+        << what;
+    EXPECT_THAT(cortiq_last_error(), StartsWith("cortiq_model_open_with_options"));
+    EXPECT_THAT(cortiq_last_error(), HasSubstr(what));
+  };
+  cortiq_model_options options = cortiq_model_options_default();
+  options.load = 3;
+  expect_invalid(&options, "options->load is 3");
+  options.load = -1;
+  expect_invalid(&options, "options->load is -1");
+  options = cortiq_model_options_default();
+  options.reserved = 7;
+  expect_invalid(&options, "options->reserved must be 0");
+  options = cortiq_model_options_default();
+  options.struct_size = sizeof(size_t);
+  expect_invalid(&options, "options->struct_size is 8");
+  // A newer header's struct: accepted while its extra fields are zero.
+  struct Newer {
+    cortiq_model_options base;
+    int64_t future;
+  } newer{cortiq_model_options_default(), 0};
+  newer.base.struct_size = sizeof(Newer);
+  newer.future = 1;
+  expect_invalid(&newer.base, "unknown to this library");
+  newer.future = 0;
+  cortiq_model* opened = nullptr;
+  EXPECT_EQ(cortiq_model_open_with_options(path_.c_str(), &newer.base, &opened), CORTIQ_STATUS_OK)
+      << cortiq_last_error();
+  ModelPtr owned(opened);
+  EXPECT_EQ(cortiq_model_open_with_options(nullptr, nullptr, &model),
+            CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(cortiq_model_open_with_options(path_.c_str(), nullptr, nullptr),
+            CORTIQ_STATUS_INVALID_ARGUMENT);
+  const std::string missing = TempPath("missing.cortiq");
+  EXPECT_EQ(cortiq_model_open_with_options(missing.c_str(), nullptr, &model),
+            CORTIQ_STATUS_NOT_FOUND);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr(missing));
+  EXPECT_EQ(model, kSentinel) << "outputs are left unchanged on error";
+}
+
 // ---- Eval and logits ------------------------------------------------------------------------
 
 TEST_F(CApiTest, GoldenLogitsOfEveryPosition) {
@@ -1073,6 +1170,19 @@ TEST_F(CApiTest, ObserverSeesEveryLayerOfEveryToken) {
 TEST_F(CApiTest, CppWrapper) {
   api::Model model(path_);
   EXPECT_EQ(model.Info().vocab_size, kVocab);
+  {
+    cortiq_model_options bad = cortiq_model_options_default();
+    bad.load = 9;
+    try {
+      api::Model read(path_, bad);
+      ADD_FAILURE() << "no exception";
+    } catch (const api::Error& e) {
+      EXPECT_EQ(e.status(), CORTIQ_STATUS_INVALID_ARGUMENT);
+      EXPECT_THAT(e.what(), HasSubstr("options->load is 9"));
+    }
+    api::Model read(path_, cortiq_model_options_default());
+    EXPECT_EQ(read.Info().vocab_size, kVocab);
+  }
   cortiq_session_options options = cortiq_session_options_default();
   options.ctx_size = 64;
   options.batch_size = 1;  // compared bit for bit with Fresh (token by token)

@@ -24,6 +24,18 @@ int capi_header_c99_smoke(void) {
   if (cortiq_model_get_info(NULL, &info) != CORTIQ_STATUS_INVALID_ARGUMENT) return 4;
   if (cortiq_session_length(NULL, &length) != CORTIQ_STATUS_INVALID_ARGUMENT) return 5;
   if (cortiq_last_error()[0] == '\0') return 6;
+  {
+    cortiq_model_options model_options = cortiq_model_options_default();
+    if (model_options.struct_size != sizeof(cortiq_model_options) ||
+        model_options.load != CORTIQ_LOAD_READ_MATRICES || model_options.reserved != 0) {
+      return 7;
+    }
+    if (cortiq_model_open_with_options(NULL, &model_options, &model) !=
+            CORTIQ_STATUS_INVALID_ARGUMENT ||
+        model != NULL) {
+      return 8;
+    }
+  }
   cortiq_model_close(NULL);
   cortiq_session_free(NULL);
   return 0;
