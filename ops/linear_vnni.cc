@@ -312,7 +312,7 @@ constexpr size_t kRowBlock = 16;
 // hardware prefetcher does not follow, so each pair prefetches what the next
 // pair will read. Session 29, two threads streaming 40-100 distinct matrices
 // from DRAM through Linear, interleaved runs: 1536 x 12288 Q4_0x16 14.1-14.6 ->
-// 18.7-24.0 GB/s, 1536 x 6144 9.1-16.0 -> 12.8-18.3, Q8_0x16 1536 x 12288
+// 20.7-24.0 GB/s, 1536 x 6144 9.1-16.0 -> 12.8-18.3, Q8_0x16 1536 x 12288
 // 14.5-17.8 -> 22.2-24.7; on 5-group rows (2560 columns) it was slower, hence
 // the threshold.
 template <class Layout>
