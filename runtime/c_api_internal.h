@@ -34,7 +34,7 @@ using ::cortiq::Sequence;
 extern thread_local std::string g_last_error;
 
 // Largest struct_size accepted for the versioned structs (cortiq_model_info,
-// cortiq_session_options): far above any future version (they grow by a few fields), so that an
+// cortiq_session_options, cortiq_model_options, cortiq_sampler_options): far above any future version (they grow by a few fields), so that an
 // uninitialized struct_size is an error instead of a huge read or write.
 constexpr size_t kMaxStructSize = 4096;
 
