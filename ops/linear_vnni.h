@@ -103,8 +103,11 @@ void LimitDecodeLinearPathForTest(DecodeLinearPath fastest);
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
 // 512, by the digit arithmetic of the file comment. Requires the CPU to have
 // AVX-512 VNNI (DispatchedDecodeLinearPath() == kVnni); each row's result is
-// independent of the range. Scratch: a per-thread buffer of ~5 bytes per
-// column per token (digits, digit sums, scales, offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
+// independent of the range. Rows of 4096 columns or more are read in column
+// blocks of 16 rows (the digits of a block stay in L1; each row still adds its
+// groups in column order, so the bits are the same). Scratch: a per-thread
+// buffer of ~5 bytes per column per token (digits, digit sums, scales,
+// offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 
