@@ -207,7 +207,8 @@ CORTIQ_API cortiq_status cortiq_model_open(const char* path, cortiq_model** mode
 /* API 1.4. cortiq_model_open with `options` (NULL = cortiq_model_options_default(): the matrices
  * read into memory, as the command-line tools). Logits are the same bits with every load. The
  * READ loads read their bytes at open (the checks before read the header and plan, as
- * cortiq_model_open), so opening takes the time of reading them (~1 s per 3 GB from the page cache).
+ * cortiq_model_open), so opening takes the time of reading them (~1 s per 3 GB from the page
+ * cache).
  * Errors: those of cortiq_model_open, and INVALID_ARGUMENT (struct_size too small or too large,
  * a non-zero reserved or unknown field, `load` not a cortiq_load value); OUT_OF_MEMORY when the
  * private memory for a read cannot be allocated (CORTIQ_LOAD_MAP needs none). */
@@ -215,8 +216,8 @@ CORTIQ_API cortiq_status cortiq_model_open_with_options(const char* path,
                                                         const cortiq_model_options* options,
                                                         cortiq_model** model);
 
-/* Releases the caller's handle. Sessions created from it stay valid (the weights' memory is released
- * when the last of them is freed). NULL is ignored. */
+/* Releases the caller's handle. Sessions created from it stay valid (the weights' memory is
+ * released when the last of them is freed). NULL is ignored. */
 CORTIQ_API void cortiq_model_close(cortiq_model* model);
 
 /* Fills *info (see cortiq_model_info). Errors: INVALID_ARGUMENT (NULL model/info, or
