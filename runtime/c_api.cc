@@ -120,21 +120,10 @@ CORTIQ_API cortiq_status cortiq_model_open_with_options(const char* path,
   return Guarded("cortiq_model_open_with_options", [&](const Call& call) -> cortiq_status {
     cortiq_model_options o = cortiq_model_options_default();
     if (options != nullptr) {
-      if (options->struct_size < sizeof(o) || options->struct_size > kMaxStructSize) {
-        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                          absl::StrCat("options->struct_size is ", options->struct_size,
-                                       ", expected >= ", sizeof(o), " and <= ", kMaxStructSize,
-                                       " (start from cortiq_model_options_default())"));
-      }
-      const auto* extra = reinterpret_cast<const uint8_t*>(options) + sizeof(o);
-      for (size_t i = 0; i < options->struct_size - sizeof(o); ++i) {
-        if (extra[i] != 0) {
-          return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                            absl::StrCat("options set a field unknown to this library (API ",
-                                         CORTIQ_API_VERSION_MAJOR, ".", CORTIQ_API_VERSION_MINOR,
-                                         "): byte ", sizeof(o) + i, " is not zero"));
-        }
-      }
+      const cortiq_status checked =
+          CheckOptionsStruct(call, options, options->struct_size, sizeof(o), sizeof(o),
+                             "cortiq_model_options_default");
+      if (checked != CORTIQ_STATUS_OK) return checked;
       if (options->reserved != 0) {
         return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
                           absl::StrCat("options->reserved must be 0, got ", options->reserved));
@@ -215,22 +204,10 @@ CORTIQ_API cortiq_status cortiq_session_create(cortiq_model* model,
     if (options != nullptr) {
       // API 1.0's struct ends after `threads`.
       constexpr size_t kOldestSize = offsetof(cortiq_session_options, batch_size);
-      if (options->struct_size < kOldestSize || options->struct_size > kMaxStructSize) {
-        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                          absl::StrCat("options->struct_size is ", options->struct_size,
-                                       ", expected >= ", kOldestSize, " and <= ", kMaxStructSize,
-                                       " (start from cortiq_session_options_default())"));
-      }
-      const auto* extra = reinterpret_cast<const uint8_t*>(options) + sizeof(o);
-      for (size_t i = 0; options->struct_size > sizeof(o) && i < options->struct_size - sizeof(o);
-           ++i) {
-        if (extra[i] != 0) {
-          return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                            absl::StrCat("options set a field unknown to this library (API ",
-                                         CORTIQ_API_VERSION_MAJOR, ".", CORTIQ_API_VERSION_MINOR,
-                                         "): byte ", sizeof(o) + i, " is not zero"));
-        }
-      }
+      const cortiq_status checked =
+          CheckOptionsStruct(call, options, options->struct_size, kOldestSize, sizeof(o),
+                             "cortiq_session_options_default");
+      if (checked != CORTIQ_STATUS_OK) return checked;
       o.ctx_size = options->ctx_size;
       o.threads = options->threads;
       if (options->struct_size >= sizeof(o)) o.batch_size = options->batch_size;

@@ -100,6 +100,30 @@ cortiq_status Guarded(const char* function, Body&& body) noexcept {
   }
 }
 
+// Checks a versioned options struct given as `options` with struct_size `size`, of which this
+// library knows the first `known` bytes (its sizeof) and accepts from `oldest` bytes on (an older
+// header's struct): INVALID_ARGUMENT naming options->struct_size unless oldest <= size <=
+// kMaxStructSize, or naming the first non-zero byte past `known` (a newer header's field this
+// library cannot honour). `defaults` names the function that fills a valid struct. OK otherwise.
+inline cortiq_status CheckOptionsStruct(const Call& call, const void* options, size_t size,
+                                        size_t oldest, size_t known, const char* defaults) {
+  if (size < oldest || size > kMaxStructSize) {
+    return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                      absl::StrCat("options->struct_size is ", size, ", expected >= ", oldest,
+                                   " and <= ", kMaxStructSize, " (start from ", defaults, "())"));
+  }
+  const auto* bytes = static_cast<const uint8_t*>(options);
+  for (size_t i = known; i < size; ++i) {
+    if (bytes[i] != 0) {
+      return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
+                        absl::StrCat("options set a field unknown to this library (API ",
+                                     CORTIQ_API_VERSION_MAJOR, ".", CORTIQ_API_VERSION_MINOR,
+                                     "): byte ", i, " is not zero"));
+    }
+  }
+  return CORTIQ_STATUS_OK;
+}
+
 // An opened artifact with what the C API derives from it once. Shared (std::shared_ptr) by the
 // model handle and every session, so that closing the handle first is safe.
 struct CortiqModelData {

@@ -382,22 +382,10 @@ CORTIQ_API cortiq_status cortiq_sampler_create(const cortiq_model* model,
     const CortiqModelData& data = *model->data;
     cortiq::sampling::SamplingOptions o = ModelDefaults(data);
     if (options != nullptr) {
-      const size_t size = options->struct_size;
-      if (size < sizeof(cortiq_sampler_options) || size > kMaxStructSize) {
-        return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                          absl::StrCat("options->struct_size is ", size, ", expected >= ",
-                                       sizeof(cortiq_sampler_options), " and <= ", kMaxStructSize,
-                                       " (start from cortiq_sampler_default_options())"));
-      }
-      const auto* extra = reinterpret_cast<const uint8_t*>(options) + sizeof(*options);
-      for (size_t i = 0; i < size - sizeof(*options); ++i) {
-        if (extra[i] != 0) {
-          return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
-                            absl::StrCat("options set a field unknown to this library (API ",
-                                         CORTIQ_API_VERSION_MAJOR, ".", CORTIQ_API_VERSION_MINOR,
-                                         "): byte ", sizeof(*options) + i, " is not zero"));
-        }
-      }
+      const cortiq_status checked =
+          CheckOptionsStruct(call, options, options->struct_size, sizeof(*options),
+                             sizeof(*options), "cortiq_sampler_default_options");
+      if (checked != CORTIQ_STATUS_OK) return checked;
       o.temperature = options->temperature;
       o.top_k = options->top_k;
       o.top_p = options->top_p;
