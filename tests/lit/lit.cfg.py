@@ -27,3 +27,10 @@ if os.access(converter, os.X_OK) and subprocess.run(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("llama-converter")
     config.substitutions.append(("%convert_hf_to_gguf", converter))
+
+# The reference's binaries are built for AVX-512 (its README) and die of SIGILL elsewhere: the
+# tests that run them (REQUIRES: llama-tools) need a host where one starts.
+if os.access(converter, os.X_OK) and subprocess.run(
+        [os.path.join(config.cortiq_src_root, "scripts", "llama-cpp.sh"), "llama-tokenize",
+         "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode in (0, 1):
+    config.available_features.add("llama-tools")
