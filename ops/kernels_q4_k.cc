@@ -1,12 +1,14 @@
 // LinearQ4_K, MatMulQ4_K and GatherRowQ4_K (ops/linear.h, ops/matmul.h,
 // ops/gather.h): the kernels of Q4_K weights, compiled for every Highway
-// target, and their dispatch. One translation unit per weight format keeps
-// compile time per file bounded.
+// target, and their dispatch (LinearQ4_K to the exact integer kernel of
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI). One translation unit per
+// weight format keeps compile time per file bounded.
 
 #include <stddef.h>
 
 #include "ops/gather.h"
 #include "ops/linear.h"
+#include "ops/linear_vnni.h"
 #include "ops/matmul.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -33,7 +35,15 @@ HWY_AFTER_NAMESPACE();
 namespace cortiq {
 namespace ops {
 
-CORTIQ_EXPORT_KERNELS(Q4_K, void)
+HWY_EXPORT(LinearQ4_K);
+void LinearQ4_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
+    return LinearQ4_KVnni(w, x, y, rows, cols, row_begin, row_end);
+  }
+  HWY_DYNAMIC_DISPATCH(LinearQ4_K)(w, x, y, rows, cols, row_begin, row_end);
+}
+CORTIQ_EXPORT_MATMUL_GATHER(Q4_K, void)
 
 }  // namespace ops
 }  // namespace cortiq

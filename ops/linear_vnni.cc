@@ -20,27 +20,12 @@
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q8_0x16.h"
+#include "ops/linear_vnni_internal.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define CORTIQ_VNNI_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
-#endif
 
 namespace cortiq {
 namespace ops {
-namespace {
-
-constexpr size_t kGroup = kQ4_0x16BlockWeights;   // 512 columns
-constexpr size_t kGroupBlocks = kQ4_0x16Blocks;   // 16 blocks of 32 weights
-constexpr size_t kGroupDigitBytes = kGroup * 4;   // 2048
-constexpr int kDigits = 4;
-// The smallest block exponent: 2^(e - 29) stays a normal f32.
-constexpr int kMinExponent = -97;
-constexpr int kMantissaExponent = 29;  // |X| <= 2^30
-// Bytes ahead of the reads that the kernel prefetches (as the f32 kernel,
-// ops/linear_q4_0x16-inl.h kQ4_0x16PrefetchBytes).
-constexpr size_t kPrefetchBytes = 3072;
+namespace vnni_internal {
 
 // The two layouts: bytes per 512-weight group, and the offset the unsigned
 // quants carry (Q4_0: the nibble = q + 8; Q8_0: the int8 xor 0x80 = q + 128).
@@ -188,15 +173,6 @@ CORTIQ_VNNI_TARGET void ActivationDigitsVnni(const float* x, size_t cols,
   }
 }
 
-// 16 lanes summed in the fixed tree of ReduceTree16.
-CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
-  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
-                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
-  return _mm_cvtss_f32(s1);
-}
 
 // The f32 combine of a group's digit sums (Horner in 256), times the blocks'
 // scales, added to acc.
@@ -385,7 +361,9 @@ bool VnniAvailable() {
   return available;
 }
 
-}  // namespace
+}  // namespace vnni_internal
+
+using namespace vnni_internal;  // NOLINT(build/namespaces): this file's own helpers
 
 void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsView& out) {
   HWY_DASSERT(cols % kGroup == 0);

@@ -133,6 +133,41 @@ void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float
 void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end);
 
+// Q4_K (llama.cpp's block_q4_K, ops/quantize_k.h) rows as they are in the
+// GGUF, by the same activation digits: y[r] = sum_c w_rc x_c for r in
+// [row_begin, row_end), row r at byte r * cols / 256 * 144, cols a multiple
+// of 256 (the activations are read as zero-padded to a multiple of 1024).
+//
+// Lanes. A group of four super-blocks (1024 columns) is read as 8 loads of
+// 64 quant bytes and transposed in registers (vpermt2d) so that lane
+// j = 4 L + i holds 4 bytes of chunk i (64 weights: sub-blocks 2 i in the low
+// nibbles, 2 i + 1 in the high ones) of super-block L: per digit, the low
+// nibbles and the high nibbles each accumulate one 32-weight sub-block per
+// lane over 8 vpdpbusd, S_k = sum_c q_c a_kc exact (low nibbles q in
+// [0, 15]; the high nibbles are used in place, byte & 0xF0 = 16 q, and d is
+// taken as d / 16 for them). Then per lane and sub-block, in f32:
+//   t = fma(f32(S_2 + 256 S_3), 65536, f32(S_0 + 256 S_1)),
+//   T = the same of the block's digit sums (per token, times 2^(e - 29)),
+//   acc_j = fma(t, (d * sc) * 2^(e - 29), acc_j),
+//   acc_j = fma(-(dmin * m), T, acc_j),
+// the low nibbles' sub-block first, groups in column order; a super-block
+// past the row's end counts as zeros (adds +0). The 16 lanes are summed in
+// the fixed tree. Error: that of Q4_0x16's digits with sum_c |w_c| replaced
+// by sum_c (d sc q_c + dmin m) (the two terms of each weight, which the format
+// subtracts, as llama.cpp's kernels do).
+//
+// Requires AVX-512 VNNI (DispatchedDecodeLinearPath() == kVnni); each row's
+// result is independent of the range. Scratch: a per-thread buffer of ~10
+// bytes per (padded) column. Scalar reference with the same bits:
+// LinearQ4_KDigitsScalar.
+void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end);
+
+// LinearQ4_KVnni in plain C++, scalar: the same integer sums and f32
+// operations in the same order, hence the same bits on any CPU.
+void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                            size_t row_begin, size_t row_end);
+
 }  // namespace ops
 }  // namespace cortiq
 

@@ -43,42 +43,6 @@ struct Digits {
   hwy::AlignedFreeUniquePtr<float[]> scale;
 };
 
-// Activations with the features that stress block fixed point: blocks whose
-// values span many binades (outliers x 300, tiny values x 1e-4), zero blocks,
-// subnormal-only blocks, single-value blocks, huge values.
-std::vector<float> HardActivations(size_t cols, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(cols);
-  for (size_t c = 0; c < cols; ++c) {
-    float v = u(rng);
-    if (rng() % 50 == 0) v *= 300.0f;
-    if (rng() % 7 == 0) v *= 1e-4f;
-    x[c] = v;
-  }
-  for (size_t block = 0; block * 32 < cols; ++block) {
-    float* b = &x[block * 32];
-    switch (block % 11) {
-      case 3:  // zero block
-        for (int i = 0; i < 32; ++i) b[i] = 0.0f;
-        break;
-      case 5:  // subnormals only
-        for (int i = 0; i < 32; ++i) b[i] = ldexpf(u(rng), -130);
-        break;
-      case 7:  // one value
-        for (int i = 0; i < 32; ++i) b[i] = i == 9 ? -2.5e-3f : 0.0f;
-        break;
-      case 9:  // huge values
-        for (int i = 0; i < 32; ++i) b[i] = u(rng) * 1e30f;
-        break;
-      case 10:  // exact powers of two and ties at the rounding point
-        for (int i = 0; i < 32; ++i) b[i] = ldexpf(i % 2 ? 1.0f : -1.0f, -(i % 24));
-        break;
-    }
-  }
-  return x;
-}
-
 int BlockExponent(const float* b) {
   float max = 0.0f;
   for (int i = 0; i < 32; ++i) max = fmaxf(max, fabsf(b[i]));
@@ -90,7 +54,7 @@ int BlockExponent(const float* b) {
 // 2^(e - 6)); digit ranges and the per-block digit sums as documented.
 TEST(ActivationDigitsTest, DigitsReassembleTheActivations) {
   for (size_t cols : {size_t{512}, size_t{1536}, size_t{6144}}) {
-    const std::vector<float> x = HardActivations(cols, static_cast<uint32_t>(cols));
+    const std::vector<float> x = test::HardActivations(cols, static_cast<uint32_t>(cols));
     Digits d(cols);
     ActivationDigitsScalar(x.data(), cols, d.view());
     for (size_t s = 0; s < cols / 512; ++s) {
@@ -220,7 +184,7 @@ TEST_P(DigitsTest, ScalarMatchesTheDoubleReference) {
         f.dequantize(w.data(), rows * cols, dequantized.data());
         for (bool hard : {false, true}) {
           const std::vector<float> x =
-              hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
+              hard ? test::HardActivations(cols, seed++) : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
           std::vector<float> expected(rows), y(rows, test::Sentinel());
           f.reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
           f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
@@ -303,7 +267,7 @@ TEST_P(VnniTest, MatchesTheScalarBits) {
       const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
       for (bool hard : {false, true}) {
         const std::vector<float> x =
-            hard ? HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
+            hard ? test::HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
         std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
         f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
         f.vnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
@@ -343,7 +307,7 @@ TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
     const size_t x_stride = cols + 16, y_stride = rows + 2;
     std::vector<float> x(batch * x_stride, test::Sentinel());
     for (size_t t = 0; t < batch; ++t) {
-      const std::vector<float> v = HardActivations(cols, static_cast<uint32_t>(20 + t));
+      const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
       memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
     }
     for (int variant = 0; variant < 2; ++variant) {
@@ -374,7 +338,7 @@ TEST_P(VnniTest, TheTestLimitSelectsTheFloatKernel) {
   const Format& f = GetParam();
   const size_t rows = 16, cols = 1536;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 11);
-  const std::vector<float> x = HardActivations(cols, 12);
+  const std::vector<float> x = test::HardActivations(cols, 12);
   std::vector<float> digits(rows), f32(rows);
   f.dispatched(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
   LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);

@@ -71,6 +71,43 @@ inline double SumErrorBound(size_t n, size_t lanes, size_t chains,
   return k * kU / (1.0 - k * kU) * abs_sum;
 }
 
+// Activations with the features that stress block fixed point (the exact
+// integer decode kernels, ops/linear_vnni.h): blocks whose
+// values span many binades (outliers x 300, tiny values x 1e-4), zero blocks,
+// subnormal-only blocks, single-value blocks, huge values.
+inline std::vector<float> HardActivations(size_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) {
+    float v = u(rng);
+    if (rng() % 50 == 0) v *= 300.0f;
+    if (rng() % 7 == 0) v *= 1e-4f;
+    x[c] = v;
+  }
+  for (size_t block = 0; block * 32 < cols; ++block) {
+    float* b = &x[block * 32];
+    switch (block % 11) {
+      case 3:  // zero block
+        for (int i = 0; i < 32; ++i) b[i] = 0.0f;
+        break;
+      case 5:  // subnormals only
+        for (int i = 0; i < 32; ++i) b[i] = ldexpf(u(rng), -130);
+        break;
+      case 7:  // one value
+        for (int i = 0; i < 32; ++i) b[i] = i == 9 ? -2.5e-3f : 0.0f;
+        break;
+      case 9:  // huge values
+        for (int i = 0; i < 32; ++i) b[i] = u(rng) * 1e30f;
+        break;
+      case 10:  // exact powers of two and ties at the rounding point
+        for (int i = 0; i < 32; ++i) b[i] = ldexpf(i % 2 ? 1.0f : -1.0f, -(i % 24));
+        break;
+    }
+  }
+  return x;
+}
+
 }  // namespace test
 }  // namespace ops
 }  // namespace cortiq

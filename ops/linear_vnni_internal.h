@@ -1,0 +1,74 @@
+// What the exact integer decode kernels share (ops/linear_vnni.cc: Q4_0x16,
+// Q8_0x16; ops/linear_vnni_q4_k.cc: Q4_K): the activation digits of
+// ops/linear_vnni.h, per-thread scratch, the fixed 16-lane sum. Not part of
+// the ops API; only those files include it.
+#ifndef CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
+#define CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/linear_vnni.h"
+#include "ops/quantize_q4_0x16.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CORTIQ_VNNI_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
+#endif
+
+namespace cortiq {
+namespace ops {
+namespace vnni_internal {
+
+constexpr size_t kGroup = kQ4_0x16BlockWeights;  // 512 columns per digit group
+constexpr size_t kGroupBlocks = kQ4_0x16Blocks;  // 16 blocks of 32 weights
+constexpr size_t kGroupDigitBytes = kGroup * 4;  // 2048
+constexpr int kDigits = 4;
+// The smallest block exponent: 2^(e - 29) stays a normal f32.
+constexpr int kMinExponent = -97;
+constexpr int kMantissaExponent = 29;  // |X| <= 2^30
+// Bytes ahead of the reads that a row kernel prefetches (as the f32 kernel,
+// ops/linear_q4_0x16-inl.h kQ4_0x16PrefetchBytes).
+constexpr size_t kPrefetchBytes = 3072;
+
+// Sum of 16 lanes in the fixed tree of ops/linear_vnni.h (lane i + 8, + 4,
+// + 2, + 1).
+float ReduceTree16(const float* a);
+
+// A per-thread, 64-byte aligned scratch buffer of at least `bytes` (reused by
+// the next call on the thread). Aborts if the allocation fails.
+uint8_t* ThreadScratch(size_t bytes);
+
+// The three arrays of ActivationDigitsView for token t of `tokens` rows of
+// `cols` activations, carved from `base` (DigitsBytes(cols, tokens) bytes).
+ActivationDigitsView DigitsAt(uint8_t* base, size_t cols, size_t tokens, size_t t);
+size_t DigitsBytes(size_t cols, size_t tokens);
+
+// Whether the CPU has AVX-512 F/BW/VL/DQ/VNNI (cached).
+bool VnniAvailable();
+
+#if defined(__x86_64__)
+
+// ActivationDigitsScalar's bytes with AVX-512 (lane j = block j of a group).
+// Only called when VnniAvailable().
+CORTIQ_VNNI_TARGET void ActivationDigitsVnni(const float* x, size_t cols,
+                                             const ActivationDigitsView& out);
+
+// ReduceTree16 of the 16 lanes of v, the same bits.
+CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+#endif
+
+}  // namespace vnni_internal
+}  // namespace ops
+}  // namespace cortiq
+
+#endif  // CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_

@@ -1,0 +1,384 @@
+// LinearQ4_KVnni and its scalar twin LinearQ4_KDigitsScalar
+// (ops/linear_vnni.h): Q4_K decode products in exact integer digits, on the
+// GGUF's own bytes.
+//
+// Why a register transpose and not a regrouped layout as Q4_0x16: Q4_K's
+// quants already come in 32-byte runs per pair of sub-blocks, so eight loads
+// and 24 vpermt2d (on the shuffle port, which the vpdpbusd and FMAs leave
+// idle) give the lanes one sub-block each; the file stays as llama-quantize
+// wrote it, and the prompt's kernels (ops/matmul.h) read it unchanged.
+#include <math.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "hwy/base.h"
+#include "ops/linear_vnni.h"
+#include "ops/linear_vnni_internal.h"
+#include "ops/quantize.h"  // F16BitsToF32
+#include "ops/quantize_k.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+using vnni_internal::kDigits;
+using vnni_internal::kGroupBlocks;
+using vnni_internal::kGroupDigitBytes;
+
+constexpr size_t kSuperBlocksPerGroup = 4;
+constexpr size_t kKGroup = kSuperBlocksPerGroup * kSuperBlockSize;  // 1024 columns
+constexpr size_t kKGroupBytes = kSuperBlocksPerGroup * kQ4_KBlockBytes;  // 576
+// Byte offsets in block_q4_K.
+constexpr size_t kScalesOffset = 4;
+constexpr size_t kQsOffset = 16;
+
+// The 32-column activation block (of the 32 in a group) that lane j's
+// sub-block of half h (0: low nibbles, sub-block 2 i; 1: high, 2 i + 1) reads:
+// super-block L = j / 4, chunk i = j % 4.
+constexpr size_t LaneBlock(size_t j, size_t h) { return 8 * (j / 4) + 2 * (j % 4) + h; }
+
+// Sub-blocks of the lanes, and the layout of the per-token arrays of a
+// group: digits [h][v][k] (64 bytes each: lane j, 4 bytes = columns 4 v ..
+// 4 v + 3 of its block), then per half the f32 digit-sum combination T and
+// the scale 2^(e - 29), 16 lanes each.
+constexpr size_t kKDigitBytes = kKGroup * 4;  // 4096 per group
+constexpr size_t kKLaneFloats = 2 * 16;       // per group: [h][j]
+
+// t = V * 65536 + U in one f32 rounding, U = S_0 + 256 S_1 and V = S_2 + 256 S_3
+// (exact int32; converted with round to nearest even, as vcvtdq2ps).
+float CombineDigits(const int32_t (&s)[kDigits]) {
+  const int32_t u = s[0] + s[1] * 256, v = s[2] + s[3] * 256;
+  return fmaf(static_cast<float>(v), 65536.0f, static_cast<float>(u));
+}
+
+// One row, scalar, from the digits of the zero-padded activations (x16
+// layout, ops/linear_vnni.h).
+float RowQ4_KDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
+                          const ActivationDigitsView& a) {
+  float acc[16] = {};
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t j = 0; j < 16; ++j) {
+        const size_t b = kSuperBlocksPerGroup * g + j / 4, i = j % 4;
+        const size_t block = 32 * g + LaneBlock(j, h);
+        const size_t s = block / kGroupBlocks, lane = block % kGroupBlocks;
+        int32_t sum[kDigits] = {};
+        float dsc = 0.0f, dminm = 0.0f;
+        if (b < superblocks) {
+          const uint8_t* sb = row + b * kQ4_KBlockBytes;
+          for (size_t c = 0; c < 32; ++c) {
+            const uint8_t byte = sb[kQsOffset + 32 * i + c];
+            // The high nibble in place (16 q): no shift; 1/16 goes into d.
+            const int32_t q = h == 0 ? (byte & 0x0F) : (byte & 0xF0);
+            for (int k = 0; k < kDigits; ++k) {
+              sum[k] += q * a.digits[s * kGroupDigitBytes + 64 * (4 * (c / 4) + k) + 4 * lane + c % 4];
+            }
+          }
+          uint16_t d, dmin;
+          memcpy(&d, sb, 2);
+          memcpy(&dmin, sb + 2, 2);
+          int sc, m;
+          KScaleMin(sb + kScalesOffset, 2 * i + h, &sc, &m);
+          const float dh = h == 0 ? F16BitsToF32(d) : F16BitsToF32(d) * 0.0625f;
+          dsc = dh * static_cast<float>(sc);
+          dminm = F16BitsToF32(dmin) * static_cast<float>(m);
+        }
+        int32_t sums[kDigits];
+        for (int k = 0; k < kDigits; ++k) sums[k] = a.sums[s * 64 + 16 * k + lane];
+        const float scale = a.scale[s * kGroupBlocks + lane];
+        const float t = CombineDigits(sum), total = CombineDigits(sums) * scale;
+        acc[j] = fmaf(t, dsc * scale, acc[j]);
+        acc[j] = fmaf(-dminm, total, acc[j]);
+      }
+    }
+  }
+  return vnni_internal::ReduceTree16(acc);
+}
+
+// x[0, cols) copied to `padded` and zero-filled to padded_cols.
+void PadActivations(const float* x, size_t cols, size_t padded_cols, float* padded) {
+  memcpy(padded, x, cols * sizeof(float));
+  std::fill(padded + cols, padded + padded_cols, 0.0f);
+}
+
+#if defined(__x86_64__)
+
+// vpermt2d indices of the transpose: stage s swaps bit s of the vector index
+// with bit s of the lane index (pairs n, n | 1 << s); the last stage also
+// moves the lanes to j = 4 L + i. Derived by simulating the moves on labels.
+alignas(64) constexpr int32_t kTranspose[3][2][16] = {
+    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30},
+     {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}},
+    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
+     {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
+    {{0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17, 25, 18, 26, 19, 27},
+     {4, 12, 5, 13, 6, 14, 7, 15, 20, 28, 21, 29, 22, 30, 23, 31}},
+};
+
+// Lane j of half h from the x16 lanes of the group pair (2 g, 2 g + 1).
+alignas(64) constexpr int32_t kLaneBlock[2][16] = {
+    {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30},
+    {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}};
+
+// vpshufb of a 16-byte super-block head (d, dmin, scales[0..11] at bytes
+// 4..15) into dword i = [sc_2i, sc_2i+1, m_2i, m_2i+1] before masking
+// (ggml get_scale_min_k4): the low parts (scales[k] or scales[k + 4]), the
+// high two bits of sub-blocks 4..7 (0x80: zero), the masks of the low parts.
+alignas(64) constexpr uint8_t kScaleLow[64] = {
+    4, 5, 8, 9, 6, 7, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15,
+    4, 5, 8, 9, 6, 7, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15,
+    4, 5, 8, 9, 6, 7, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15,
+    4, 5, 8, 9, 6, 7, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15};
+alignas(64) constexpr uint8_t kScaleHigh[64] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 4, 5, 8, 9, 6, 7, 10, 11,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 4, 5, 8, 9, 6, 7, 10, 11,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 4, 5, 8, 9, 6, 7, 10, 11,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 4, 5, 8, 9, 6, 7, 10, 11};
+alignas(64) constexpr uint8_t kScaleLowMask[64] = {
+    63, 63, 63, 63, 63, 63, 63, 63, 15, 15, 15, 15, 15, 15, 15, 15,
+    63, 63, 63, 63, 63, 63, 63, 63, 15, 15, 15, 15, 15, 15, 15, 15,
+    63, 63, 63, 63, 63, 63, 63, 63, 15, 15, 15, 15, 15, 15, 15, 15,
+    63, 63, 63, 63, 63, 63, 63, 63, 15, 15, 15, 15, 15, 15, 15, 15};
+// The mins of sub-blocks 4..7 take the high nibble of scales[k + 4]: bytes
+// 10, 11, 14, 15 of each 16.
+constexpr uint64_t kMinHighNibbleBytes = 0xCC00CC00CC00CC00ull;
+
+// CombineDigits lane-wise.
+CORTIQ_VNNI_TARGET inline __m512 CombineDigitsVnni(const __m512i (&s)[kDigits]) {
+  const __m512i u = _mm512_add_epi32(s[0], _mm512_slli_epi32(s[1], 8));
+  const __m512i v = _mm512_add_epi32(s[2], _mm512_slli_epi32(s[3], 8));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(65536.0f), _mm512_cvtepi32_ps(u));
+}
+
+// The digits of x (cols) in the lanes of this file: zero-padded to the
+// groups, x16 digits (vnni_internal::ActivationDigitsVnni), then each 64-byte
+// vector of a group gathered from the x16 vectors of its two 512-column
+// halves, and per lane T * 2^(e - 29) (T = CombineDigits of the block's digit
+// sums) and the scale 2^(e - 29).
+CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, uint8_t* scratch,
+                                    int8_t* kdigits, float* klanes) {
+  const size_t padded_cols = groups * kKGroup;
+  float* padded = reinterpret_cast<float*>(scratch);
+  const float* xs = x;
+  if (padded_cols != cols) {
+    PadActivations(x, cols, padded_cols, padded);
+    xs = padded;
+  }
+  const ActivationDigitsView a =
+      vnni_internal::DigitsAt(scratch + padded_cols * sizeof(float), padded_cols, 1, 0);
+  vnni_internal::ActivationDigitsVnni(xs, padded_cols, a);
+  for (size_t g = 0; g < groups; ++g) {
+    const int8_t* first = a.digits + 2 * g * kGroupDigitBytes;
+    const int8_t* second = first + kGroupDigitBytes;
+    int8_t* out = kdigits + g * kKDigitBytes;
+    for (size_t h = 0; h < 2; ++h) {
+      const __m512i index = _mm512_load_si512(kLaneBlock[h]);
+      for (size_t vk = 0; vk < 32; ++vk) {
+        _mm512_store_si512(out + 64 * (32 * h + vk),
+                           _mm512_permutex2var_epi32(_mm512_load_si512(first + 64 * vk), index,
+                                                     _mm512_load_si512(second + 64 * vk)));
+      }
+      __m512i sums[kDigits];
+      for (int k = 0; k < kDigits; ++k) {
+        sums[k] = _mm512_permutex2var_epi32(_mm512_load_si512(a.sums + 2 * g * 64 + 16 * k),
+                                            index,
+                                            _mm512_load_si512(a.sums + (2 * g + 1) * 64 + 16 * k));
+      }
+      const __m512 scale =
+          _mm512_permutex2var_ps(_mm512_load_ps(a.scale + 2 * g * kGroupBlocks), index,
+                                 _mm512_load_ps(a.scale + (2 * g + 1) * kGroupBlocks));
+      float* lanes = klanes + g * kKLaneFloats * 2;
+      _mm512_store_ps(lanes + 16 * h, _mm512_mul_ps(CombineDigitsVnni(sums), scale));
+      _mm512_store_ps(lanes + 32 + 16 * h, scale);
+    }
+  }
+}
+
+// The 8 quant vectors (n = 2 L + p: bytes [64 p, 64 p + 64) of super-block
+// L's qs) and the 4 heads (128-bit lane L: bytes 0..15 of super-block L) of
+// group g; super-blocks at or past `superblocks` read as zeros.
+CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t superblocks,
+                                         __m512i (&q)[8], __m512i& head) {
+  const uint8_t* base = row + g * kKGroupBytes;
+  if (kSuperBlocksPerGroup * (g + 1) <= superblocks) {
+    for (size_t L = 0; L < 4; ++L) {
+      const uint8_t* sb = base + L * kQ4_KBlockBytes;
+      q[2 * L] = _mm512_loadu_si512(sb + kQsOffset);
+      q[2 * L + 1] = _mm512_loadu_si512(sb + kQsOffset + 64);
+    }
+    head = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base)));
+    head = _mm512_inserti32x4(
+        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + kQ4_KBlockBytes)), 1);
+    head = _mm512_inserti32x4(
+        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + 2 * kQ4_KBlockBytes)), 2);
+    head = _mm512_inserti32x4(
+        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + 3 * kQ4_KBlockBytes)), 3);
+    return;
+  }
+  alignas(64) uint8_t heads[64] = {};
+  for (size_t L = 0; L < 4; ++L) {
+    if (kSuperBlocksPerGroup * g + L < superblocks) {
+      const uint8_t* sb = base + L * kQ4_KBlockBytes;
+      q[2 * L] = _mm512_loadu_si512(sb + kQsOffset);
+      q[2 * L + 1] = _mm512_loadu_si512(sb + kQsOffset + 64);
+      memcpy(heads + 16 * L, sb, 16);
+    } else {
+      q[2 * L] = q[2 * L + 1] = _mm512_setzero_si512();
+    }
+  }
+  head = _mm512_load_si512(heads);
+}
+
+// Groups [0, groups) of kRows rows (row stride row_bytes), reduced to
+// y[0..kRows): per group, the transpose, 8 digit sums per row (4 digits x
+// the two halves, 8 vpdpbusd each; the rows share each digit load), the
+// scales and mins of the heads, and the f32 steps of the header comment.
+template <int kRows>
+CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
+                                     size_t groups, const int8_t* kdigits, const float* klanes,
+                                     float* y) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  // vpshufb indices (per 128-bit lane) that zero-extend byte n of each 32-bit lane.
+  __m512i byte_of[4];
+  for (int n = 0; n < 4; ++n) {
+    byte_of[n] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(0x80808000u) | n),
+                                  _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4,
+                                                    8, 12));
+  }
+  const __m512i high_bits = _mm512_set1_epi8(0x30);
+  const __m512i scale_low = _mm512_load_si512(kScaleLow);
+  const __m512i scale_high = _mm512_load_si512(kScaleHigh);
+  const __m512i scale_low_mask = _mm512_load_si512(kScaleLowMask);
+  __m512i transpose[3][2];
+  for (int s = 0; s < 3; ++s) {
+    for (int i = 0; i < 2; ++i) transpose[s][i] = _mm512_load_si512(kTranspose[s][i]);
+  }
+  __m512 acc[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+  for (size_t g = 0; g < groups; ++g) {
+    for (int r = 0; r < kRows; ++r) {
+      const char* p = reinterpret_cast<const char*>(row + r * row_bytes + g * kKGroupBytes);
+      for (size_t line = 0; line < kKGroupBytes + 64; line += 64) {
+        _mm_prefetch(p + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
+      }
+    }
+    const int8_t* digits = kdigits + g * kKDigitBytes;
+    __m512i sum[kRows][2][kDigits];
+    __m512i head[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      __m512i v[8];
+      LoadGroup(row + r * row_bytes, g, superblocks, v, head[r]);
+      // Three butterfly stages turn the 8 per-chunk loads into 8 per-quad vectors.
+      for (int s = 0; s < 3; ++s) {
+        for (int n = 0; n < 8; ++n) {
+          if (n & (1 << s)) continue;
+          const __m512i a = v[n], b = v[n | (1 << s)];
+          v[n] = _mm512_permutex2var_epi32(a, transpose[s][0], b);
+          v[n | (1 << s)] = _mm512_permutex2var_epi32(a, transpose[s][1], b);
+        }
+      }
+      for (int h = 0; h < 2; ++h) {
+        for (int k = 0; k < kDigits; ++k) sum[r][h][k] = _mm512_setzero_si512();
+      }
+      // v[quad] lane j: 4 quant bytes of chunk j. The high nibbles stay in place (16 q).
+      for (int quad = 0; quad < 8; ++quad) {
+        const __m512i low = _mm512_and_si512(v[quad], nibble);
+        const __m512i high = _mm512_andnot_si512(nibble, v[quad]);
+        for (int k = 0; k < kDigits; ++k) {
+          sum[r][0][k] = _mm512_dpbusd_epi32(
+              sum[r][0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
+          sum[r][1][k] = _mm512_dpbusd_epi32(
+              sum[r][1][k], high, _mm512_load_si512(digits + 64 * (32 + 4 * quad + k)));
+        }
+      }
+    }
+    const float* lanes = klanes + g * kKLaneFloats * 2;
+    for (int r = 0; r < kRows; ++r) {
+      // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
+      const __m512i lo = _mm512_shuffle_epi8(head[r], scale_low);
+      const __m512i hi = _mm512_shuffle_epi8(head[r], scale_high);
+      const __m512i low_part = _mm512_mask_blend_epi8(
+          kMinHighNibbleBytes, _mm512_and_si512(lo, scale_low_mask),
+          _mm512_and_si512(_mm512_srli_epi16(lo, 4), nibble));
+      const __m512i packed =
+          _mm512_or_si512(low_part, _mm512_and_si512(_mm512_srli_epi16(hi, 2), high_bits));
+      const __m512i dd = _mm512_shuffle_epi32(head[r], _MM_PERM_AAAA);
+      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+      const __m512 dh[2] = {d, _mm512_mul_ps(d, _mm512_set1_ps(0.0625f))};
+      for (int h = 0; h < 2; ++h) {
+        const __m512 sc = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[h]));
+        const __m512 m = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[2 + h]));
+        const __m512 scale = _mm512_load_ps(lanes + 32 + 16 * h);
+        const __m512 t = CombineDigitsVnni(sum[r][h]);
+        acc[r] = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(dh[h], sc), scale), acc[r]);
+        acc[r] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_load_ps(lanes + 16 * h), acc[r]);
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r]);
+}
+
+#endif
+
+}  // namespace
+
+void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kSuperBlockSize == 0);
+  (void)rows;
+#if defined(__x86_64__)
+  HWY_ASSERT(vnni_internal::VnniAvailable());
+  if (row_begin == row_end) return;
+  const size_t superblocks = cols / kSuperBlockSize;
+  const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
+  const size_t padded_cols = groups * kKGroup;
+  // Scratch: the padded activations and their x16 digits, then this file's digits and lanes.
+  const size_t x16_bytes = padded_cols * sizeof(float) + vnni_internal::DigitsBytes(padded_cols, 1);
+  const size_t x16_bytes_aligned = (x16_bytes + 63) / 64 * 64;
+  uint8_t* scratch = vnni_internal::ThreadScratch(x16_bytes_aligned + groups * kKDigitBytes +
+                                                  groups * kKLaneFloats * 2 * sizeof(float));
+  int8_t* kdigits = reinterpret_cast<int8_t*>(scratch + x16_bytes_aligned);
+  float* klanes = reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes);
+  KDigitsVnni(x, cols, groups, scratch, kdigits, klanes);
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  const size_t row_bytes = Q4_KRowBytes(cols);
+  // One row at a time: two rows' 16 sums and 8 transposed vectors spill
+  // registers (measured slower than one).
+  for (size_t r = row_begin; r < row_end; ++r) {
+    RowsQ4_KVnni<1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+  }
+#else
+  (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
+  HWY_ABORT("LinearQ4_KVnni: no AVX-512 VNNI on this build");
+#endif
+}
+
+void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                            size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kSuperBlockSize == 0);
+  (void)rows;
+  if (row_begin == row_end) return;
+  const size_t superblocks = cols / kSuperBlockSize;
+  const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
+  const size_t padded_cols = groups * kKGroup;
+  const size_t padded_bytes = (padded_cols * sizeof(float) + 63) / 64 * 64;
+  uint8_t* scratch =
+      vnni_internal::ThreadScratch(padded_bytes + vnni_internal::DigitsBytes(padded_cols, 1));
+  float* padded = reinterpret_cast<float*>(scratch);
+  PadActivations(x, cols, padded_cols, padded);
+  const ActivationDigitsView a = vnni_internal::DigitsAt(scratch + padded_bytes, padded_cols, 1, 0);
+  ActivationDigitsScalar(padded, padded_cols, a);
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  const size_t row_bytes = Q4_KRowBytes(cols);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    y[r] = RowQ4_KDigitsScalar(base + r * row_bytes, superblocks, groups, a);
+  }
+}
+
+}  // namespace ops
+}  // namespace cortiq

@@ -1,0 +1,242 @@
+// Tests the exact integer decode product of Q4_K weights (ops/linear_vnni.h,
+// LinearQ4_KVnni / LinearQ4_KDigitsScalar): the scalar twin against the
+// double reference LinearQ4_KReference within the header's bound (exactly on
+// small integers), and the VNNI kernel (where the CPU has it) against the
+// scalar twin bit for bit, for row lengths with and without a partial group
+// of super-blocks, in row ranges, as the dispatched LinearQ4_K, and next to an
+// unreadable page.
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/linear.h"
+#include "ops/linear_vnni.h"
+#include "ops/quantize.h"
+#include "ops/quantize_k.h"
+#include "ops/reference.h"
+#include "tests/ops/test_util.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+// Q4_K rows: quantized random values (sub-blocks of differing scale), or raw
+// random bytes with finite f16 d and dmin of random binades.
+std::vector<uint8_t> MakeQ4_K(size_t rows, size_t cols, bool raw, uint32_t seed) {
+  std::vector<uint8_t> w(rows * Q4_KRowBytes(cols));
+  std::mt19937 rng(seed);
+  if (raw) {
+    for (uint8_t& byte : w) byte = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> mag(-14.0f, 2.0f);
+    for (size_t b = 0; b < w.size(); b += kQ4_KBlockBytes) {
+      for (size_t half = 0; half < 2; ++half) {
+        const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 4 ? 1.0f : -1.0f));
+        memcpy(&w[b + 2 * half], &h, 2);
+      }
+    }
+  } else {
+    std::vector<float> values = test::RandomFloats(rows * cols, -1.0f, 1.0f, seed);
+    for (size_t i = 0; i < values.size(); i += 32) {
+      const float s = ldexpf(1.0f, static_cast<int>(rng() % 9) - 6);
+      const float shift = (rng() % 3 == 0) ? 0.5f * s : 0.0f;  // some sub-blocks all positive
+      for (size_t k = i; k < i + 32; ++k) values[k] = values[k] * s + shift;
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      QuantizeRowQ4_K(&values[r * cols], cols, &w[r * Q4_KRowBytes(cols)]);
+    }
+  }
+  return w;
+}
+
+// The header's bound: with T_c = d sc q_c + dmin m (the two terms of weight
+// c), 2^-30 sum_c T_c max_block |x| + k 2^-24 sum_c T_c |x_c|, k = cols / 512
+// + 15 (the combine, the lanes' sums, the tree, the reference's own rounding).
+double Q4_KBound(const uint8_t* row, const float* x, size_t cols) {
+  double weight_term = 0.0, product_term = 0.0;
+  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
+    BlockQ4_K blk;
+    memcpy(&blk, row + b * kQ4_KBlockBytes, sizeof(blk));
+    for (size_t k = 0; k < 8; ++k) {
+      int sc, m;
+      KScaleMin(blk.scales, k, &sc, &m);
+      const size_t c0 = 256 * b + 32 * k;
+      double max = 0.0;
+      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
+      for (size_t c = c0; c < c0 + 32; ++c) {
+        const size_t i = c - 256 * b;
+        const uint8_t byte = blk.qs[32 * (i / 64) + i % 32];
+        const int q = (i % 64) < 32 ? (byte & 15) : (byte >> 4);
+        const double t = fabs(static_cast<double>(F16BitsToF32(blk.d)) * sc * q) +
+                         fabs(static_cast<double>(F16BitsToF32(blk.dmin)) * m);
+        weight_term += t * max;
+        product_term += t * fabs(x[c]);
+      }
+    }
+  }
+  const double k = static_cast<double>(cols / 512) + 15.0;
+  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+}
+
+// Row lengths: whole groups of four super-blocks (1024, 4096, 12288) and
+// partial ones (256, 768, 1280, 1536, 2560, 6400).
+const size_t kColumns[] = {256, 768, 1024, 1280, 1536, 2560, 4096, 6400, 12288};
+
+TEST(Q4_KDigitsTest, ScalarMatchesTheDoubleReference) {
+  uint32_t seed = 1;
+  for (size_t cols : kColumns) {
+    const size_t rows = 5;
+    for (bool raw : {false, true}) {
+      const std::vector<uint8_t> w = MakeQ4_K(rows, cols, raw, seed++);
+      for (bool hard : {false, true}) {
+        const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                          : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
+        std::vector<float> expected(rows), y(rows, test::Sentinel());
+        LinearQ4_KReference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+        LinearQ4_KDigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < rows; ++r) {
+          EXPECT_NEAR(y[r], expected[r],
+                      Q4_KBound(&w[r * Q4_KRowBytes(cols)], x.data(), cols))
+              << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// Small integer activations, d = 1/2 and dmin = 1/4: every digit sum and f32
+// step is exact, so the result equals the double reference exactly.
+TEST(Q4_KDigitsTest, SmallIntegersAreExact) {
+  const size_t rows = 7, cols = 1280;
+  std::vector<uint8_t> w = MakeQ4_K(rows, cols, true, 77);
+  for (size_t b = 0; b < w.size(); b += kQ4_KBlockBytes) {
+    const uint16_t half = 0x3800, quarter = 0x3400;
+    memcpy(&w[b], &half, 2);
+    memcpy(&w[b + 2], &quarter, 2);
+  }
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) x[c] = static_cast<float>(static_cast<int>((c * 7) % 5) - 2);
+  std::vector<float> expected(rows), y(rows), dispatched(rows);
+  LinearQ4_KReference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  LinearQ4_KDigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[r], y[r]) << "row " << r;
+    EXPECT_EQ(expected[r], dispatched[r]) << "row " << r;
+  }
+}
+
+TEST(Q4_KDigitsTest, NonFiniteActivationsGiveNaN) {
+  const size_t rows = 3, cols = 1536;
+  const std::vector<uint8_t> w = MakeQ4_K(rows, cols, false, 5);
+  std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 6);
+  x[1400] = std::numeric_limits<float>::infinity();
+  std::vector<float> y(rows), dispatched(rows);
+  LinearQ4_KDigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(isnan(y[r])) << "row " << r;
+    EXPECT_FALSE(isfinite(dispatched[r])) << "row " << r;
+  }
+}
+
+bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+
+class Q4_KVnniTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
+      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernels are tested by "
+                      "ops_kernels_q4_k_test";
+    }
+  }
+};
+
+// The VNNI kernel, the dispatched LinearQ4_K and every row range give the
+// scalar twin's bits.
+TEST_F(Q4_KVnniTest, MatchesTheScalarBits) {
+  uint32_t seed = 100;
+  for (size_t cols : kColumns) {
+    const size_t rows = 37;
+    for (bool raw : {false, true}) {
+      const std::vector<uint8_t> w = MakeQ4_K(rows, cols, raw, seed++);
+      for (bool hard : {false, true}) {
+        const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                          : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
+        std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
+        LinearQ4_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+        LinearQ4_KVnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+        LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < rows; ++r) {
+          EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
+              << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r << ": "
+              << scalar[r] << " vs " << vnni[r];
+          EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+        }
+        for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+          for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
+            std::vector<float> y(rows, test::Sentinel());
+            LinearQ4_KVnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
+            for (size_t r = 0; r < rows; ++r) {
+              if (r < rb || r >= re) {
+                EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
+              } else {
+                EXPECT_TRUE(SameBits(scalar[r], y[r])) << "cols " << cols << " range row " << r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The kernel reads no byte past the matrix: the last row ends at a
+// PROT_NONE page (a partial group of super-blocks, and a whole one).
+TEST_F(Q4_KVnniTest, ReadsNothingPastTheMatrix) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t cols : {size_t{1280}, size_t{1024}}) {
+    const size_t rows = 9, bytes = rows * Q4_KRowBytes(cols);
+    const size_t mapped = (bytes + page - 1) / page * page + page;
+    void* region = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(region, MAP_FAILED);
+    uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
+    ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
+    uint8_t* w = guard - bytes;
+    const std::vector<uint8_t> values = MakeQ4_K(rows, cols, false, 31);
+    memcpy(w, values.data(), bytes);
+    const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
+    std::vector<float> scalar(rows), vnni(rows);
+    LinearQ4_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
+    LinearQ4_KVnni(w, x.data(), vnni.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], vnni[r])) << "row " << r;
+    munmap(region, mapped);
+  }
+}
+
+// Limited to the f32 path, LinearQ4_K runs the Highway kernel (not the digit
+// arithmetic: its bits differ on hard activations).
+TEST_F(Q4_KVnniTest, TheTestLimitSelectsTheFloatKernel) {
+  const size_t rows = 16, cols = 1536;
+  const std::vector<uint8_t> w = MakeQ4_K(rows, cols, false, 11);
+  const std::vector<float> x = test::HardActivations(cols, 12);
+  std::vector<float> digits(rows), f32(rows);
+  LinearQ4_K(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+  LinearQ4_K(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+  size_t differ = 0;
+  for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
+  EXPECT_GT(differ, 0u);
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace cortiq
