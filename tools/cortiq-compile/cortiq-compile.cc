@@ -346,9 +346,10 @@ int main(int argc, char** argv) {
       absl::StrAppend(&stored, stored.empty() ? "" : ",", name);
     }
   }
+  const std::string requested = !mix.empty() ? absl::StrCat(mix, " mix") : weights;
   const std::string formats =
-      weights.empty() ? "checkpoint dtypes"
-                      : absl::StrCat(weights, "; matrices stored as ", stored);
+      requested.empty() ? "checkpoint dtypes"
+                        : absl::StrCat(requested, "; matrices stored as ", stored);
   std::printf("cortiq-compile: wrote %s (%zu weights, %s; %s)\n", output.c_str(), entries.size(),
               formats.c_str(), tokenizer_note.c_str());
   return 0;
