@@ -273,8 +273,8 @@ double MeasureReadBandwidthWide(int threads, int passes) {
 
 // The read bandwidth over the benchmark's own weights (all copies, the bytes its kernel calls
 // stream) with `threads` threads: best of 3 passes of the wide read loop (the scalar one
-// without AVX2 or AVX-512), measured once per weights and thread count, right before the benchmark's
-// timed loop. This VM's bandwidth drifts by 2x within minutes (bench/README.md), so a figure
+// without AVX2 or AVX-512), measured once per weights and thread count, right before the
+// benchmark's timed loop. This VM's bandwidth drifts by 2x within minutes (bench/README.md), so a figure
 // measured at start is no fair denominator; this one is taken over the same memory seconds
 // before the kernel runs. Bytes/s.
 double WeightReadBandwidth(Weights& w, int threads);
