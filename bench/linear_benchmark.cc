@@ -9,7 +9,8 @@
 //   GB/s              the same in 1e9 bytes/s (wall time around the timed loop)
 //   %bw               GB/s as a percentage of read_GB/s
 //   read_GB/s         the read bandwidth over the same weight copies with as many threads
-//                     (the wide read loop: AVX-512, else AVX2), measured right before the timed loop
+//                     (the wide read loop: AVX-512, else AVX2), measured right before the
+//                     timed loop
 //                     (WeightReadBandwidth); with --footprint_mb=0, the one measured at start
 //   weight_MB         weight bytes of one W (1e6 bytes)
 //   copies            copies of W rotated through (see below)
@@ -212,7 +213,8 @@ __attribute__((target("avx2"))) uint64_t Xor256(const uint64_t* begin, const uin
   const uint64_t* p = begin;
   for (; p + 32 <= end; p += 32) {
     for (int k = 0; k < 8; ++k) {
-      a[k] = _mm256_xor_si256(a[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * k)));
+      a[k] = _mm256_xor_si256(a[k],
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * k)));
     }
   }
   for (int k = 1; k < 8; ++k) a[0] = _mm256_xor_si256(a[0], a[k]);
@@ -274,9 +276,9 @@ double MeasureReadBandwidthWide(int threads, int passes) {
 // The read bandwidth over the benchmark's own weights (all copies, the bytes its kernel calls
 // stream) with `threads` threads: best of 3 passes of the wide read loop (the scalar one
 // without AVX2 or AVX-512), measured once per weights and thread count, right before the
-// benchmark's timed loop. This VM's bandwidth drifts by 2x within minutes (bench/README.md), so a figure
-// measured at start is no fair denominator; this one is taken over the same memory seconds
-// before the kernel runs. Bytes/s.
+// benchmark's timed loop. This VM's bandwidth drifts by 2x within minutes (bench/README.md), so
+// a figure measured at start is no fair denominator; this one is taken over the same memory
+// seconds before the kernel runs. Bytes/s.
 double WeightReadBandwidth(Weights& w, int threads);
 
 // The %bw denominators of the read_bandwidth benchmarks: the faster of the two read loops with
