@@ -205,11 +205,12 @@ TEST_F(CortiqChatTest, SigintStopsTheReplyAndTheChatGoesOn) {
 }
 
 // /clear starts anew (nothing reused; the same first reply again), /help and unknown commands
-// are answered on stderr, /exit ends with status 0 before the rest of the input.
+// are answered on stderr, /exit ends with status 0 before the rest of the input. Empty and
+// blank lines are no turn (as in Ollama).
 TEST_F(CortiqChatTest, Commands) {
   const CommandResult chat =
       Chat("--temp 0 -n 6 --ignore-eos --verbose",
-           "Hello\nMore\n/clear\nHello\n/help\n/nonsense\n/exit\nNever sent\n");
+           "\nHello\n \t\nMore\n\n/clear\nHello\n/help\n/nonsense\n/exit\nNever sent\n");
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   const CommandResult first = Chat("--temp 0 -n 6 --ignore-eos", "Hello\n");
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -316,7 +317,7 @@ TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
   EXPECT_THAT(chat.err, HasSubstr("context full: the conversation is "));
   EXPECT_THAT(chat.err, HasSubstr("the context holds 32"));
   EXPECT_THAT(chat.err, HasSubstr("/clear starts a new conversation, /drop forgets the oldest"));
-  EXPECT_THAT(chat.err, HasSubstr("session (1 turns)"));
+  EXPECT_THAT(chat.err, HasSubstr("session (1 turn)"));
   // A reply that fills the context is cut and said so.
   const CommandResult cut = Chat("-c 16 --temp 0 --ignore-eos", "Hi\n");
   ASSERT_EQ(cut.exit_code, 0) << cut.err;
@@ -329,7 +330,7 @@ TEST_F(CortiqChatTest, EndOfInputEndsCleanly) {
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   EXPECT_EQ(std::count(chat.out.begin(), chat.out.end(), '\n'), 1) << chat.out;
   EXPECT_EQ(chat.out.find("> "), std::string::npos);
-  EXPECT_THAT(chat.err, HasSubstr("session (1 turns)"));
+  EXPECT_THAT(chat.err, HasSubstr("session (1 turn)"));
   EXPECT_THAT(chat.err, HasSubstr("load time"));
   const CommandResult empty = Chat("", "");
   EXPECT_EQ(empty.exit_code, 0) << empty.err;

@@ -21,6 +21,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/matmul_bf16_activations.h"
+#include "ops/matmul_q8_activations.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
 #include "tests/runtime/toy_model.h"
@@ -245,9 +247,37 @@ TEST_F(CortiqRunTest, DumpsEveryTapAtEveryEvaluatedPosition) {
   }
 }
 
+// An opt-in --prefill-activations with no fast kernel on this CPU is said on stderr (the
+// portable kernel is slower than the exact default); with one, nothing is said.
+TEST_F(CortiqRunTest, SlowOptInPrefillActivationsAreSaid) {
+  struct Case {
+    const char* flag;
+    bool portable;
+  };
+  const Case cases[] = {
+      {"q8_0", ops::DispatchedQ8ActivationsPath() == ops::Q8ActivationsPath::kPortable},
+      {"bf16", ops::DispatchedBF16ActivationsPath() == ops::BF16ActivationsPath::kPortable}};
+  for (const Case& c : cases) {
+    const RunResult r =
+        Run(absl::StrCat(*model_, " --tokens 2,3 -n 1 --prefill-activations ", c.flag));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string note = absl::StrCat("cortiq-run: --prefill-activations ", c.flag,
+                                          " has no fast kernel on this CPU");
+    if (c.portable) {
+      EXPECT_THAT(r.err, HasSubstr(note)) << r.err;
+    } else {
+      EXPECT_THAT(r.err, Not(HasSubstr(note))) << r.err;
+    }
+  }
+  const RunResult exact = Run(absl::StrCat(*model_, " --tokens 2,3 -n 1"));
+  EXPECT_EQ(exact.exit_code, 0) << exact.err;
+  EXPECT_THAT(exact.err, Not(HasSubstr("no fast kernel")));
+}
+
 TEST_F(CortiqRunTest, BadInputsFailCleanly) {
   const std::string& m = *model_;
-  ExpectError(m, "no prompt: give -p TEXT, -f FILE or --tokens IDS");
+  ExpectError(m, "no prompt (or an empty one): give -p TEXT, -f FILE or --tokens IDS");
+  ExpectError(m + " -p ''", "no prompt (or an empty one)");
   ExpectError(m + " --tokens ''", "no prompt");
   ExpectError(m + " --tokens ' '", "--tokens is empty");
   ExpectError(m + " --tokens 2 -p hi", "give one prompt: -p, -f or --tokens, not several");

@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "base/cpu_info.h"
 #include "base/status_macros.h"
+#include "ops/matmul_bf16_activations.h"
+#include "ops/matmul_q8_activations.h"
 #include "runtime/kv_cache.h"
 #include "runtime/plan.h"
 
@@ -30,10 +32,12 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
                   "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached "
                   "key and value rounded to binary16) (default: f32)");
   flags.AddString("--prefill-activations", "f32|q8_0|bf16", &values->prefill_activations,
-                  "activations of the prompt's matrix products: f32 (exact) or, opt-in, faster "
-                  "and lower precision, q8_0 (quantized to Q8_0 blocks for Q8_0 and plain Q4_0 "
-                  "weights, as llama.cpp does; q4_0x16 matrices stay exact) or bf16 (rounded to bf16 for BF16 weights); see "
-                  "bench/README.md (default: f32)");
+                  "activations of the prompt's matrix products: f32 (exact) or, opt-in, lower "
+                  "precision, q8_0 (quantized to Q8_0 blocks for Q8_0 and plain Q4_0 weights, as "
+                  "llama.cpp does; q4_0x16 matrices stay exact) or bf16 (rounded to bf16 for BF16 "
+                  "weights); faster only on CPUs with AMX or AVX-512 VNNI (q8_0) / AVX-512 BF16 "
+                  "(bf16), slower than f32 elsewhere (said on stderr); see bench/README.md "
+                  "(default: f32)");
   flags.AddBool("--no-mmap", &values->no_mmap,
                 "read the whole model into memory instead of mapping it (as llama.cpp's "
                 "--no-mmap); by default the file is mapped and only the matrices multiplied "
@@ -43,6 +47,23 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
   flags.AddBool("--mmap-only", &values->mmap_only,
                 "map the model and read nothing at open: the least memory and the fastest "
                 "open, but decoding streams page-cache pages (slower on the hosts measured)");
+}
+
+void NoteSlowPrefillActivations(absl::string_view tool, const SessionOptions& options) {
+  const char* needs = nullptr;
+  if (options.prefill_activations == PrefillActivations::kQ8_0 &&
+      ops::DispatchedQ8ActivationsPath() == ops::Q8ActivationsPath::kPortable) {
+    needs = "AMX-INT8 or AVX-512 VNNI";
+  } else if (options.prefill_activations == PrefillActivations::kBF16 &&
+             ops::DispatchedBF16ActivationsPath() == ops::BF16ActivationsPath::kPortable) {
+    needs = "AMX-BF16 or AVX-512 BF16";
+  }
+  if (needs == nullptr) return;
+  std::fprintf(stderr,
+               "%s: --prefill-activations %s has no fast kernel on this CPU (it needs %s): the "
+               "prompt runs on the portable kernel, slower than the exact f32 default\n",
+               std::string(tool).c_str(), PrefillActivationsName(options.prefill_activations),
+               needs);
 }
 
 absl::StatusOr<ArtifactLoad> ArtifactLoadOf(const SessionFlags& values) {

@@ -42,6 +42,11 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
 // session clamps it (Session::Create).
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
 
+// Says on stderr ("TOOL: --prefill-activations q8_0 has no fast kernel on this CPU ...") when the
+// opt-in prefill activations of `options` would run on the portable kernel (no AMX / AVX-512
+// VNNI for q8_0, no AMX / AVX-512 BF16 for bf16), which is slower than the exact default.
+void NoteSlowPrefillActivations(absl::string_view tool, const SessionOptions& options);
+
 // How to open the model: ArtifactLoad::kRead with --no-mmap, kMap with --mmap-only, else
 // kReadMatrices. Errors (InvalidArgument): both flags given.
 absl::StatusOr<ArtifactLoad> ArtifactLoadOf(const SessionFlags& values);

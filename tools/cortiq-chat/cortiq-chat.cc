@@ -153,6 +153,7 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-chat", f.session, artifact->plan());
+  NoteSlowPrefillActivations("cortiq-chat", session_options);
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
                           Sequence::Create(*artifact, session_options));
   CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadArtifactTokenizer(*artifact));
@@ -206,6 +207,8 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       exit_code = 130;
       break;
     }
+    // An empty (or all-blank) message is no turn, as in Ollama: Enter pressed by accident.
+    if (absl::StripAsciiWhitespace(message).empty()) continue;
     // Commands: a message whose first line starts with '/' (a leading space sends it as text).
     if (absl::StartsWith(message, "/")) {
       const absl::string_view line = absl::StripAsciiWhitespace(message);
@@ -330,7 +333,8 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   perf.eval_seconds = totals.eval_seconds;
   perf.total_seconds = totals.total_seconds;
   perf.first_token_seconds = -1;  // per turn only (--verbose)
-  std::fprintf(stderr, "\nsession (%d turns):\n%s", totals.turns, FormatPerf(perf).c_str());
+  std::fprintf(stderr, "\nsession (%d turn%s):\n%s", totals.turns, totals.turns == 1 ? "" : "s",
+               FormatPerf(perf).c_str());
   if (failed_turns > 0) {
     std::fprintf(stderr, "cortiq-chat: %d message(s) got no reply\n", failed_turns);
     if (exit_code == 0) exit_code = 1;

@@ -158,7 +158,8 @@ absl::Status WriteOut(absl::string_view text) {
 absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model_path) {
   const int sources = !f.prompt.empty() + !f.file.empty() + !f.tokens.empty();
   if (sources == 0) {
-    return absl::InvalidArgumentError("no prompt: give -p TEXT, -f FILE or --tokens IDS");
+    return absl::InvalidArgumentError(
+        "no prompt (or an empty one): give -p TEXT, -f FILE or --tokens IDS");
   }
   if (sources > 1) {
     return absl::InvalidArgumentError("give one prompt: -p, -f or --tokens, not several");
@@ -174,6 +175,7 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-run", f.session, artifact->plan());
+  NoteSlowPrefillActivations("cortiq-run", session_options);
   const Clock::time_point verify_begin = Clock::now();
   if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(session_options.threads));
   const double verify_seconds = Seconds(verify_begin, Clock::now());
