@@ -285,7 +285,7 @@ TEST_F(CortiqRunTest, BadInputsFailCleanly) {
   ExpectError(m + " -p hi", "(--tokens IDS runs it on ids)");
   ExpectError(m + " --tokens 2 --chat", "--chat, --system and --thinking take a text prompt");
   ExpectError(m + " --tokens 2 --stop x", "the model has no tokenizer");
-  ExpectError(m + " --tokens 2 --temp -1", "--temp = -1 must be in [0, ");
+  ExpectError(m + " --tokens 2 --temp -1", "--temp = -1 must be >= 0");
   ExpectError(m + " --tokens 2 --top-p 1.5", "--top-p = 1.5 must be in [0, 1]");
   ExpectError(m + " --tokens 2,x,3", "--tokens: 'x' is not a token id");
   ExpectError(m + " --tokens 2,,3", "--tokens: '' is not a token id");
@@ -298,7 +298,7 @@ TEST_F(CortiqRunTest, BadInputsFailCleanly) {
   ExpectError(m + " --tokens 2 --n-predict -2", "--n-predict = -2 must be in [-1, ");
   ExpectError(m + " --tokens 2 --threads 0",
               "--threads = 0 must be in [1, 256]");
-  ExpectError(m + " --tokens 2 --ctx-size 0", "--ctx-size = 0 must be in");
+  ExpectError(m + " --tokens 2 --ctx-size 0", "--ctx-size = 0 must be >= 1");
   ExpectError(m + " --tokens 2,3,4,5 --n-predict 2 --ctx-size 3",
               "context full: the prompt has 4 tokens, the context holds 3 (-c/--ctx-size");
   ExpectError(m + " --tokens 2 --bogus 1", "unknown flag --bogus");

@@ -2,6 +2,7 @@
 // help's layout (dashed names, defaults) and the version line.
 #include "tools/common/flags.h"
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,22 @@ TEST(FlagsTest, UnderscoreInADeclaredName) {
     ASSERT_TRUE(flags.Parse(2, argv).ok()) << arg;
     EXPECT_EQ(keep, expected) << arg;
   }
+}
+
+// A bound that is the type's limit is no bound a user should read: only the other one is said.
+TEST(FlagsTest, AnUnboundedSideIsLeftOut) {
+  int64_t ctx = 4096;
+  float temp = 1.0f;
+  Flags flags("cortiq-test", "[options]", "A test.");
+  flags.AddInt("-c, --ctx-size", "N", &ctx, 1, INT64_MAX, "context");
+  flags.AddFloat("--temp", "T", &temp, 0.0f, std::numeric_limits<float>::max(), "temperature");
+  const auto error = [&](std::string flag, std::string value) {
+    std::string a = "cortiq-test";
+    char* argv[] = {a.data(), flag.data(), value.data()};
+    return std::string(flags.Parse(3, argv).status().message());
+  };
+  EXPECT_EQ(error("-c", "0"), "-c = 0 must be >= 1");
+  EXPECT_EQ(error("--temp", "-1"), "--temp = -1 must be >= 0");
 }
 
 TEST(FlagsTest, ErrorsNameTheFlag) {

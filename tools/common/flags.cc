@@ -97,13 +97,28 @@ void Flags::AddInt(const std::string& names, const std::string& value_name, int6
               absl::StrCat(flag, ": '", value, "' is not an integer"));
         }
         if (v < min || v > max) {
+          // An unbounded side is left out: "-c = 0 must be >= 1", not "[1, 9223372036854775807]".
           return absl::InvalidArgumentError(
-              absl::StrCat(flag, " = ", v, " must be in [", min, ", ", max, "]"));
+              max == INT64_MAX ? absl::StrCat(flag, " = ", v, " must be >= ", min)
+                               : absl::StrCat(flag, " = ", v, " must be in [", min, ", ", max, "]"));
         }
         *target = v;
         return absl::OkStatus();
       });
 }
+
+namespace {
+
+// "FLAG = VALUE must be in [MIN, MAX]", or "must be >= MIN" when MAX is no real bound (>= 1e30,
+// e.g. FLT_MAX).
+std::string RangeError(const std::string& flag, const std::string& value, double min,
+                       double max) {
+  if (max >= 1e30) return absl::StrCat(flag, " = ", value, " must be >= ", FormatNumber(min));
+  return absl::StrCat(flag, " = ", value, " must be in [", FormatNumber(min), ", ",
+                      FormatNumber(max), "]");
+}
+
+}  // namespace
 
 void Flags::AddDouble(const std::string& names, const std::string& value_name, double* target,
                       double min, double max, const std::string& help) {
@@ -115,9 +130,7 @@ void Flags::AddDouble(const std::string& names, const std::string& value_name, d
               absl::StrCat(flag, ": '", value, "' is not a finite number"));
         }
         if (v < min || v > max) {
-          return absl::InvalidArgumentError(absl::StrCat(flag, " = ", value, " must be in [",
-                                                         FormatNumber(min), ", ",
-                                                         FormatNumber(max), "]"));
+          return absl::InvalidArgumentError(RangeError(flag, value, min, max));
         }
         *target = v;
         return absl::OkStatus();
@@ -134,9 +147,7 @@ void Flags::AddFloat(const std::string& names, const std::string& value_name, fl
               absl::StrCat(flag, ": '", value, "' is not a finite number"));
         }
         if (v < min || v > max) {
-          return absl::InvalidArgumentError(absl::StrCat(flag, " = ", value, " must be in [",
-                                                         FormatNumber(min), ", ",
-                                                         FormatNumber(max), "]"));
+          return absl::InvalidArgumentError(RangeError(flag, value, min, max));
         }
         *target = v;
         return absl::OkStatus();
