@@ -9,7 +9,7 @@
 //   GB/s              the same in 1e9 bytes/s (wall time around the timed loop)
 //   %bw               GB/s as a percentage of read_GB/s
 //   read_GB/s         the read bandwidth over the same weight copies with as many threads
-//                     (the wide read loop: AVX-512, else AVX2), measured right before the
+//                     (the widest vector loads, cortiq-bench's probe), measured right before the
 //                     timed loop
 //                     (WeightReadBandwidth); with --footprint_mb=0, the one measured at start
 //   weight_MB         weight bytes of one W (1e6 bytes)
@@ -42,9 +42,6 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include "bench/bench_weights.h"
 #include "benchmark/benchmark.h"
@@ -52,6 +49,7 @@
 #include "hwy/targets.h"
 #include "ops/linear.h"
 #include "ops/quantize.h"
+#include "tools/cortiq-bench/read_stream.h"
 
 namespace cortiq {
 namespace {
@@ -185,60 +183,14 @@ double MeasureReadBandwidth(int threads, int passes) {
   return best;
 }
 
-// The same with the widest loads the CPU has (512-bit as ../shared/reference/membw.c, else
-// 256-bit AVX2): 8 independent XOR accumulators, each thread a contiguous share. The scalar loop
+// The same with the widest loads the CPU has: cortiq-bench's probe kernel
+// (tools/cortiq-bench/read_stream.h, Highway-dispatched like the kernels; 8 independent XOR
+// accumulators, as ../shared/reference/membw.c), each thread a contiguous share. The scalar loop
 // above is not the machine's ceiling (the vector kernels exceed it); this one is the fair
-// denominator. 0 without AVX2.
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) uint64_t Xor512(const uint64_t* begin, const uint64_t* end) {
-  __m512i a[8];
-  for (int k = 0; k < 8; ++k) a[k] = _mm512_setzero_si512();
-  const uint64_t* p = begin;
-  for (; p + 64 <= end; p += 64) {
-    for (int k = 0; k < 8; ++k) {
-      a[k] = _mm512_xor_si512(a[k], _mm512_loadu_si512(reinterpret_cast<const void*>(p + 8 * k)));
-    }
-  }
-  for (int k = 1; k < 8; ++k) a[0] = _mm512_xor_si512(a[0], a[k]);
-  uint64_t out[8];
-  _mm512_storeu_si512(reinterpret_cast<void*>(out), a[0]);
-  uint64_t r = 0;
-  for (uint64_t v : out) r ^= v;
-  for (; p < end; ++p) r ^= *p;
-  return r;
-}
-__attribute__((target("avx2"))) uint64_t Xor256(const uint64_t* begin, const uint64_t* end) {
-  __m256i a[8];
-  for (int k = 0; k < 8; ++k) a[k] = _mm256_setzero_si256();
-  const uint64_t* p = begin;
-  for (; p + 32 <= end; p += 32) {
-    for (int k = 0; k < 8; ++k) {
-      a[k] = _mm256_xor_si256(a[k],
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * k)));
-    }
-  }
-  for (int k = 1; k < 8; ++k) a[0] = _mm256_xor_si256(a[0], a[k]);
-  uint64_t out[4];
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), a[0]);
-  uint64_t r = 0;
-  for (uint64_t v : out) r ^= v;
-  for (; p < end; ++p) r ^= *p;
-  return r;
-}
-// "AVX-512", "AVX2", or nullptr (no wide loop).
-const char* WideLoopName() {
-  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
-  if (__builtin_cpu_supports("avx2")) return "AVX2";
-  return nullptr;
-}
+// denominator.
 uint64_t XorWide(const uint64_t* begin, const uint64_t* end) {
-  return __builtin_cpu_supports("avx512f") ? Xor512(begin, end) : Xor256(begin, end);
+  return XorWords(begin, static_cast<size_t>(end - begin));
 }
-#else
-const char* WideLoopName() { return nullptr; }
-uint64_t XorWide(const uint64_t* begin, const uint64_t* end) { return SumWords(begin, end); }
-#endif
-bool HasWideLoop() { return WideLoopName() != nullptr; }
 
 uint64_t ReadPassWide(const uint64_t* buffer, size_t words, int threads) {
   if (threads == 1) return XorWide(buffer, buffer + words);
@@ -259,7 +211,6 @@ uint64_t ReadPassWide(const uint64_t* buffer, size_t words, int threads) {
 }
 
 double MeasureReadBandwidthWide(int threads, int passes) {
-  if (!HasWideLoop()) return 0.0;
   const size_t words = kReadBandwidthBytes / sizeof(uint64_t);
   std::unique_ptr<uint64_t[]> buffer = TouchedWords(words);
   double best = 0.0;
@@ -274,11 +225,11 @@ double MeasureReadBandwidthWide(int threads, int passes) {
 }
 
 // The read bandwidth over the benchmark's own weights (all copies, the bytes its kernel calls
-// stream) with `threads` threads: best of 3 passes of the wide read loop (the scalar one
-// without AVX2 or AVX-512), measured once per weights and thread count, right before the
-// benchmark's timed loop. This VM's bandwidth drifts by 2x within minutes (bench/README.md), so
-// a figure measured at start is no fair denominator; this one is taken over the same memory
-// seconds before the kernel runs. Bytes/s.
+// stream) with `threads` threads: best of 3 passes of the wide read loop (XorWide), measured
+// once per weights and thread count, right before the benchmark's timed loop. This VM's
+// bandwidth drifts by 2x within minutes (bench/README.md), so a figure measured at start is no
+// fair denominator; this one is taken over the same memory seconds before the kernel runs.
+// Bytes/s.
 double WeightReadBandwidth(Weights& w, int threads);
 
 // The %bw denominators of the read_bandwidth benchmarks: the faster of the two read loops with
@@ -307,8 +258,7 @@ double WeightReadBandwidth(Weights& w, int threads) {
   const uint64_t* buffer = reinterpret_cast<const uint64_t*>(w.data.get());
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(HasWideLoop() ? ReadPassWide(buffer, words, threads)
-                                         : ReadPass(buffer, words, threads));
+    benchmark::DoNotOptimize(ReadPassWide(buffer, words, threads));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     cached = std::max(cached, static_cast<double>(words * sizeof(uint64_t)) / seconds);
@@ -335,10 +285,6 @@ void BM_ReadBandwidth(benchmark::State& state) {
 
 void BM_ReadBandwidthWide(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  if (!HasWideLoop()) {
-    state.SkipWithError("no AVX2 or AVX-512");
-    return;
-  }
   const size_t words = kReadBandwidthBytes / sizeof(uint64_t);
   if (!g_read_buffer) g_read_buffer = TouchedWords(words);
   const uint64_t* buffer = g_read_buffer.get();
@@ -531,13 +477,13 @@ int main(int argc, char** argv) {
   const double wide_2 = cortiq::MeasureReadBandwidthWide(/*threads=*/2, /*passes=*/3);
   cortiq::g_read_bandwidth = std::max(scalar_1, wide_1);
   cortiq::g_read_bandwidth_2 = std::max(scalar_2, wide_2);
-  const char* wide = cortiq::WideLoopName();
+  const char* wide = cortiq::XorWordsTarget();
   char bandwidth[128];
   snprintf(bandwidth, sizeof(bandwidth), "%.2f GB/s (scalar loop %.2f, %s loop %.2f)",
-           cortiq::g_read_bandwidth / 1e9, scalar_1 / 1e9, wide ? wide : "no wide", wide_1 / 1e9);
+           cortiq::g_read_bandwidth / 1e9, scalar_1 / 1e9, wide, wide_1 / 1e9);
   benchmark::AddCustomContext("read_bandwidth_1_thread", bandwidth);
   snprintf(bandwidth, sizeof(bandwidth), "%.2f GB/s (scalar loop %.2f, %s loop %.2f)",
-           cortiq::g_read_bandwidth_2 / 1e9, scalar_2 / 1e9, wide ? wide : "no wide", wide_2 / 1e9);
+           cortiq::g_read_bandwidth_2 / 1e9, scalar_2 / 1e9, wide, wide_2 / 1e9);
   benchmark::AddCustomContext("read_bandwidth_2_threads", bandwidth);
   benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
   benchmark::AddCustomContext("footprint_MiB", std::to_string(cortiq::g_min_footprint >> 20));
