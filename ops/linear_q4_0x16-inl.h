@@ -110,33 +110,21 @@ HWY_INLINE hn::VFromD<DF> Q4_0x16Nibble(DF df, const VI (&q)[4]) {
   return hn::Sub(hn::BitCast(df, bits), hn::Set(df, static_cast<float>((1u << (23 - kPos)) + 8)));
 }
 
-// a (+)= nibbles kM..7 of q times the activation vectors xv + 16 kM, ...
-// (a = the first product when kM == 0); q as Q4_0x16Nibble's.
-template <int kM, class DF, class VI, class V = hn::VFromD<DF>>
-HWY_INLINE void Q4_0x16Nibbles(DF df, const VI (&q)[4], const float* HWY_RESTRICT xv, V& a) {
+// For each group t < kGroups of lanes: a[t] (+)= nibbles kM..7 of q[t] times
+// the activation vectors xv + t N + 16 kM, ... (a[t] = the first product when
+// kM == 0); q[t] as Q4_0x16Nibble's. The groups' steps are interleaved; each
+// a[t] gets the same operations in the same order whatever kGroups is.
+template <int kM, size_t kGroups, class DF, class VI, class V = hn::VFromD<DF>>
+HWY_INLINE void Q4_0x16Nibbles(DF df, const VI (&q)[kGroups][4], const float* HWY_RESTRICT xv,
+                               V (&a)[kGroups]) {
   if constexpr (kM < 8) {
-    const V w = Q4_0x16Nibble<kM>(df, q);
-    const V x = hn::Load(df, xv + 16 * kM);
-    a = kM == 0 ? hn::Mul(w, x) : hn::MulAdd(w, x, a);
+    constexpr size_t N = hn::MaxLanes(DF());
+    for (size_t t = 0; t < kGroups; ++t) {
+      const V w = Q4_0x16Nibble<kM>(df, q[t]);
+      const V x = hn::Load(df, xv + t * N + 16 * kM);
+      a[t] = kM == 0 ? hn::Mul(w, x) : hn::MulAdd(w, x, a[t]);
+    }
     Q4_0x16Nibbles<kM + 1>(df, q, xv, a);
-  }
-}
-
-// Q4_0x16Nibbles for two groups of lanes at once (q0 with xv0 into a0, q1
-// with xv1 into a1), the two chains' steps interleaved: each accumulator gets
-// the same operations in the same order as by Q4_0x16Nibbles.
-template <int kM, class DF, class VI, class V = hn::VFromD<DF>>
-HWY_INLINE void Q4_0x16NibblesPair(DF df, const VI (&q0)[4], const VI (&q1)[4],
-                                   const float* HWY_RESTRICT xv0,
-                                   const float* HWY_RESTRICT xv1, V& a0, V& a1) {
-  if constexpr (kM < 8) {
-    const V w0 = Q4_0x16Nibble<kM>(df, q0);
-    const V w1 = Q4_0x16Nibble<kM>(df, q1);
-    const V x0 = hn::Load(df, xv0 + 16 * kM);
-    const V x1 = hn::Load(df, xv1 + 16 * kM);
-    a0 = kM == 0 ? hn::Mul(w0, x0) : hn::MulAdd(w0, x0, a0);
-    a1 = kM == 0 ? hn::Mul(w1, x1) : hn::MulAdd(w1, x1, a1);
-    Q4_0x16NibblesPair<kM + 1>(df, q0, q1, xv0, xv1, a0, a1);
   }
 }
 
@@ -193,23 +181,17 @@ HWY_INLINE float LinearQ4_0x16Row(DF df, const uint8_t* HWY_RESTRICT row,
     // unchanged.
     constexpr size_t kPair = N < kQ4_0x16Blocks ? 2 : 1;
     for (size_t g = 0; g < kQ4_0x16Blocks; g += kPair * N) {
-      V a[kPair][4];
+      V a[4][kPair];  // [z][t]
       for (size_t z = 0; z < 4; ++z) {
         const uint8_t* qz = row + off + 32 + 64 * z + 4 * g;
-        if constexpr (kPair == 2) {
-          VU q0[4], q1[4];
-          ByteShifts(hn::LoadU(du, reinterpret_cast<const uint32_t*>(qz)), q0);
-          ByteShifts(hn::LoadU(du, reinterpret_cast<const uint32_t*>(qz + 4 * N)), q1);
-          Q4_0x16NibblesPair<0>(df, q0, q1, xb + 128 * z + g, xb + 128 * z + g + N, a[0][z],
-                                a[kPair - 1][z]);
-        } else {
-          VU q[4];
-          ByteShifts(hn::LoadU(du, reinterpret_cast<const uint32_t*>(qz)), q);
-          Q4_0x16Nibbles<0>(df, q, xb + 128 * z + g, a[0][z]);
+        VU q[kPair][4];
+        for (size_t t = 0; t < kPair; ++t) {
+          ByteShifts(hn::LoadU(du, reinterpret_cast<const uint32_t*>(qz + 4 * t * N)), q[t]);
         }
+        Q4_0x16Nibbles<0>(df, q, xb + 128 * z + g, a[z]);
       }
       for (size_t t = 0; t < kPair; ++t) {
-        const V sum = hn::Add(hn::Add(a[t][0], a[t][1]), hn::Add(a[t][2], a[t][3]));
+        const V sum = hn::Add(hn::Add(a[0][t], a[1][t]), hn::Add(a[2][t], a[3][t]));
         const V d = hn::PromoteTo(
             df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(row + off) + g + t * N));
         acc = hn::MulAdd(sum, d, acc);
