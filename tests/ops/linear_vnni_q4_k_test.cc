@@ -89,26 +89,36 @@ double Q4_KBound(const uint8_t* row, const float* x, size_t cols) {
 // partial ones (256, 768, 1280, 1536, 2560, 6400).
 const size_t kColumns[] = {256, 768, 1024, 1280, 1536, 2560, 4096, 6400, 12288};
 
-TEST(Q4_KDigitsTest, ScalarMatchesTheDoubleReference) {
-  uint32_t seed = 1;
+// Calls f(cols, raw, hard, w, x) for every row length of kColumns, quantized and raw weights
+// (`rows` rows), and plain (uniform in [-range, range]) and hard activations; seeds from `seed`.
+template <class F>
+void ForEachCase(size_t rows, uint32_t seed, float range, F&& f) {
   for (size_t cols : kColumns) {
-    const size_t rows = 5;
     for (bool raw : {false, true}) {
       const std::vector<uint8_t> w = MakeQ4_K(rows, cols, raw, seed++);
       for (bool hard : {false, true}) {
         const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
-                                          : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
-        std::vector<float> expected(rows), y(rows, test::Sentinel());
-        LinearQ4_KReference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
-        LinearQ4_KDigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
-        for (size_t r = 0; r < rows; ++r) {
-          EXPECT_NEAR(y[r], expected[r],
-                      Q4_KBound(&w[r * Q4_KRowBytes(cols)], x.data(), cols))
-              << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r;
-        }
+                                          : test::RandomFloats(cols, -range, range, seed++);
+        f(cols, raw, hard, w, x);
       }
     }
   }
+}
+
+TEST(Q4_KDigitsTest, ScalarMatchesTheDoubleReference) {
+  const size_t rows = 5;
+  ForEachCase(rows, 1, 2.0f,
+              [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
+                  const std::vector<float>& x) {
+                std::vector<float> expected(rows), y(rows, test::Sentinel());
+                LinearQ4_KReference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+                LinearQ4_KDigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+                for (size_t r = 0; r < rows; ++r) {
+                  EXPECT_NEAR(y[r], expected[r],
+                              Q4_KBound(&w[r * Q4_KRowBytes(cols)], x.data(), cols))
+                      << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r;
+                }
+              });
 }
 
 // Small integer activations, d = 1/2 and dmin = 1/4: every digit sum and f32
@@ -162,40 +172,33 @@ class Q4_KVnniTest : public ::testing::Test {
 // The VNNI kernel, the dispatched LinearQ4_K and every row range give the
 // scalar twin's bits.
 TEST_F(Q4_KVnniTest, MatchesTheScalarBits) {
-  uint32_t seed = 100;
-  for (size_t cols : kColumns) {
-    const size_t rows = 37;
-    for (bool raw : {false, true}) {
-      const std::vector<uint8_t> w = MakeQ4_K(rows, cols, raw, seed++);
-      for (bool hard : {false, true}) {
-        const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
-                                          : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
-        std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
-        LinearQ4_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-        LinearQ4_KVnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
-        LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  const size_t rows = 37;
+  ForEachCase(rows, 100, 3.0f, [&](size_t cols, bool raw, bool hard,
+                                   const std::vector<uint8_t>& w, const std::vector<float>& x) {
+    std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
+    LinearQ4_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+    LinearQ4_KVnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+    LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
+          << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r << ": "
+          << scalar[r] << " vs " << vnni[r];
+      EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+    }
+    for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+      for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
+        std::vector<float> y(rows, test::Sentinel());
+        LinearQ4_KVnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
         for (size_t r = 0; r < rows; ++r) {
-          EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
-              << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r << ": "
-              << scalar[r] << " vs " << vnni[r];
-          EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
-        }
-        for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-          for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
-            std::vector<float> y(rows, test::Sentinel());
-            LinearQ4_KVnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
-            for (size_t r = 0; r < rows; ++r) {
-              if (r < rb || r >= re) {
-                EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
-              } else {
-                EXPECT_TRUE(SameBits(scalar[r], y[r])) << "cols " << cols << " range row " << r;
-              }
-            }
+          if (r < rb || r >= re) {
+            EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
+          } else {
+            EXPECT_TRUE(SameBits(scalar[r], y[r])) << "cols " << cols << " range row " << r;
           }
         }
       }
     }
-  }
+  });
 }
 
 // The kernel reads no byte past the matrix: the last row ends at a
