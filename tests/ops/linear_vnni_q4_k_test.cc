@@ -208,7 +208,8 @@ TEST_F(Q4_KVnniTest, ReadsNothingPastTheMatrix) {
   for (size_t cols : {size_t{1280}, size_t{1024}}) {
     const size_t rows = 9, bytes = rows * Q4_KRowBytes(cols);
     const size_t mapped = (bytes + page - 1) / page * page + page;
-    void* region = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* region =
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(region, MAP_FAILED);
     uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
     ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
