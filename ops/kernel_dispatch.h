@@ -61,8 +61,8 @@
 
 // As CORTIQ_EXPORT_KERNELS (weights const void*) for the regrouped formats
 // (Q4_0x16, Q8_0x16), plus LinearRowsNAME: LinearNAME and LinearRowsNAME take
-// the exact integer path of ops/linear_vnni.h (LinearNAMEVnni,
-// LinearRowsNAMEVnni) where the CPU has AVX-512 VNNI, both the same, so
+// the exact integer path of ops/linear_vnni.h (LinearNAMEDigits,
+// LinearRowsNAMEDigits) where the CPU has one for the format, both the same, so
 // LinearRows keeps Linear's bits; MatMul, the prompt's product, stays f32.
 // The including file includes ops/linear_vnni.h and ops/linear_rows.h.
 #define CORTIQ_EXPORT_X16_KERNELS(NAME)                                        \
@@ -70,8 +70,8 @@
   HWY_EXPORT(LinearRows##NAME);                                                \
   void Linear##NAME(const void* w, const float* x, float* y, size_t rows,      \
                     size_t cols, size_t row_begin, size_t row_end) {           \
-    if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {             \
-      return Linear##NAME##Vnni(w, x, y, rows, cols, row_begin, row_end);      \
+    if (Linear##NAME##Digits(w, x, y, rows, cols, row_begin, row_end)) {      \
+      return;                                                                  \
     }                                                                          \
     HWY_DYNAMIC_DISPATCH(Linear##NAME)(w, x, y, rows, cols, row_begin,         \
                                        row_end);                               \
@@ -80,9 +80,9 @@
   void LinearRows##NAME(const void* w, const float* x, size_t x_stride,        \
                         float* y, size_t y_stride, size_t batch, size_t rows,  \
                         size_t cols, size_t row_begin, size_t row_end) {       \
-    if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {             \
-      return LinearRows##NAME##Vnni(w, x, x_stride, y, y_stride, batch, rows,  \
-                                    cols, row_begin, row_end);                 \
+    if (LinearRows##NAME##Digits(w, x, x_stride, y, y_stride, batch, rows,     \
+                                 cols, row_begin, row_end)) {                  \
+      return;                                                                  \
     }                                                                          \
     HWY_DYNAMIC_DISPATCH(LinearRows##NAME)(w, x, x_stride, y, y_stride, batch, \
                                            rows, cols, row_begin, row_end);    \

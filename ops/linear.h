@@ -83,9 +83,10 @@ void LinearQ4_0(const void* w, const float* x, float* y, size_t rows,
 // summed at the end. Rows are computed one at a time, so a thread's weights
 // are one sequential stream. Error: |y - exact| <= k * 2^-24 * sum_c |w_rc
 // x_c| with k ~ cols / 512 + 12 + log2 N + 4. Where the CPU has AVX-512
-// VNNI the product is instead computed in exact integer arithmetic on 32-bit
-// block fixed-point activations (ops/linear_vnni.h, with its error
-// bound; ~1.5x the f32 kernel's throughput). Each row's result is
+// VNNI or AVX2 the product is instead computed in exact integer arithmetic on
+// 32-bit block fixed-point activations (ops/linear_vnni.h, with its error
+// bound; the same bits on both; ~1.5x the f32 kernel's throughput with VNNI,
+// ~1.25x with AVX2 on Zen 2). Each row's result is
 // independent of [row_begin, row_end). Scalar reference:
 // LinearQ4_0x16Reference.
 void LinearQ4_0x16(const void* w, const float* x, float* y, size_t rows,

@@ -401,16 +401,24 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 }
 
 DecodeLinearPath DispatchedDecodeLinearPath() {
-  const DecodeLinearPath best =
-      VnniAvailable() ? DecodeLinearPath::kVnni : DecodeLinearPath::kFloat;
+  const DecodeLinearPath best = VnniAvailable()   ? DecodeLinearPath::kVnni
+                                : Avx2Available() ? DecodeLinearPath::kAvx2
+                                                  : DecodeLinearPath::kFloat;
   return static_cast<DecodeLinearPath>(
       std::max(static_cast<int>(best), g_fastest_allowed.load(std::memory_order_relaxed)));
+}
+
+DecodeLinearPath DispatchedDecodeLinearPathQ8_0x16() {
+  return DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni ? DecodeLinearPath::kVnni
+                                                                 : DecodeLinearPath::kFloat;
 }
 
 const char* DecodeLinearPathName(DecodeLinearPath path) {
   switch (path) {
     case DecodeLinearPath::kVnni:
       return "AVX-512 VNNI (exact integer digits)";
+    case DecodeLinearPath::kAvx2:
+      return "AVX2 (exact integer digits)";
     case DecodeLinearPath::kFloat:
       return "f32 FMA";
   }
@@ -423,14 +431,46 @@ void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
 
 namespace {
 
+// The digits of x with `path`'s kernel (kVnni or kAvx2).
+void ActivationDigitsOn(DecodeLinearPath path, const float* x, size_t cols,
+                        const ActivationDigitsView& a) {
+#if defined(__x86_64__)
+  if (path == DecodeLinearPath::kVnni) return ActivationDigitsVnni(x, cols, a);
+  return ActivationDigitsAvx2(x, cols, a);
+#else
+  (void)path, (void)x, (void)cols, (void)a;
+  HWY_ABORT("ActivationDigitsOn: no integer decode kernels on this build");
+#endif
+}
+
+// Rows [row_begin, row_end) of one token with `path`'s row kernel (kAvx2: Q4_0x16 only).
 template <class Layout>
-void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
-                    size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {
+void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, size_t groups,
+                const ActivationDigitsView& a, const int32_t* offsets, size_t row_begin,
+                size_t row_end, float* y) {
+#if defined(__x86_64__)
+  if (path == DecodeLinearPath::kVnni) {
+    return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+  }
+  static_assert(Layout::kOffset == 8 || Layout::kOffset == 128, "Q4_0x16 or Q8_0x16");
+  HWY_ASSERT(Layout::kOffset == 8);  // vpmaddubsw would saturate on Q8_0's bytes
+  RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+#else
+  (void)path, (void)base, (void)row_bytes, (void)groups, (void)a, (void)offsets,
+      (void)row_begin, (void)row_end, (void)y;
+  HWY_ABORT("RowRangeOn: no integer decode kernels on this build");
+#endif
+}
+
+// The digit arithmetic on `path` (kVnni, or kAvx2 for Q4_0x16), which the CPU must have.
+template <class Layout>
+void LinearRowsDigits(DecodeLinearPath path, const void* w, const float* x, size_t x_stride,
+                      float* y, size_t y_stride, size_t batch, size_t rows, size_t cols,
+                      size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kGroup == 0);
   (void)rows;
-#if defined(__x86_64__)
-  HWY_ASSERT(VnniAvailable());
+  HWY_ASSERT(path == DecodeLinearPath::kVnni ? VnniAvailable() : Avx2Available());
   if (row_begin == row_end || batch == 0) return;
   // The digits of every token, then each token's accumulator starts -kOffset * sum a_k (the
   // same integers RowDigitsScalar starts from, computed once per token instead of per row).
@@ -439,7 +479,7 @@ void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, si
   int32_t* offsets = reinterpret_cast<int32_t*>(scratch + DigitsBytes(cols, batch));
   for (size_t t = 0; t < batch; ++t) {
     const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
-    ActivationDigitsVnni(x + t * x_stride, cols, a);
+    ActivationDigitsOn(path, x + t * x_stride, cols, a);
     for (size_t i = 0; i < sum_count; ++i) offsets[t * sum_count + i] = -Layout::kOffset * a.sums[i];
   }
   const uint8_t* base = static_cast<const uint8_t*>(w);
@@ -447,7 +487,7 @@ void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, si
   const size_t row_bytes = groups * Layout::kGroupBytes;
   if (batch == 1) {
     const ActivationDigitsView a = DigitsAt(scratch, cols, 1, 0);
-    RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+    RowRangeOn<Layout>(path, base, row_bytes, groups, a, offsets, row_begin, row_end, y);
     return;
   }
   // Blocks of 16 rows for every token: the block's weights stay in cache
@@ -457,15 +497,10 @@ void LinearRowsVnni(const void* w, const float* x, size_t x_stride, float* y, si
     const size_t r1 = std::min(row_end, r0 + kRowsPerBlock);
     for (size_t t = 0; t < batch; ++t) {
       const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
-      RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets + t * sum_count, r0, r1,
-                           y + t * y_stride);
+      RowRangeOn<Layout>(path, base, row_bytes, groups, a, offsets + t * sum_count, r0, r1,
+                         y + t * y_stride);
     }
   }
-#else
-  (void)w, (void)x, (void)x_stride, (void)y, (void)y_stride, (void)batch, (void)row_begin,
-      (void)row_end;
-  HWY_ABORT("LinearRowsVnni: no AVX-512 VNNI on this build");
-#endif
 }
 
 template <class Layout>
@@ -489,14 +524,56 @@ void LinearDigitsScalar(const void* w, const float* x, float* y, size_t rows, si
 
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end) {
-  LinearRowsVnni<Q4_0x16Layout>(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
 }
 void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
                            size_t y_stride, size_t batch, size_t rows, size_t cols,
                            size_t row_begin, size_t row_end) {
-  LinearRowsVnni<Q4_0x16Layout>(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
-                                row_end);
+  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
 }
+void LinearQ4_0x16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
+}
+void LinearRowsQ4_0x16Avx2(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
+}
+bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q4_0x16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+  return true;
+}
+bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q4_0x16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
+                                  row_begin, row_end);
+  return true;
+}
+bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni) return false;
+  LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
+  return true;
+}
+bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni) return false;
+  LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+  return true;
+}
+
 void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end) {
   LinearDigitsScalar<Q4_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
@@ -504,13 +581,14 @@ void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
 
 void LinearQ8_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end) {
-  LinearRowsVnni<Q8_0x16Layout>(w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+  LinearRowsDigits<Q8_0x16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
 }
 void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
                            size_t y_stride, size_t batch, size_t rows, size_t cols,
                            size_t row_begin, size_t row_end) {
-  LinearRowsVnni<Q8_0x16Layout>(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
-                                row_end);
+  LinearRowsDigits<Q8_0x16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
 }
 void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end) {

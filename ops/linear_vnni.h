@@ -86,18 +86,44 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 // first.
 enum class DecodeLinearPath {
   kVnni,   // AVX-512 VNNI, exact integer digits (this file)
+  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16 only; LinearQ4_0x16Avx2)
   kFloat,  // the Highway f32 kernels (ops/linear_q4_0x16-inl.h, linear_q8_0x16-inl.h)
 };
 
-// The path LinearQ4_0x16 / LinearQ8_0x16 and their LinearRows take: kVnni where the CPU has
-// AVX-512 F/BW/VL/DQ/VNNI, unless limited by LimitDecodeLinearPathForTest.
+// The fastest path this CPU has: kVnni where it has AVX-512 F/BW/VL/DQ/VNNI,
+// else kAvx2 where it has Highway's AVX2 target (AVX2, FMA, F16C, BMI2), else
+// kFloat; unless limited by LimitDecodeLinearPathForTest. LinearQ4_0x16 and
+// LinearRowsQ4_0x16 take it; LinearQ8_0x16 and LinearQ4_K take the integer
+// digits only on kVnni (on kAvx2 their f32 kernels: Q8_0 already streams at
+// the read bandwidth there, and vpmaddubsw would saturate on its bytes).
 DecodeLinearPath DispatchedDecodeLinearPath();
 
-// "AVX-512 VNNI (exact integer digits)" or "f32 FMA".
+// The path LinearQ8_0x16 and LinearRowsQ8_0x16 take: kVnni where
+// DispatchedDecodeLinearPath() is kVnni, else kFloat.
+DecodeLinearPath DispatchedDecodeLinearPathQ8_0x16();
+
+// "AVX-512 VNNI (exact integer digits)", "AVX2 (exact integer digits)" or
+// "f32 FMA".
 const char* DecodeLinearPathName(DecodeLinearPath path);
 
 // Tests: take no faster path than `fastest` (kVnni: no limit).
 void LimitDecodeLinearPathForTest(DecodeLinearPath fastest);
+
+// The dispatch of LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 /
+// LinearRowsQ8_0x16 (ops/kernel_dispatch.h) to the integer kernels: if the
+// dispatched path has one for the format, runs it on the arguments (those of
+// LinearQ4_0x16Vnni etc.) and returns true; otherwise returns false and
+// writes nothing (the caller runs the f32 kernel).
+bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end);
+bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end);
+bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end);
+bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end);
 
 // y[r] = sum_c w_rc x_c for r in [row_begin, row_end), w Q4_0x16 rows of
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
@@ -116,6 +142,20 @@ void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, siz
 // computed once, then blocks of 16 rows for every token. Each output has the
 // bits of LinearQ4_0x16Vnni on its row.
 void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+
+// LinearQ4_0x16Vnni and LinearRowsQ4_0x16Vnni with AVX2
+// (ops/linear_digits_avx2.cc), the same bits: per digit, vpmaddubsw of 32
+// nibbles by 32 digits into 16-bit words (pairs at most 3840, a group's 8 at
+// most 30720: no saturation, no overflow), widened by vpmaddwd to the same
+// exact 32-bit sums, then the same f32 steps on two halves of 8 lanes.
+// Requires Highway's AVX2 target (DispatchedDecodeLinearPath() == kVnni or
+// kAvx2); rows one at a time, no column blocks (the order of a row's adds is
+// the same either way).
+void LinearQ4_0x16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ4_0x16Avx2(const void* w, const float* x, size_t x_stride, float* y,
                            size_t y_stride, size_t batch, size_t rows, size_t cols,
                            size_t row_begin, size_t row_end);
 

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #define CORTIQ_VNNI_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c,fma")))
+#define CORTIQ_AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 #endif
 
 namespace cortiq {
@@ -48,6 +49,10 @@ size_t DigitsBytes(size_t cols, size_t tokens);
 // Whether the CPU has AVX-512 F/BW/VL/DQ/VNNI (cached).
 bool VnniAvailable();
 
+// Whether the CPU has Highway's AVX2 target (AVX2, FMA, F16C, BMI2; cached):
+// what the CORTIQ_AVX2_TARGET functions of ops/linear_digits_avx2.cc need.
+bool Avx2Available();
+
 #if defined(__x86_64__)
 
 // ActivationDigitsScalar's bytes with AVX-512 (lane j = block j of a group).
@@ -64,6 +69,19 @@ CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
   const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
   return _mm_cvtss_f32(s1);
 }
+
+// ActivationDigitsScalar's bytes with AVX2 (ops/linear_digits_avx2.cc). Only
+// called when Avx2Available().
+CORTIQ_AVX2_TARGET void ActivationDigitsAvx2(const float* x, size_t cols,
+                                             const ActivationDigitsView& out);
+
+// y[r] for r in [row_begin, row_end) of Q4_0x16 rows at base (row_bytes
+// apart, `groups` groups each) by the digit arithmetic with AVX2, from the
+// digits `a` and the offset terms -8 * a.sums (ops/linear_digits_avx2.cc):
+// RowDigitsScalar's bits. Only called when Avx2Available().
+CORTIQ_AVX2_TARGET void RowRangeQ4_0x16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* offsets,
+                                            size_t row_begin, size_t row_end, float* y);
 
 #endif
 

@@ -1,10 +1,10 @@
 // Tests the exact integer decode products of Q4_0x16 and Q8_0x16 weights
 // (ops/linear_vnni.h): the activation digits against their definition, the
 // scalar implementations against the double references (LinearQ4_0x16Reference,
-// LinearQ8_0x16Reference) within the header's bound, and the VNNI kernels
-// (where the CPU has them) against the scalar ones bit for bit, alone, in row
-// ranges, batched (LinearRows) and as the dispatched LinearQ4_0x16 /
-// LinearQ8_0x16.
+// LinearQ8_0x16Reference) within the header's bound, and the integer kernels
+// (AVX-512 VNNI, AVX2; where the CPU has them) against the scalar ones bit for
+// bit, alone, in row ranges, batched (LinearRows) and as the dispatched
+// LinearQ4_0x16 / LinearQ8_0x16.
 
 #include "ops/linear_vnni.h"
 
@@ -109,21 +109,16 @@ struct Format {
   void (*dequantize)(const void*, size_t, float*);
   void (*reference)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
   void (*scalar)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
-  void (*vnni)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
   void (*dispatched)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
-  void (*rows_vnni)(const void*, const float*, size_t, float*, size_t, size_t, size_t, size_t,
-                    size_t, size_t);
   void (*rows_dispatched)(const void*, const float*, size_t, float*, size_t, size_t, size_t,
                           size_t, size_t, size_t);
 };
 
 const Format kFormats[] = {
     {"q4_0x16", kQ4_0x16BlockBytes, &QuantizeRowQ4_0x16, &DequantizeRowQ4_0x16,
-     &LinearQ4_0x16Reference, &LinearQ4_0x16DigitsScalar, &LinearQ4_0x16Vnni, &LinearQ4_0x16,
-     &LinearRowsQ4_0x16Vnni, &LinearRowsQ4_0x16},
+     &LinearQ4_0x16Reference, &LinearQ4_0x16DigitsScalar, &LinearQ4_0x16, &LinearRowsQ4_0x16},
     {"q8_0x16", kQ8_0x16BlockBytes, &QuantizeRowQ8_0x16, &DequantizeRowQ8_0x16,
-     &LinearQ8_0x16Reference, &LinearQ8_0x16DigitsScalar, &LinearQ8_0x16Vnni, &LinearQ8_0x16,
-     &LinearRowsQ8_0x16Vnni, &LinearRowsQ8_0x16},
+     &LinearQ8_0x16Reference, &LinearQ8_0x16DigitsScalar, &LinearQ8_0x16, &LinearRowsQ8_0x16},
 };
 
 // A matrix of the format: quantized random values (blocks of differing
@@ -241,22 +236,47 @@ TEST_P(DigitsTest, NonFiniteActivationsGiveNaN) {
 
 bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
 
-class VnniTest : public ::testing::TestWithParam<Format> {
- protected:
-  void SetUp() override {
-    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
-      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernels are tested by "
-                      "ops_kernels_q4_0x16_test and ops_kernels_q8_0x16_test";
-    }
-  }
+// One integer kernel: a format, the path it runs on, its Linear and LinearRows.
+struct IntegerKernel {
+  const char* name;
+  const Format* format;
+  DecodeLinearPath path;
+  const char* path_name;  // DecodeLinearPathName(path), spelled out
+  void (*linear)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*rows)(const void*, const float*, size_t, float*, size_t, size_t, size_t, size_t,
+               size_t, size_t);
 };
 
-// The VNNI kernel, the dispatched Linear and every row range give the scalar
+const IntegerKernel kIntegerKernels[] = {
+    {"q4_0x16_vnni", &kFormats[0], DecodeLinearPath::kVnni, "AVX-512 VNNI (exact integer digits)",
+     &LinearQ4_0x16Vnni, &LinearRowsQ4_0x16Vnni},
+    {"q8_0x16_vnni", &kFormats[1], DecodeLinearPath::kVnni, "AVX-512 VNNI (exact integer digits)",
+     &LinearQ8_0x16Vnni, &LinearRowsQ8_0x16Vnni},
+    {"q4_0x16_avx2", &kFormats[0], DecodeLinearPath::kAvx2, "AVX2 (exact integer digits)",
+     &LinearQ4_0x16Avx2, &LinearRowsQ4_0x16Avx2},
+};
+
+// Runs where the CPU has the kernel's path, with the dispatch limited to it
+// (on an AVX-512 VNNI CPU the AVX2 kernel is then what LinearQ4_0x16 runs).
+class IntegerKernelTest : public ::testing::TestWithParam<IntegerKernel> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam().path)) {
+      GTEST_SKIP() << "this CPU has no " << GetParam().path_name
+                   << " kernel: the f32 kernels are tested by ops_kernels_q4_0x16_test and "
+                      "ops_kernels_q8_0x16_test";
+    }
+    LimitDecodeLinearPathForTest(GetParam().path);
+  }
+  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+};
+
+// The kernel, the dispatched Linear and every row range give the scalar
 // implementation's bits.
-TEST_P(VnniTest, MatchesTheScalarBits) {
-  const Format& f = GetParam();
-  EXPECT_STREQ("AVX-512 VNNI (exact integer digits)",
-               DecodeLinearPathName(DispatchedDecodeLinearPath()));
+TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
+  const IntegerKernel& kernel = GetParam();
+  const Format& f = *kernel.format;
+  EXPECT_STREQ(kernel.path_name, DecodeLinearPathName(DispatchedDecodeLinearPath()));
   uint32_t seed = 100;
   // 4096 columns and up go through the column blocks (two of 4 groups, three
   // of 3, ...) in row blocks of 16: 37 rows make two whole blocks and a part.
@@ -270,24 +290,24 @@ TEST_P(VnniTest, MatchesTheScalarBits) {
             hard ? test::HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
         std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
         f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-        f.vnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+        kernel.linear(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
         f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
         for (size_t r = 0; r < rows; ++r) {
           EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
-              << f.name << " cols " << cols << " row " << r << ": " << scalar[r] << " vs "
-              << vnni[r];
+              << kernel.name << " cols " << cols << " row " << r << ": " << scalar[r]
+              << " vs " << vnni[r];
           EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
-              << f.name << " cols " << cols << " row " << r;
+              << kernel.name << " cols " << cols << " row " << r;
         }
         for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
           for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
             std::vector<float> y(rows, test::Sentinel());
-            f.vnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
+            kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
             for (size_t r = 0; r < rows; ++r) {
               if (r < rb || r >= re) {
-                EXPECT_TRUE(isnan(y[r])) << f.name << " row " << r << " outside the range";
+                EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
               } else {
-                EXPECT_TRUE(SameBits(scalar[r], y[r])) << f.name << " range row " << r;
+                EXPECT_TRUE(SameBits(scalar[r], y[r])) << kernel.name << " range row " << r;
               }
             }
           }
@@ -297,10 +317,11 @@ TEST_P(VnniTest, MatchesTheScalarBits) {
   }
 }
 
-// LinearRows (dispatched and VNNI) gives every token Linear's bits on its
-// row, with strides, and writes nothing else.
-TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
-  const Format& f = GetParam();
+// LinearRows (dispatched and the kernel's own) gives every token Linear's
+// bits on its row, with strides, and writes nothing else.
+TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
+  const IntegerKernel& kernel = GetParam();
+  const Format& f = *kernel.format;
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
   for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
@@ -312,7 +333,7 @@ TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
     }
     for (int variant = 0; variant < 2; ++variant) {
       std::vector<float> y(batch * y_stride, test::Sentinel());
-      (variant == 0 ? f.rows_dispatched : f.rows_vnni)(w.data(), x.data(), x_stride, y.data(),
+      (variant == 0 ? f.rows_dispatched : kernel.rows)(w.data(), x.data(), x_stride, y.data(),
                                                        y_stride, batch, rows, cols, rb, re);
       for (size_t t = 0; t < batch; ++t) {
         std::vector<float> alone(rows, test::Sentinel());
@@ -320,11 +341,12 @@ TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
         for (size_t r = 0; r < y_stride; ++r) {
           const float got = y[t * y_stride + r];
           if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(got)) << f.name << " batch " << batch << " token " << t << " row "
-                                    << r;
+            EXPECT_TRUE(isnan(got)) << kernel.name << " batch " << batch << " token " << t
+                                    << " row " << r;
           } else {
-            EXPECT_TRUE(SameBits(alone[r], got)) << f.name << " batch " << batch << " variant "
-                                                 << variant << " token " << t << " row " << r;
+            EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
+                                                 << " variant " << variant << " token " << t
+                                                 << " row " << r;
           }
         }
       }
@@ -334,8 +356,9 @@ TEST_P(VnniTest, LinearRowsKeepsTheBitsOfLinear) {
 
 // Limited to the f32 path, Linear runs the Highway kernel (which is not the
 // digit arithmetic: its bits differ on hard activations).
-TEST_P(VnniTest, TheTestLimitSelectsTheFloatKernel) {
-  const Format& f = GetParam();
+TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
+  const IntegerKernel& kernel = GetParam();
+  const Format& f = *kernel.format;
   const size_t rows = 16, cols = 1536;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 11);
   const std::vector<float> x = test::HardActivations(cols, 12);
@@ -344,15 +367,19 @@ TEST_P(VnniTest, TheTestLimitSelectsTheFloatKernel) {
   LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
   EXPECT_EQ(DecodeLinearPath::kFloat, DispatchedDecodeLinearPath());
   f.dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
-  LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+  LimitDecodeLinearPathForTest(kernel.path);
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
-  EXPECT_GT(differ, 0u) << f.name;
+  EXPECT_GT(differ, 0u) << kernel.name;
 }
 
 std::string FormatName(const ::testing::TestParamInfo<Format>& info) { return info.param.name; }
 INSTANTIATE_TEST_SUITE_P(Formats, DigitsTest, ::testing::ValuesIn(kFormats), FormatName);
-INSTANTIATE_TEST_SUITE_P(Formats, VnniTest, ::testing::ValuesIn(kFormats), FormatName);
+std::string KernelName(const ::testing::TestParamInfo<IntegerKernel>& info) {
+  return info.param.name;
+}
+INSTANTIATE_TEST_SUITE_P(Kernels, IntegerKernelTest, ::testing::ValuesIn(kIntegerKernels),
+                         KernelName);
 
 }  // namespace
 }  // namespace ops

@@ -357,8 +357,9 @@ absl::Status Run(const std::string& path) {
     j.Field("weight_bytes_per_prompt_token", bytes_without_head);
     j.Field("kv_type", KvTypeName(options.kv_type));
     j.Field("prefill_activations", flag_values.prefill_activations);
-    j.Field("regrouped_decode_path",
-            ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+    j.Field("q4_0x16_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+    j.Field("q8_0x16_decode_path",
+            ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("load", flag_values.mmap == 0   ? "read"
                     : flag_values.mmap == 1 ? "mmap"
@@ -438,7 +439,8 @@ absl::Status Run(const std::string& path) {
   }
   // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
   // opt-in applies to any matrix of this model.
-  size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, regrouped_matrices = 0;
+  size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, q4_0x16_matrices = 0,
+         q8_0x16_matrices = 0;
   std::vector<bool> multiplied(artifact->plan().weights.size(), false);
   for (const Step& step : artifact->plan().steps) {
     if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
@@ -455,8 +457,8 @@ absl::Status Run(const std::string& path) {
     split_amx += w.format == WeightFormat::kBF16 || two_terms;
     q8_targets += w.format == WeightFormat::kQ8_0 || w.format == WeightFormat::kQ4_0;
     bf16_targets += w.format == WeightFormat::kBF16;
-    regrouped_matrices +=
-        w.format == WeightFormat::kQ4_0x16 || w.format == WeightFormat::kQ8_0x16;
+    q4_0x16_matrices += w.format == WeightFormat::kQ4_0x16;
+    q8_0x16_matrices += w.format == WeightFormat::kQ8_0x16;
   }
   if (options.prefill_activations == PrefillActivations::kF32) {
     if (ops::BF16x3Available() && split_amx > 0) {
@@ -467,9 +469,13 @@ absl::Status Run(const std::string& path) {
       std::printf("prefill products: exact (f32 FMA)\n");
     }
   }
-  if (regrouped_matrices > 0) {
-    std::printf("decode products of the %zu q4_0x16/q8_0x16 matrices: %s\n", regrouped_matrices,
+  if (q4_0x16_matrices > 0) {
+    std::printf("decode products of the %zu q4_0x16 matrices: %s\n", q4_0x16_matrices,
                 ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+  }
+  if (q8_0x16_matrices > 0) {
+    std::printf("decode products of the %zu q8_0x16 matrices: %s\n", q8_0x16_matrices,
+                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
   }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
