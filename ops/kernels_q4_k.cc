@@ -38,8 +38,13 @@ namespace ops {
 HWY_EXPORT(LinearQ4_K);
 void LinearQ4_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
                 size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni) {
-    return LinearQ4_KVnni(w, x, y, rows, cols, row_begin, row_end);
+  switch (DispatchedDecodeLinearPath()) {
+    case DecodeLinearPath::kVnni:
+      return LinearQ4_KVnni(w, x, y, rows, cols, row_begin, row_end);
+    case DecodeLinearPath::kAvx2:
+      return LinearQ4_KAvx2(w, x, y, rows, cols, row_begin, row_end);
+    case DecodeLinearPath::kFloat:
+      break;
   }
   HWY_DYNAMIC_DISPATCH(LinearQ4_K)(w, x, y, rows, cols, row_begin, row_end);
 }

@@ -156,9 +156,10 @@ void LinearIQ4_NL(const void* w, const float* x, float* y, size_t rows,
 // |offset_c| (the magnitudes of the two terms weight c is split into: Q6_K
 // |d sc| (q + 32), Q3_K |d s| (q + 4), Q2_K / Q4_K / Q5_K |d sc q| + |dmin
 // m|, IQ4_XS |w|) and k ~ cols / 16 + 32 / N + log2 N + 8. (T_c >= |w_c|: the
-// tests hold both paths to the second bound.) Q4_K with AVX-512 VNNI
-// (DispatchedDecodeLinearPath() == kVnni) runs instead the exact integer
-// digits of LinearQ4_KVnni (ops/linear_vnni.h), within the same second bound.
+// tests hold both paths to the second bound.) Q4_K with AVX-512 VNNI or AVX2
+// (DispatchedDecodeLinearPath() == kVnni or kAvx2) runs instead the exact
+// integer digits of LinearQ4_KVnni / LinearQ4_KAvx2 (ops/linear_vnni.h, the
+// same bits), within the same second bound.
 // Scalar references: LinearQ4_KReference, ... (ops/reference.h).
 void LinearQ2_K(const void* w, const float* x, float* y, size_t rows,
                 size_t cols, size_t row_begin, size_t row_end);

@@ -86,16 +86,16 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 // first.
 enum class DecodeLinearPath {
   kVnni,   // AVX-512 VNNI, exact integer digits (this file)
-  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16 only; LinearQ4_0x16Avx2)
+  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_K; not Q8_0x16)
   kFloat,  // the Highway f32 kernels (ops/linear_q4_0x16-inl.h, linear_q8_0x16-inl.h)
 };
 
 // The fastest path this CPU has: kVnni where it has AVX-512 F/BW/VL/DQ/VNNI,
 // else kAvx2 where it has Highway's AVX2 target (AVX2, FMA, F16C, BMI2), else
-// kFloat; unless limited by LimitDecodeLinearPathForTest. LinearQ4_0x16 and
-// LinearRowsQ4_0x16 take it; LinearQ8_0x16 and LinearQ4_K take the integer
-// digits only on kVnni (on kAvx2 their f32 kernels: Q8_0 already streams at
-// the read bandwidth there, and vpmaddubsw would saturate on its bytes).
+// kFloat; unless limited by LimitDecodeLinearPathForTest. LinearQ4_0x16,
+// LinearRowsQ4_0x16 and LinearQ4_K take it; LinearQ8_0x16 takes the integer
+// digits only on kVnni (on kAvx2 its f32 kernel: Q8_0 already streams at the
+// read bandwidth there, and vpmaddubsw would saturate on its bytes).
 DecodeLinearPath DispatchedDecodeLinearPath();
 
 // The path LinearQ8_0x16 and LinearRowsQ8_0x16 take: kVnni where
@@ -201,6 +201,14 @@ void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
 // bytes per (padded) column. Scalar reference with the same bits:
 // LinearQ4_KDigitsScalar.
 void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end);
+
+// LinearQ4_KVnni with AVX2 (Highway's AVX2 target; DispatchedDecodeLinearPath()
+// == kVnni or kAvx2), the same bits: the lanes in two halves of 8, the
+// transpose by vpunpck / vperm2i128 per half, per digit vpmaddubsw into
+// 16-bit words (at most 8 * 3840: no saturation) widened by vpmaddwd, the high
+// nibbles taken as q and their sums times 16 (the VNNI kernel's sums of 16 q).
+void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                     size_t row_begin, size_t row_end);
 
 // LinearQ4_KVnni in plain C++, scalar: the same integer sums and f32

@@ -1,6 +1,6 @@
-// LinearQ4_KVnni and its scalar twin LinearQ4_KDigitsScalar
+// LinearQ4_KVnni, LinearQ4_KAvx2 and their scalar twin LinearQ4_KDigitsScalar
 // (ops/linear_vnni.h): Q4_K decode products in exact integer digits, on the
-// GGUF's own bytes.
+// GGUF's own bytes, all three with the same bits.
 //
 // Why a register transpose and not a regrouped layout as Q4_0x16: Q4_K's
 // quants already come in 32-byte runs per pair of sub-blocks, so eight loads
@@ -321,6 +321,199 @@ CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_
   for (int r = 0; r < kRows; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r]);
 }
 
+// --- AVX2: the same sums and f32 steps in two halves of 8 lanes ---
+
+// The digits and lanes of KDigitsVnni from ActivationDigitsAvx2, rearranged
+// by plain copies (kLaneBlock: lane j of half h is x16 lane 2 j + h of the
+// group pair).
+CORTIQ_AVX2_TARGET void KDigitsAvx2(const float* x, size_t cols, size_t groups, uint8_t* scratch,
+                                    int8_t* kdigits, float* klanes) {
+  const size_t padded_cols = groups * kKGroup;
+  float* padded = reinterpret_cast<float*>(scratch);
+  const float* xs = x;
+  if (padded_cols != cols) {
+    PadActivations(x, cols, padded_cols, padded);
+    xs = padded;
+  }
+  const ActivationDigitsView a =
+      vnni_internal::DigitsAt(scratch + padded_cols * sizeof(float), padded_cols, 1, 0);
+  vnni_internal::ActivationDigitsAvx2(xs, padded_cols, a);
+  for (size_t g = 0; g < groups; ++g) {
+    int8_t* out = kdigits + g * kKDigitBytes;
+    float* lanes = klanes + g * kKLaneFloats * 2;
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t j = 0; j < 16; ++j) {
+        const size_t lane = kLaneBlock[h][j];
+        const size_t s = 2 * g + lane / 16, src = lane % 16;
+        const int8_t* in = a.digits + s * kGroupDigitBytes + 4 * src;
+        for (size_t vk = 0; vk < 32; ++vk) memcpy(out + 64 * (32 * h + vk) + 4 * j, in + 64 * vk, 4);
+        int32_t sums[kDigits];
+        for (int k = 0; k < kDigits; ++k) sums[k] = a.sums[s * 64 + 16 * k + src];
+        const float scale = a.scale[s * kGroupBlocks + src];
+        lanes[16 * h + j] = CombineDigits(sums) * scale;
+        lanes[32 + 16 * h + j] = scale;
+      }
+    }
+  }
+}
+
+// CombineDigits lane-wise.
+CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) {
+  const __m256i u = _mm256_add_epi32(s[0], _mm256_slli_epi32(s[1], 8));
+  const __m256i v = _mm256_add_epi32(s[2], _mm256_slli_epi32(s[3], 8));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(65536.0f), _mm256_cvtepi32_ps(u));
+}
+
+// kRows rows (row_bytes apart), all groups, reduced to y[0..kRows): per group
+// and half of lanes (super-blocks 2 p, 2 p + 1 of the group), the 8 chunk
+// loads of each row transposed (vpunpck / vperm2i128) so that dword n of
+// vector `quad` holds quant bytes [4 quad, 4 quad + 4) of chunk n; per nibble
+// half and digit, 8 vpmaddubsw into 16-bit words (at most 8 * 3840, as
+// ops/linear_digits_avx2.cc) widened by vpmaddwd, the rows sharing each digit
+// load; the high nibbles are taken as q (shifted) and their sums times 16,
+// which are the VNNI kernel's sums of 16 q exactly. Then the f32 steps of
+// RowsQ4_KVnni on the half's 8 lanes.
+template <int kRows>
+CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
+                                     size_t groups, const int8_t* kdigits, const float* klanes,
+                                     float* y) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i byte_of[4];
+  for (int n = 0; n < 4; ++n) {
+    byte_of[n] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(0x80808000u) | n),
+                                  _mm256_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12));
+  }
+  const __m256i high_bits = _mm256_set1_epi8(0x30);
+  const __m256i scale_low = _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleLow));
+  const __m256i scale_high = _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleHigh));
+  const __m256i scale_low_mask =
+      _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleLowMask));
+  // Bytes 10, 11, 14, 15 of each 16 (kMinHighNibbleBytes).
+  const __m256i min_high = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, -1, -1,
+                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, -1, -1);
+  __m256 acc[kRows][2];
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (size_t g = 0; g < groups; ++g) {
+    for (int r = 0; r < kRows; ++r) {
+      const char* base = reinterpret_cast<const char*>(row + r * row_bytes + g * kKGroupBytes);
+      for (size_t line = 0; line < kKGroupBytes + 64; line += 64) {
+        _mm_prefetch(base + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
+      }
+    }
+    const int8_t* digits = kdigits + g * kKDigitBytes;
+    const float* lanes = klanes + g * kKLaneFloats * 2;
+    for (int p = 0; p < 2; ++p) {
+      // A pair wholly past the row's end would add +0 to every lane (the
+      // scalar twin's zero sums, scales and mins; an accumulator is never -0,
+      // and the padding's digits are finite), so it is skipped.
+      if (kSuperBlocksPerGroup * g + 2 * p >= superblocks) break;
+      // Kept in memory: the sums below need the registers more.
+      alignas(32) __m256i quads[kRows][8];
+      __m256i packed[kRows];
+      __m256 dv[kRows], dminv[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        const uint8_t* base = row + r * row_bytes + g * kKGroupBytes;
+        // Chunks n = 4 L + i of super-blocks 2 p + L (zeros past the row's end).
+        __m256i v[8];
+        __m256i head = _mm256_setzero_si256();
+        float d[2] = {0.0f, 0.0f}, dmin[2] = {0.0f, 0.0f};
+        for (int L = 0; L < 2; ++L) {
+          const size_t b = kSuperBlocksPerGroup * g + 2 * p + L;
+          const uint8_t* sb = base + (2 * p + L) * kQ4_KBlockBytes;
+          for (int i = 0; i < 4; ++i) {
+            v[4 * L + i] = b < superblocks ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                                 sb + kQsOffset + 32 * i))
+                                           : _mm256_setzero_si256();
+          }
+          if (b < superblocks) {
+            const __m128i h16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb));
+            head = L == 0 ? _mm256_inserti128_si256(head, h16, 0)
+                          : _mm256_inserti128_si256(head, h16, 1);
+            uint16_t bits[2];
+            memcpy(bits, sb, sizeof(bits));
+            d[L] = _cvtsh_ss(bits[0]);
+            dmin[L] = _cvtsh_ss(bits[1]);
+          }
+        }
+        // 8 x 8 transpose of 32-bit words.
+        __m256i t[8], u[8];
+        for (int n = 0; n < 8; n += 2) {
+          t[n] = _mm256_unpacklo_epi32(v[n], v[n + 1]);
+          t[n + 1] = _mm256_unpackhi_epi32(v[n], v[n + 1]);
+        }
+        for (int n = 0; n < 8; n += 4) {
+          u[n] = _mm256_unpacklo_epi64(t[n], t[n + 2]);
+          u[n + 1] = _mm256_unpackhi_epi64(t[n], t[n + 2]);
+          u[n + 2] = _mm256_unpacklo_epi64(t[n + 1], t[n + 3]);
+          u[n + 3] = _mm256_unpackhi_epi64(t[n + 1], t[n + 3]);
+        }
+        for (int n = 0; n < 4; ++n) {
+          quads[r][n] = _mm256_permute2x128_si256(u[n], u[n + 4], 0x20);
+          quads[r][n + 4] = _mm256_permute2x128_si256(u[n], u[n + 4], 0x31);
+        }
+        // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
+        const __m256i lo = _mm256_shuffle_epi8(head, scale_low);
+        const __m256i hi = _mm256_shuffle_epi8(head, scale_high);
+        const __m256i low_part =
+            _mm256_blendv_epi8(_mm256_and_si256(lo, scale_low_mask),
+                               _mm256_and_si256(_mm256_srli_epi16(lo, 4), nibble), min_high);
+        packed[r] =
+            _mm256_or_si256(low_part, _mm256_and_si256(_mm256_srli_epi16(hi, 2), high_bits));
+        dv[r] = _mm256_setr_m128(_mm_set1_ps(d[0]), _mm_set1_ps(d[1]));
+        dminv[r] = _mm256_setr_m128(_mm_set1_ps(dmin[0]), _mm_set1_ps(dmin[1]));
+      }
+      for (int h = 0; h < 2; ++h) {
+        __m256i words[kRows][kDigits];
+        for (int r = 0; r < kRows; ++r) {
+          for (int k = 0; k < kDigits; ++k) words[r][k] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 8
+        for (int quad = 0; quad < 8; ++quad) {
+          __m256i q[kRows];
+          for (int r = 0; r < kRows; ++r) {
+            const __m256i bytes = _mm256_load_si256(&quads[r][quad]);
+            q[r] = h == 0 ? _mm256_and_si256(bytes, nibble)
+                          : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+          }
+#pragma GCC unroll 4
+          for (int k = 0; k < kDigits; ++k) {
+            const __m256i digit = _mm256_load_si256(
+                reinterpret_cast<const __m256i*>(digits + 64 * (32 * h + 4 * quad + k) + 32 * p));
+            for (int r = 0; r < kRows; ++r) {
+              words[r][k] = _mm256_add_epi16(words[r][k], _mm256_maddubs_epi16(q[r], digit));
+            }
+          }
+        }
+        const __m256 scale = _mm256_load_ps(lanes + 32 + 16 * h + 8 * p);
+        const __m256 total = _mm256_load_ps(lanes + 16 * h + 8 * p);
+        for (int r = 0; r < kRows; ++r) {
+          __m256i sum[kDigits];
+          for (int k = 0; k < kDigits; ++k) {
+            sum[k] = _mm256_madd_epi16(words[r][k], ones);
+            if (h == 1) sum[k] = _mm256_slli_epi32(sum[k], 4);
+          }
+          const __m256 dh = h == 0 ? dv[r] : _mm256_mul_ps(dv[r], _mm256_set1_ps(0.0625f));
+          const __m256 sc = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(packed[r], byte_of[h]));
+          const __m256 m = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(packed[r], byte_of[2 + h]));
+          const __m256 t_sum = CombineDigitsAvx2(sum);
+          acc[r][p] =
+              _mm256_fmadd_ps(t_sum, _mm256_mul_ps(_mm256_mul_ps(dh, sc), scale), acc[r][p]);
+          acc[r][p] = _mm256_fnmadd_ps(_mm256_mul_ps(dminv[r], m), total, acc[r][p]);
+        }
+      }
+    }
+  }
+  // ReduceTree16 of each row's 16 lanes (lanes 0..7 in acc[r][0]).
+  for (int r = 0; r < kRows; ++r) {
+    const __m256 s8 = _mm256_add_ps(acc[r][0], acc[r][1]);
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+    y[r] = _mm_cvtss_f32(s1);
+  }
+}
+
 #endif
 
 }  // namespace
@@ -354,6 +547,39 @@ void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
   HWY_ABORT("LinearQ4_KVnni: no AVX-512 VNNI on this build");
+#endif
+}
+
+void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kSuperBlockSize == 0);
+  (void)rows;
+#if defined(__x86_64__)
+  HWY_ASSERT(vnni_internal::Avx2Available());
+  if (row_begin == row_end) return;
+  const size_t superblocks = cols / kSuperBlockSize;
+  const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
+  const size_t padded_cols = groups * kKGroup;
+  const size_t x16_bytes = padded_cols * sizeof(float) + vnni_internal::DigitsBytes(padded_cols, 1);
+  const size_t x16_bytes_aligned = (x16_bytes + 63) / 64 * 64;
+  uint8_t* scratch = vnni_internal::ThreadScratch(x16_bytes_aligned + groups * kKDigitBytes +
+                                                  groups * kKLaneFloats * 2 * sizeof(float));
+  int8_t* kdigits = reinterpret_cast<int8_t*>(scratch + x16_bytes_aligned);
+  float* klanes = reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes);
+  KDigitsAvx2(x, cols, groups, scratch, kdigits, klanes);
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  const size_t row_bytes = Q4_KRowBytes(cols);
+  size_t r = row_begin;
+  for (; r + 2 <= row_end; r += 2) {
+    RowsQ4_KAvx2<2>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+  }
+  for (; r < row_end; ++r) {
+    RowsQ4_KAvx2<1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+  }
+#else
+  (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
+  HWY_ABORT("LinearQ4_KAvx2: no AVX2 on this build");
 #endif
 }
 

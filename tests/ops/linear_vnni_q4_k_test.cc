@@ -14,6 +14,7 @@
 
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -159,36 +160,53 @@ TEST(Q4_KDigitsTest, NonFiniteActivationsGiveNaN) {
 
 bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
 
-class Q4_KVnniTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
-      GTEST_SKIP() << "no AVX-512 VNNI on this CPU: the f32 kernels are tested by "
-                      "ops_kernels_q4_k_test";
-    }
-  }
+// One integer Q4_K kernel and the path it runs on.
+struct Q4_KKernel {
+  const char* name;
+  DecodeLinearPath path;
+  void (*linear)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
 };
 
-// The VNNI kernel, the dispatched LinearQ4_K and every row range give the
-// scalar twin's bits.
-TEST_F(Q4_KVnniTest, MatchesTheScalarBits) {
+const Q4_KKernel kQ4_KKernels[] = {
+    {"vnni", DecodeLinearPath::kVnni, &LinearQ4_KVnni},
+    {"avx2", DecodeLinearPath::kAvx2, &LinearQ4_KAvx2},
+};
+
+// Runs where the CPU has the kernel's path, with the dispatch limited to it
+// (on an AVX-512 VNNI CPU the AVX2 kernel is then what LinearQ4_K runs).
+class Q4_KIntegerKernelTest : public ::testing::TestWithParam<Q4_KKernel> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam().path)) {
+      GTEST_SKIP() << "this CPU has no " << DecodeLinearPathName(GetParam().path)
+                   << " kernel: the f32 kernels are tested by ops_kernels_q4_k_test";
+    }
+    LimitDecodeLinearPathForTest(GetParam().path);
+  }
+  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+};
+
+// The kernel, the dispatched LinearQ4_K and every row range give the scalar
+// twin's bits.
+TEST_P(Q4_KIntegerKernelTest, MatchesTheScalarBits) {
+  const Q4_KKernel& kernel = GetParam();
   const size_t rows = 37;
   ForEachCase(rows, 100, 3.0f, [&](size_t cols, bool raw, bool hard,
                                    const std::vector<uint8_t>& w, const std::vector<float>& x) {
     std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
     LinearQ4_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-    LinearQ4_KVnni(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+    kernel.linear(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
     LinearQ4_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) {
       EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
-          << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r << ": "
-          << scalar[r] << " vs " << vnni[r];
+          << kernel.name << " cols " << cols << " raw " << raw << " hard " << hard << " row "
+          << r << ": " << scalar[r] << " vs " << vnni[r];
       EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
     }
     for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
       for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
         std::vector<float> y(rows, test::Sentinel());
-        LinearQ4_KVnni(w.data(), x.data(), y.data(), rows, cols, rb, re);
+        kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
         for (size_t r = 0; r < rows; ++r) {
           if (r < rb || r >= re) {
             EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
@@ -203,7 +221,7 @@ TEST_F(Q4_KVnniTest, MatchesTheScalarBits) {
 
 // The kernel reads no byte past the matrix: the last row ends at a
 // PROT_NONE page (a partial group of super-blocks, and a whole one).
-TEST_F(Q4_KVnniTest, ReadsNothingPastTheMatrix) {
+TEST_P(Q4_KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (size_t cols : {size_t{1280}, size_t{1024}}) {
     const size_t rows = 9, bytes = rows * Q4_KRowBytes(cols);
@@ -219,7 +237,7 @@ TEST_F(Q4_KVnniTest, ReadsNothingPastTheMatrix) {
     const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
     std::vector<float> scalar(rows), vnni(rows);
     LinearQ4_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
-    LinearQ4_KVnni(w, x.data(), vnni.data(), rows, cols, 0, rows);
+    GetParam().linear(w, x.data(), vnni.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], vnni[r])) << "row " << r;
     munmap(region, mapped);
   }
@@ -227,7 +245,7 @@ TEST_F(Q4_KVnniTest, ReadsNothingPastTheMatrix) {
 
 // Limited to the f32 path, LinearQ4_K runs the Highway kernel (not the digit
 // arithmetic: its bits differ on hard activations).
-TEST_F(Q4_KVnniTest, TheTestLimitSelectsTheFloatKernel) {
+TEST_P(Q4_KIntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   const size_t rows = 16, cols = 1536;
   const std::vector<uint8_t> w = MakeQ4_K(rows, cols, false, 11);
   const std::vector<float> x = test::HardActivations(cols, 12);
@@ -235,11 +253,17 @@ TEST_F(Q4_KVnniTest, TheTestLimitSelectsTheFloatKernel) {
   LinearQ4_K(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
   LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
   LinearQ4_K(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
-  LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+  LimitDecodeLinearPathForTest(GetParam().path);
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
   EXPECT_GT(differ, 0u);
 }
+
+std::string KernelName(const ::testing::TestParamInfo<Q4_KKernel>& info) {
+  return info.param.name;
+}
+INSTANTIATE_TEST_SUITE_P(Kernels, Q4_KIntegerKernelTest, ::testing::ValuesIn(kQ4_KKernels),
+                         KernelName);
 
 }  // namespace
 }  // namespace ops

@@ -360,6 +360,7 @@ absl::Status Run(const std::string& path) {
     j.Field("q4_0x16_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
+    j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("load", flag_values.mmap == 0   ? "read"
                     : flag_values.mmap == 1 ? "mmap"
@@ -440,7 +441,7 @@ absl::Status Run(const std::string& path) {
   // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
   // opt-in applies to any matrix of this model.
   size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, q4_0x16_matrices = 0,
-         q8_0x16_matrices = 0;
+         q8_0x16_matrices = 0, q4_k_matrices = 0;
   std::vector<bool> multiplied(artifact->plan().weights.size(), false);
   for (const Step& step : artifact->plan().steps) {
     if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
@@ -459,6 +460,7 @@ absl::Status Run(const std::string& path) {
     bf16_targets += w.format == WeightFormat::kBF16;
     q4_0x16_matrices += w.format == WeightFormat::kQ4_0x16;
     q8_0x16_matrices += w.format == WeightFormat::kQ8_0x16;
+    q4_k_matrices += w.format == WeightFormat::kQ4_K;
   }
   if (options.prefill_activations == PrefillActivations::kF32) {
     if (ops::BF16x3Available() && split_amx > 0) {
@@ -476,6 +478,10 @@ absl::Status Run(const std::string& path) {
   if (q8_0x16_matrices > 0) {
     std::printf("decode products of the %zu q8_0x16 matrices: %s\n", q8_0x16_matrices,
                 ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
+  }
+  if (q4_k_matrices > 0) {
+    std::printf("decode products of the %zu q4_k matrices: %s\n", q4_k_matrices,
+                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
   }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
