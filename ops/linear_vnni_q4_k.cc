@@ -404,10 +404,14 @@ CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_
     const int8_t* digits = kdigits + g * kKDigitBytes;
     const float* lanes = klanes + g * kKLaneFloats * 2;
     for (int p = 0; p < 2; ++p) {
-      // A pair wholly past the row's end would add +0 to every lane (the
-      // scalar twin's zero sums, scales and mins; an accumulator is never -0,
-      // and the padding's digits are finite), so it is skipped.
-      if (kSuperBlocksPerGroup * g + 2 * p >= superblocks) break;
+      // A pair wholly past the row's end: the scalar twin's steps on its zero
+      // sums, scales and mins (the padding's digits are finite) amount to
+      // adding +0 to every lane, which leaves each lane unchanged except a -0
+      // (an underflowed product) that becomes +0. One addition does the same.
+      if (kSuperBlocksPerGroup * g + 2 * p >= superblocks) {
+        for (int r = 0; r < kRows; ++r) acc[r][p] = _mm256_add_ps(acc[r][p], _mm256_setzero_ps());
+        continue;
+      }
       // Kept in memory: the sums below need the registers more.
       alignas(32) __m256i quads[kRows][8];
       __m256i packed[kRows];
