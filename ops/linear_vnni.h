@@ -216,6 +216,19 @@ void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t
 void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
                             size_t row_begin, size_t row_end);
 
+// Q5_K (llama.cpp's block_q5_K, 176 bytes per 256 weights, ops/quantize_k.h)
+// by Q4_K's digit arithmetic: the same lanes, groups, f32 steps and error
+// bound (with T_c = d sc q_c + dmin m), where q_c = nibble + 16 * its qh bit
+// (0..31, ggml's dequantize_row_q5_K) is multiplied as it is and d is not
+// divided for the high nibbles. LinearQ5_KAvx2 (Highway's AVX2 target) widens
+// its 16-bit words every 4 loads instead of 8 (4 * 2 * 31 * 128 = 31744 <
+// 2^15); LinearQ5_KDigitsScalar is its scalar twin, with the same bits.
+// cols a multiple of 256; each row's result is independent of the range.
+void LinearQ5_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end);
+void LinearQ5_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                            size_t row_begin, size_t row_end);
+
 }  // namespace ops
 }  // namespace cortiq
 

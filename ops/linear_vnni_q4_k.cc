@@ -30,9 +30,40 @@ using vnni_internal::kGroupDigitBytes;
 constexpr size_t kSuperBlocksPerGroup = 4;
 constexpr size_t kKGroup = kSuperBlocksPerGroup * kSuperBlockSize;  // 1024 columns
 constexpr size_t kKGroupBytes = kSuperBlocksPerGroup * kQ4_KBlockBytes;  // 576
-// Byte offsets in block_q4_K.
+// Byte offsets in block_q4_K (Q5_K: the same scales, then qh).
 constexpr size_t kScalesOffset = 4;
 constexpr size_t kQsOffset = 16;
+
+// What the digit products of Q4_K and Q5_K differ in. Quant(sb, i, c, h):
+// the unsigned integer the sums multiply for column c (< 32) of chunk i,
+// nibble half h (0: low nibbles, sub-block 2 i; 1: high, 2 i + 1); DHalf(d, h):
+// the d its sums are scaled by.
+struct Q4_KDigitFormat {
+  static constexpr size_t kBlockBytes = kQ4_KBlockBytes;
+  static constexpr size_t kQs = kQsOffset;
+  static constexpr bool kHighBit = false;
+  // The high nibble in place (16 q): the VNNI kernel multiplies the byte as
+  // it is, and 1/16 goes into d.
+  static int32_t Quant(const uint8_t* sb, size_t i, size_t c, size_t h) {
+    const uint8_t byte = sb[kQs + 32 * i + c];
+    return h == 0 ? (byte & 0x0F) : (byte & 0xF0);
+  }
+  static float DHalf(float d, size_t h) { return h == 0 ? d : d * 0.0625f; }
+};
+// Q5_K (ggml dequantize_row_q5_K): the nibble plus 16 where bit 2 i + h of
+// qh[c] is set.
+struct Q5_KDigitFormat {
+  static constexpr size_t kBlockBytes = kQ5_KBlockBytes;
+  static constexpr size_t kQh = 16;
+  static constexpr size_t kQs = 48;
+  static constexpr bool kHighBit = true;
+  static int32_t Quant(const uint8_t* sb, size_t i, size_t c, size_t h) {
+    const uint8_t byte = sb[kQs + 32 * i + c];
+    const int32_t nibble = h == 0 ? (byte & 0x0F) : (byte >> 4);
+    return nibble | (((sb[kQh + c] >> (2 * i + h)) & 1) << 4);
+  }
+  static float DHalf(float d, size_t /*h*/) { return d; }
+};
 
 // The 32-column activation block (of the 32 in a group) that lane j's
 // sub-block of half h (0: low nibbles, sub-block 2 i; 1: high, 2 i + 1) reads:
@@ -55,8 +86,9 @@ float CombineDigits(const int32_t (&s)[kDigits]) {
 
 // One row, scalar, from the digits of the zero-padded activations (x16
 // layout, ops/linear_vnni.h).
-float RowQ4_KDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
-                          const ActivationDigitsView& a) {
+template <class Format>
+float RowKDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
+                       const ActivationDigitsView& a) {
   float acc[16] = {};
   for (size_t g = 0; g < groups; ++g) {
     for (size_t h = 0; h < 2; ++h) {
@@ -67,11 +99,9 @@ float RowQ4_KDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
         int32_t sum[kDigits] = {};
         float dsc = 0.0f, dminm = 0.0f;
         if (b < superblocks) {
-          const uint8_t* sb = row + b * kQ4_KBlockBytes;
+          const uint8_t* sb = row + b * Format::kBlockBytes;
           for (size_t c = 0; c < 32; ++c) {
-            const uint8_t byte = sb[kQsOffset + 32 * i + c];
-            // The high nibble in place (16 q): no shift; 1/16 goes into d.
-            const int32_t q = h == 0 ? (byte & 0x0F) : (byte & 0xF0);
+            const int32_t q = Format::Quant(sb, i, c, h);
             for (int k = 0; k < kDigits; ++k) {
               sum[k] += q * a.digits[s * kGroupDigitBytes + 64 * (4 * (c / 4) + k) + 4 * lane + c % 4];
             }
@@ -81,7 +111,7 @@ float RowQ4_KDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
           memcpy(&dmin, sb + 2, 2);
           int sc, m;
           KScaleMin(sb + kScalesOffset, 2 * i + h, &sc, &m);
-          const float dh = h == 0 ? F16BitsToF32(d) : F16BitsToF32(d) * 0.0625f;
+          const float dh = Format::DHalf(F16BitsToF32(d), h);
           dsc = dh * static_cast<float>(sc);
           dminm = F16BitsToF32(dmin) * static_cast<float>(m);
         }
@@ -373,10 +403,17 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
 // load; the high nibbles are taken as q (shifted) and their sums times 16,
 // which are the VNNI kernel's sums of 16 q exactly. Then the f32 steps of
 // RowsQ4_KVnni on the half's 8 lanes.
-template <int kRows>
-CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
-                                     size_t groups, const int8_t* kdigits, const float* klanes,
-                                     float* y) {
+template <class Format, int kRows>
+CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
+                                  size_t groups, const int8_t* kdigits, const float* klanes,
+                                  float* y) {
+  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  // 16-bit words hold the pairs of this many quads at most: 8 * 2 * 15 * 128
+  // (Q4_K), 4 * 2 * 31 * 128 = 31744 (Q5_K) < 2^15.
+  constexpr int kQuadsPerWord = Format::kHighBit ? 4 : 8;
+  const __m256i bit_count[2] = {_mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+                                _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7)};
+  const __m256i low_bits = _mm256_set1_epi8(1);
   const __m256i nibble = _mm256_set1_epi8(0x0F);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i byte_of[4];
@@ -396,8 +433,8 @@ CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (size_t g = 0; g < groups; ++g) {
     for (int r = 0; r < kRows; ++r) {
-      const char* base = reinterpret_cast<const char*>(row + r * row_bytes + g * kKGroupBytes);
-      for (size_t line = 0; line < kKGroupBytes + 64; line += 64) {
+      const char* base = reinterpret_cast<const char*>(row + r * row_bytes + g * kGroupBytes);
+      for (size_t line = 0; line < kGroupBytes + 64; line += 64) {
         _mm_prefetch(base + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
       }
     }
@@ -414,21 +451,29 @@ CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_
       }
       // Kept in memory: the sums below need the registers more.
       alignas(32) __m256i quads[kRows][8];
+      // Q5_K: dword `quad` of each super-block's qh, in the lanes of its chunks.
+      alignas(32) __m256i high[kRows][8];
       __m256i packed[kRows];
       __m256 dv[kRows], dminv[kRows];
       for (int r = 0; r < kRows; ++r) {
-        const uint8_t* base = row + r * row_bytes + g * kKGroupBytes;
+        const uint8_t* base = row + r * row_bytes + g * kGroupBytes;
         // Chunks n = 4 L + i of super-blocks 2 p + L (zeros past the row's end).
         __m256i v[8];
         __m256i head = _mm256_setzero_si256();
+        __m256i qh[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
         float d[2] = {0.0f, 0.0f}, dmin[2] = {0.0f, 0.0f};
         for (int L = 0; L < 2; ++L) {
           const size_t b = kSuperBlocksPerGroup * g + 2 * p + L;
-          const uint8_t* sb = base + (2 * p + L) * kQ4_KBlockBytes;
+          const uint8_t* sb = base + (2 * p + L) * Format::kBlockBytes;
           for (int i = 0; i < 4; ++i) {
             v[4 * L + i] = b < superblocks ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                                 sb + kQsOffset + 32 * i))
+                                                 sb + Format::kQs + 32 * i))
                                            : _mm256_setzero_si256();
+          }
+          if constexpr (Format::kHighBit) {
+            if (b < superblocks) {
+              qh[L] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + Format::kQh));
+            }
           }
           if (b < superblocks) {
             const __m128i h16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb));
@@ -456,6 +501,13 @@ CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_
           quads[r][n] = _mm256_permute2x128_si256(u[n], u[n + 4], 0x20);
           quads[r][n + 4] = _mm256_permute2x128_si256(u[n], u[n + 4], 0x31);
         }
+        if constexpr (Format::kHighBit) {
+          for (int quad = 0; quad < 8; ++quad) {
+            const __m256i index = _mm256_set1_epi32(quad);
+            high[r][quad] = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(qh[0], index),
+                                               _mm256_permutevar8x32_epi32(qh[1], index), 0xF0);
+          }
+        }
         // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
         const __m256i lo = _mm256_shuffle_epi8(head, scale_low);
         const __m256i hi = _mm256_shuffle_epi8(head, scale_high);
@@ -468,39 +520,55 @@ CORTIQ_AVX2_TARGET void RowsQ4_KAvx2(const uint8_t* row, size_t row_bytes, size_
         dminv[r] = _mm256_setr_m128(_mm_set1_ps(dmin[0]), _mm_set1_ps(dmin[1]));
       }
       for (int h = 0; h < 2; ++h) {
-        __m256i words[kRows][kDigits];
-        for (int r = 0; r < kRows; ++r) {
-          for (int k = 0; k < kDigits; ++k) words[r][k] = _mm256_setzero_si256();
-        }
-#pragma GCC unroll 8
-        for (int quad = 0; quad < 8; ++quad) {
-          __m256i q[kRows];
+        __m256i sum[kRows][kDigits];
+        for (int q0 = 0; q0 < 8; q0 += kQuadsPerWord) {
+          __m256i words[kRows][kDigits];
           for (int r = 0; r < kRows; ++r) {
-            const __m256i bytes = _mm256_load_si256(&quads[r][quad]);
-            q[r] = h == 0 ? _mm256_and_si256(bytes, nibble)
-                          : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+            for (int k = 0; k < kDigits; ++k) words[r][k] = _mm256_setzero_si256();
           }
-#pragma GCC unroll 4
-          for (int k = 0; k < kDigits; ++k) {
-            const __m256i digit = _mm256_load_si256(
-                reinterpret_cast<const __m256i*>(digits + 64 * (32 * h + 4 * quad + k) + 32 * p));
+#pragma GCC unroll 8
+          for (int quad = q0; quad < q0 + kQuadsPerWord; ++quad) {
+            __m256i q[kRows];
             for (int r = 0; r < kRows; ++r) {
-              words[r][k] = _mm256_add_epi16(words[r][k], _mm256_maddubs_epi16(q[r], digit));
+              const __m256i bytes = _mm256_load_si256(&quads[r][quad]);
+              q[r] = h == 0 ? _mm256_and_si256(bytes, nibble)
+                            : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+              if constexpr (Format::kHighBit) {
+                // Bit 2 i + h of each qh byte to bit 4 of the quant byte.
+                const __m256i bit = _mm256_and_si256(
+                    _mm256_srlv_epi32(_mm256_load_si256(&high[r][quad]), bit_count[h]), low_bits);
+                q[r] = _mm256_or_si256(q[r], _mm256_slli_epi32(bit, 4));
+              }
+            }
+#pragma GCC unroll 4
+            for (int k = 0; k < kDigits; ++k) {
+              const __m256i digit = _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                  digits + 64 * (32 * h + 4 * quad + k) + 32 * p));
+              for (int r = 0; r < kRows; ++r) {
+                words[r][k] = _mm256_add_epi16(words[r][k], _mm256_maddubs_epi16(q[r], digit));
+              }
+            }
+          }
+          for (int r = 0; r < kRows; ++r) {
+            for (int k = 0; k < kDigits; ++k) {
+              const __m256i part = _mm256_madd_epi16(words[r][k], ones);
+              sum[r][k] = q0 == 0 ? part : _mm256_add_epi32(sum[r][k], part);
             }
           }
         }
         const __m256 scale = _mm256_load_ps(lanes + 32 + 16 * h + 8 * p);
         const __m256 total = _mm256_load_ps(lanes + 16 * h + 8 * p);
         for (int r = 0; r < kRows; ++r) {
-          __m256i sum[kDigits];
-          for (int k = 0; k < kDigits; ++k) {
-            sum[k] = _mm256_madd_epi16(words[r][k], ones);
-            if (h == 1) sum[k] = _mm256_slli_epi32(sum[k], 4);
+          if (!Format::kHighBit && h == 1) {
+            // Q4_K: the VNNI kernel's sums of 16 q.
+            for (int k = 0; k < kDigits; ++k) sum[r][k] = _mm256_slli_epi32(sum[r][k], 4);
           }
-          const __m256 dh = h == 0 ? dv[r] : _mm256_mul_ps(dv[r], _mm256_set1_ps(0.0625f));
+          const __m256 dh = h == 0 || Format::kHighBit
+                                ? dv[r]
+                                : _mm256_mul_ps(dv[r], _mm256_set1_ps(0.0625f));
           const __m256 sc = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(packed[r], byte_of[h]));
           const __m256 m = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(packed[r], byte_of[2 + h]));
-          const __m256 t_sum = CombineDigitsAvx2(sum);
+          const __m256 t_sum = CombineDigitsAvx2(sum[r]);
           acc[r][p] =
               _mm256_fmadd_ps(t_sum, _mm256_mul_ps(_mm256_mul_ps(dh, sc), scale), acc[r][p]);
           acc[r][p] = _mm256_fnmadd_ps(_mm256_mul_ps(dminv[r], m), total, acc[r][p]);
@@ -554,8 +622,12 @@ void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t
 #endif
 }
 
-void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                    size_t row_begin, size_t row_end) {
+namespace {
+
+// LinearQ4_KAvx2 / LinearQ5_KAvx2.
+template <class Format>
+void LinearKAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                 size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kSuperBlockSize == 0);
   (void)rows;
@@ -573,22 +645,26 @@ void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t
   float* klanes = reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes);
   KDigitsAvx2(x, cols, groups, scratch, kdigits, klanes);
   const uint8_t* base = static_cast<const uint8_t*>(w);
-  const size_t row_bytes = Q4_KRowBytes(cols);
+  const size_t row_bytes = superblocks * Format::kBlockBytes;
   size_t r = row_begin;
   for (; r + 2 <= row_end; r += 2) {
-    RowsQ4_KAvx2<2>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+    RowsKAvx2<Format, 2>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes,
+                         y + r);
   }
   for (; r < row_end; ++r) {
-    RowsQ4_KAvx2<1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+    RowsKAvx2<Format, 1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes,
+                         y + r);
   }
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
-  HWY_ABORT("LinearQ4_KAvx2: no AVX2 on this build");
+  HWY_ABORT("LinearKAvx2: no AVX2 on this build");
 #endif
 }
 
-void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                            size_t row_begin, size_t row_end) {
+// LinearQ4_KDigitsScalar / LinearQ5_KDigitsScalar.
+template <class Format>
+void LinearKDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kSuperBlockSize == 0);
   (void)rows;
@@ -604,10 +680,29 @@ void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows
   const ActivationDigitsView a = vnni_internal::DigitsAt(scratch + padded_bytes, padded_cols, 1, 0);
   ActivationDigitsScalar(padded, padded_cols, a);
   const uint8_t* base = static_cast<const uint8_t*>(w);
-  const size_t row_bytes = Q4_KRowBytes(cols);
+  const size_t row_bytes = superblocks * Format::kBlockBytes;
   for (size_t r = row_begin; r < row_end; ++r) {
-    y[r] = RowQ4_KDigitsScalar(base + r * row_bytes, superblocks, groups, a);
+    y[r] = RowKDigitsScalar<Format>(base + r * row_bytes, superblocks, groups, a);
   }
+}
+
+}  // namespace
+
+void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKAvx2<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ5_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKAvx2<Q5_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                            size_t row_begin, size_t row_end) {
+  LinearKDigitsScalar<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ5_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                            size_t row_begin, size_t row_end) {
+  LinearKDigitsScalar<Q5_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
 }
 
 }  // namespace ops

@@ -1,0 +1,347 @@
+// Tests the exact integer decode products of the K-quant formats Q4_K and
+// Q5_K (ops/linear_vnni.h): the scalar twins (LinearQ4_KDigitsScalar,
+// LinearQ5_KDigitsScalar) against the double references within the header's
+// bound (exactly on small integers), and the kernels (Q4_K: AVX-512 VNNI and
+// AVX2; Q5_K: AVX2; where the CPU has them) against the twins bit for bit,
+// for row lengths with and without a partial group of super-blocks, in row
+// ranges, as the dispatched LinearQ4_K / LinearQ5_K, and next to an
+// unreadable page.
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/linear.h"
+#include "ops/linear_vnni.h"
+#include "ops/quantize.h"
+#include "ops/quantize_k.h"
+#include "ops/reference.h"
+#include "tests/ops/test_util.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+using LinearFn = void (*)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+
+// A K-quant format with a digit twin, and its functions.
+struct KFormat {
+  const char* name;
+  size_t block_bytes;  // per 256 weights
+  bool high_bit;       // Q5_K: a fifth quant bit in qh (bytes 16..47)
+  void (*quantize)(const float*, size_t, void*);
+  LinearFn reference, scalar, dispatched;
+};
+
+const KFormat kQ4_K = {"q4_k", kQ4_KBlockBytes, false, &QuantizeRowQ4_K,
+                       &LinearQ4_KReference, &LinearQ4_KDigitsScalar, &LinearQ4_K};
+const KFormat kQ5_K = {"q5_k", kQ5_KBlockBytes, true, &QuantizeRowQ5_K,
+                       &LinearQ5_KReference, &LinearQ5_KDigitsScalar, &LinearQ5_K};
+const KFormat kFormats[] = {kQ4_K, kQ5_K};
+
+size_t RowBytes(const KFormat& f, size_t cols) { return cols / kSuperBlockSize * f.block_bytes; }
+
+// Rows of the format: quantized random values (sub-blocks of differing
+// scale), or raw random bytes with finite f16 d and dmin of random binades.
+std::vector<uint8_t> MakeRows(const KFormat& f, size_t rows, size_t cols, bool raw,
+                              uint32_t seed) {
+  std::vector<uint8_t> w(rows * RowBytes(f, cols));
+  std::mt19937 rng(seed);
+  if (raw) {
+    for (uint8_t& byte : w) byte = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> mag(-14.0f, 2.0f);
+    for (size_t b = 0; b < w.size(); b += f.block_bytes) {
+      for (size_t half = 0; half < 2; ++half) {
+        const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 4 ? 1.0f : -1.0f));
+        memcpy(&w[b + 2 * half], &h, 2);
+      }
+    }
+  } else {
+    std::vector<float> values = test::RandomFloats(rows * cols, -1.0f, 1.0f, seed);
+    for (size_t i = 0; i < values.size(); i += 32) {
+      const float s = ldexpf(1.0f, static_cast<int>(rng() % 9) - 6);
+      const float shift = (rng() % 3 == 0) ? 0.5f * s : 0.0f;  // some sub-blocks all positive
+      for (size_t k = i; k < i + 32; ++k) values[k] = values[k] * s + shift;
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      f.quantize(&values[r * cols], cols, &w[r * RowBytes(f, cols)]);
+    }
+  }
+  return w;
+}
+
+// The unsigned quant of weight i (< 256) of a super-block (ggml's
+// dequantize_row_q4_K / q5_K).
+int Quant(const KFormat& f, const uint8_t* sb, size_t i) {
+  const size_t chunk = i / 64, h = (i % 64) / 32, l = i % 32;
+  const size_t qs = f.high_bit ? 48 : 16;
+  const uint8_t byte = sb[qs + 32 * chunk + l];
+  int q = h == 0 ? (byte & 15) : (byte >> 4);
+  if (f.high_bit) q |= ((sb[16 + l] >> (2 * chunk + h)) & 1) << 4;
+  return q;
+}
+
+// The header's bound: with T_c = d sc q_c + dmin m (the two terms of weight
+// c), 2^-30 sum_c T_c max_block |x| + k 2^-24 sum_c T_c |x_c|, k = cols / 512
+// + 15 (the combine, the lanes' sums, the tree, the reference's own rounding).
+double DigitsBound(const KFormat& f, const uint8_t* row, const float* x, size_t cols) {
+  double weight_term = 0.0, product_term = 0.0;
+  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
+    const uint8_t* sb = row + b * f.block_bytes;
+    uint16_t d_bits, dmin_bits;
+    memcpy(&d_bits, sb, 2);
+    memcpy(&dmin_bits, sb + 2, 2);
+    const double d = F16BitsToF32(d_bits), dmin = F16BitsToF32(dmin_bits);
+    for (size_t k = 0; k < 8; ++k) {
+      int sc, m;
+      KScaleMin(sb + 4, k, &sc, &m);
+      const size_t c0 = 256 * b + 32 * k;
+      double max = 0.0;
+      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
+      for (size_t c = c0; c < c0 + 32; ++c) {
+        const double t = fabs(d * sc * Quant(f, sb, c - 256 * b)) + fabs(dmin * m);
+        weight_term += t * max;
+        product_term += t * fabs(x[c]);
+      }
+    }
+  }
+  const double k = static_cast<double>(cols / 512) + 15.0;
+  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+}
+
+// Row lengths: whole groups of four super-blocks (1024, 4096, 12288) and
+// partial ones (256, 768, 1280, 1536, 2560, 6400).
+const size_t kColumns[] = {256, 768, 1024, 1280, 1536, 2560, 4096, 6400, 12288};
+
+// Calls fn(cols, raw, hard, w, x) for every row length of kColumns, quantized and raw weights
+// (`rows` rows), and plain (uniform in [-range, range]) and hard activations; seeds from `seed`.
+template <class F>
+void ForEachCase(const KFormat& f, size_t rows, uint32_t seed, float range, F&& fn) {
+  for (size_t cols : kColumns) {
+    for (bool raw : {false, true}) {
+      const std::vector<uint8_t> w = MakeRows(f, rows, cols, raw, seed++);
+      for (bool hard : {false, true}) {
+        const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                          : test::RandomFloats(cols, -range, range, seed++);
+        fn(cols, raw, hard, w, x);
+      }
+    }
+  }
+}
+
+class KDigitsTest : public ::testing::TestWithParam<KFormat> {};
+
+TEST_P(KDigitsTest, ScalarMatchesTheDoubleReference) {
+  const KFormat& f = GetParam();
+  const size_t rows = 5;
+  ForEachCase(f, rows, 1, 2.0f,
+              [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
+                  const std::vector<float>& x) {
+                std::vector<float> expected(rows), y(rows, test::Sentinel());
+                f.reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+                f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+                for (size_t r = 0; r < rows; ++r) {
+                  EXPECT_NEAR(y[r], expected[r],
+                              DigitsBound(f, &w[r * RowBytes(f, cols)], x.data(), cols))
+                      << f.name << " cols " << cols << " raw " << raw << " hard " << hard
+                      << " row " << r;
+                }
+              });
+}
+
+// Small integer activations, d = 1/2 and dmin = 1/4: every digit sum and f32
+// step is exact, so the result equals the double reference exactly.
+TEST_P(KDigitsTest, SmallIntegersAreExact) {
+  const KFormat& f = GetParam();
+  const size_t rows = 7, cols = 1280;
+  std::vector<uint8_t> w = MakeRows(f, rows, cols, true, 77);
+  for (size_t b = 0; b < w.size(); b += f.block_bytes) {
+    const uint16_t half = 0x3800, quarter = 0x3400;
+    memcpy(&w[b], &half, 2);
+    memcpy(&w[b + 2], &quarter, 2);
+  }
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) x[c] = static_cast<float>(static_cast<int>((c * 7) % 5) - 2);
+  std::vector<float> expected(rows), y(rows), dispatched(rows);
+  f.reference(w.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[r], y[r]) << f.name << " row " << r;
+    EXPECT_EQ(expected[r], dispatched[r]) << f.name << " row " << r;
+  }
+}
+
+TEST_P(KDigitsTest, NonFiniteActivationsGiveNaN) {
+  const KFormat& f = GetParam();
+  const size_t rows = 3, cols = 1536;
+  const std::vector<uint8_t> w = MakeRows(f, rows, cols, false, 5);
+  std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 6);
+  x[1400] = std::numeric_limits<float>::infinity();
+  std::vector<float> y(rows), dispatched(rows);
+  f.scalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(isnan(y[r])) << f.name << " row " << r;
+    EXPECT_FALSE(isfinite(dispatched[r])) << f.name << " row " << r;
+  }
+}
+
+bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+
+// One integer kernel, its format and the path on which the format's Linear
+// takes it.
+struct KKernel {
+  const char* name;
+  const KFormat* format;
+  DecodeLinearPath path;
+  LinearFn linear;
+};
+
+const KKernel kKernels[] = {
+    {"q4_k_vnni", &kFormats[0], DecodeLinearPath::kVnni, &LinearQ4_KVnni},
+    {"q4_k_avx2", &kFormats[0], DecodeLinearPath::kAvx2, &LinearQ4_KAvx2},
+    {"q5_k_avx2", &kFormats[1], DecodeLinearPath::kAvx2, &LinearQ5_KAvx2},
+};
+
+// Runs where the CPU has the kernel's path, with the dispatch limited to it
+// (on an AVX-512 VNNI CPU the AVX2 kernels are then what LinearQ4_K /
+// LinearQ5_K run).
+class KIntegerKernelTest : public ::testing::TestWithParam<KKernel> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam().path)) {
+      GTEST_SKIP() << "this CPU has no " << DecodeLinearPathName(GetParam().path)
+                   << " kernel: the f32 kernels are tested by ops_kernels_q4_k_test and "
+                      "ops_kernels_q5_k_test";
+    }
+    LimitDecodeLinearPathForTest(GetParam().path);
+  }
+  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+};
+
+// The kernel, the dispatched Linear and every row range give the scalar
+// twin's bits.
+TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
+  const KKernel& kernel = GetParam();
+  const KFormat& f = *kernel.format;
+  const size_t rows = 37;
+  ForEachCase(f, rows, 100, 3.0f, [&](size_t cols, bool raw, bool hard,
+                                      const std::vector<uint8_t>& w, const std::vector<float>& x) {
+    std::vector<float> scalar(rows), got(rows), dispatched(rows);
+    f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+    kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+    f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(SameBits(scalar[r], got[r]))
+          << kernel.name << " cols " << cols << " raw " << raw << " hard " << hard << " row "
+          << r << ": " << scalar[r] << " vs " << got[r];
+      EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
+          << kernel.name << " cols " << cols << " row " << r;
+    }
+    for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+      for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
+        std::vector<float> y(rows, test::Sentinel());
+        kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
+        for (size_t r = 0; r < rows; ++r) {
+          if (r < rb || r >= re) {
+            EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
+          } else {
+            EXPECT_TRUE(SameBits(scalar[r], y[r]))
+                << kernel.name << " cols " << cols << " range row " << r;
+          }
+        }
+      }
+    }
+  });
+}
+
+// The kernel reads no byte past the matrix: the last row ends at a
+// PROT_NONE page (a partial group of super-blocks, and a whole one).
+TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
+  const KFormat& f = *GetParam().format;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t cols : {size_t{1280}, size_t{1024}}) {
+    const size_t rows = 9, bytes = rows * RowBytes(f, cols);
+    const size_t mapped = (bytes + page - 1) / page * page + page;
+    void* region =
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(region, MAP_FAILED);
+    uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
+    ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
+    uint8_t* w = guard - bytes;
+    const std::vector<uint8_t> values = MakeRows(f, rows, cols, false, 31);
+    memcpy(w, values.data(), bytes);
+    const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
+    std::vector<float> scalar(rows), got(rows);
+    f.scalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
+    GetParam().linear(w, x.data(), got.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(SameBits(scalar[r], got[r])) << GetParam().name << " row " << r;
+    }
+    munmap(region, mapped);
+  }
+}
+
+// Every lane exactly -0 (d = -0, the min term underflowing to -0): a group's
+// super-blocks past the row's end still turn the lanes into +0, as the scalar
+// twin's zero steps do (6 and 10 super-blocks leave half a group of padding).
+TEST_P(KIntegerKernelTest, PaddingTurnsNegativeZeroLanesPositive) {
+  const KFormat& f = *GetParam().format;
+  for (size_t cols : {size_t{1536}, size_t{2560}}) {
+    const size_t superblocks = cols / kSuperBlockSize;
+    std::vector<uint8_t> w(superblocks * f.block_bytes, 0);
+    for (size_t b = 0; b < superblocks; ++b) {
+      uint8_t* sb = &w[b * f.block_bytes];
+      const uint16_t d = 0x8000, dmin = 0x0001;  // -0 and 2^-24 (an f16 subnormal)
+      memcpy(sb, &d, 2);
+      memcpy(sb + 2, &dmin, 2);
+      for (int k = 0; k < 8; ++k) sb[4 + k] = 1;     // sc = m = 1, sub-blocks 0..3
+      for (int k = 0; k < 4; ++k) sb[12 + k] = 0x11;  // sc = m = 1, sub-blocks 4..7
+    }
+    std::vector<float> x(cols, 0.0f);
+    for (size_t c = 0; c < cols; c += 32) x[c] = ldexpf(1.0f, -126);
+    float scalar = 1.0f, kernel = 1.0f;
+    f.scalar(w.data(), x.data(), &scalar, 1, cols, 0, 1);
+    GetParam().linear(w.data(), x.data(), &kernel, 1, cols, 0, 1);
+    EXPECT_EQ(0.0f, scalar);
+    EXPECT_FALSE(std::signbit(scalar)) << f.name << " cols " << cols;
+    EXPECT_TRUE(SameBits(scalar, kernel)) << GetParam().name << " cols " << cols << ": "
+                                          << scalar << " vs " << kernel;
+  }
+}
+
+// Limited to the f32 path, the format's Linear runs the Highway kernel (not
+// the digit arithmetic: its bits differ on hard activations).
+TEST_P(KIntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
+  const KFormat& f = *GetParam().format;
+  const size_t rows = 16, cols = 1536;
+  const std::vector<uint8_t> w = MakeRows(f, rows, cols, false, 11);
+  const std::vector<float> x = test::HardActivations(cols, 12);
+  std::vector<float> digits(rows), f32(rows);
+  f.dispatched(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+  f.dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(GetParam().path);
+  size_t differ = 0;
+  for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
+  EXPECT_GT(differ, 0u) << GetParam().name;
+}
+
+std::string FormatName(const ::testing::TestParamInfo<KFormat>& info) { return info.param.name; }
+std::string KernelName(const ::testing::TestParamInfo<KKernel>& info) { return info.param.name; }
+INSTANTIATE_TEST_SUITE_P(Formats, KDigitsTest, ::testing::ValuesIn(kFormats), FormatName);
+INSTANTIATE_TEST_SUITE_P(Kernels, KIntegerKernelTest, ::testing::ValuesIn(kKernels), KernelName);
+
+}  // namespace
+}  // namespace ops
+}  // namespace cortiq
