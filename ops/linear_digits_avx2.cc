@@ -8,7 +8,8 @@
 // well below the read bandwidth (Zen 2: ~7.5 GB/s per thread from L3 against
 // ~14 from DRAM). vpmaddubsw multiplies 32 unsigned nibbles by 32 signed
 // digits and adds pairs into 16-bit words: per digit one instruction covers
-// 32 weights, four of them the 8 f32 FMAs of those weights.
+// 32 weights, so 32 weights cost four of them (on Zen 2's one multiply pipe)
+// against the f32 kernel's ~17 instructions (mask, or, subtract, FMA per 8).
 //
 // Exactness of the 16-bit words: a pair of products is at most
 // 2 * 15 * 128 = 3840 in magnitude (nibbles in [0, 15], digits in
@@ -62,15 +63,6 @@ CORTIQ_AVX2_TARGET inline int32_t SumLanes(__m256i v) {
   s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
   return _mm_cvtsi128_si32(s);
-}
-
-// ReduceTree16 of lanes [lo, hi], the same bits.
-CORTIQ_AVX2_TARGET inline float ReduceTree16Avx2(__m256 lo, __m256 hi) {
-  const __m256 s8 = _mm256_add_ps(lo, hi);
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
-  return _mm_cvtss_f32(s1);
 }
 
 // The f32 combine of 8 lanes' digit sums (AddGroup of ops/linear_vnni.cc on
@@ -171,14 +163,6 @@ CORTIQ_AVX2_TARGET void RowsQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Avx2(acc[r][0], acc[r][1]);
 }
 
-// Rows from this many groups on are taken in column blocks of at most
-// kColumnBlockMaxGroups groups (8 KiB of digits, which stay in L1 for the
-// kRowBlock / 2 pairs of a row block), as ColumnBlockedRowsVnni does and for
-// the same reason: a pair of rows reads 4 digit bytes per weight.
-constexpr size_t kColumnBlockedMinGroups = 8;
-constexpr size_t kColumnBlockMaxGroups = 4;
-constexpr size_t kRowBlock = 16;
-
 // ColumnBlockedRowsVnni's order and prefetch with SpanQ4_0x16Avx2<2>: an even
 // number of rows [row_begin, row_end), each row's accumulators kept across the
 // column blocks (the same bits as RowsQ4_0x16Avx2).
@@ -197,23 +181,10 @@ CORTIQ_AVX2_TARGET void ColumnBlockedRowsQ4_0x16Avx2(const uint8_t* base, size_t
     for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
       const size_t c1 = std::min(groups, c0 + block_groups);
       for (size_t r = r0; r < r1; r += 2) {
-        // What is read after this pair: the next pair in this column block, else the
-        // block's first pair in the next column block, else the next row block.
-        const uint8_t* next;
-        size_t next_groups;
-        if (r + 2 < r1) {
-          next = base + (r + 2) * row_bytes + c0 * kQ4_0x16BlockBytes;
-          next_groups = c1 - c0;
-        } else if (c1 < groups) {
-          next = base + r0 * row_bytes + c1 * kQ4_0x16BlockBytes;
-          next_groups = std::min(groups, c1 + block_groups) - c1;
-        } else {
-          next = base + r1 * row_bytes;
-          next_groups = block_groups;
-        }
-        const size_t lines = (next_groups * kQ4_0x16BlockBytes + 63) / 64;
+        const NextPairReads after = NextPair(base, row_bytes, kQ4_0x16BlockBytes, groups,
+                                             block_groups, r, r0, r1, c0, c1);
         SpanQ4_0x16Avx2<2>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
-                           acc[(r - r0) / 2], next, (lines + (c1 - c0) - 1) / (c1 - c0));
+                           acc[(r - r0) / 2], after.next, after.lines);
       }
     }
     for (size_t r = r0; r < r1; r += 2) {

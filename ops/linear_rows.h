@@ -86,8 +86,8 @@ void LinearRowsQ4_0(const void* w, const float* x, size_t x_stride, float* y,
 
 // As LinearRowsQ4_0 with Q4_0x16 weights (ops/quantize_q4_0x16.h; cols a
 // multiple of 512): each token's activations permuted once, then blocks of 16
-// rows for every token (on the path LinearQ4_0x16 takes: with AVX-512 VNNI,
-// ops/linear_vnni.h). Each output has the bits of LinearQ4_0x16 on
+// rows for every token (on the path LinearQ4_0x16 takes: with AVX-512 VNNI
+// or AVX2, ops/linear_vnni.h). Each output has the bits of LinearQ4_0x16 on
 // its row. Scalar reference: MatMulQ4_0x16Reference.
 void LinearRowsQ4_0x16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,

@@ -1,10 +1,14 @@
 // LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, their LinearRows and their scalar
-// twins (ops/linear_vnni.h).
+// twins (ops/linear_vnni.h); the dispatch of the regrouped formats to the
+// integer kernels (DispatchedDecodeLinearPath, LinearQ4_0x16Digits, ...) and
+// the per-token orchestration that LinearQ4_0x16Avx2 shares
+// (ops/linear_digits_avx2.cc holds its kernels).
 //
 // Dispatch by hand, not Highway, as ops/matmul_q8_activations.cc: Highway
 // 1.0.3 (Debian 12) has no VNNI target that is on by default. The VNNI
 // functions carry their own target attribute and are only called when the
-// CPU reports AVX-512 F/BW/VL/DQ/VNNI.
+// CPU reports AVX-512 F/BW/VL/DQ/VNNI; the AVX2 ones when Highway reports its
+// AVX2 target.
 #include "ops/linear_vnni.h"
 
 #include <math.h>
@@ -271,13 +275,6 @@ CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t gr
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Vnni(acc[r]);
 }
 
-// Rows from this many groups on (4096 columns: 16 KiB of activation digits)
-// are taken in column blocks.
-constexpr size_t kColumnBlockedMinGroups = 8;
-// Groups per column block at most (8 KiB of digits), and rows per row block.
-constexpr size_t kColumnBlockMaxGroups = 4;
-constexpr size_t kRowBlock = 16;
-
 // An even number of rows [row_begin, row_end), long ones (>= 8 groups), in
 // blocks of kRowBlock rows, each block a column block at a time: a pair of
 // rows reads 4 digit bytes per weight, so a whole long row's digits (down_proj,
@@ -306,24 +303,10 @@ CORTIQ_VNNI_TARGET void ColumnBlockedRowsVnni(const uint8_t* base, size_t row_by
     for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
       const size_t c1 = std::min(groups, c0 + block_groups);
       for (size_t r = r0; r < r1; r += 2) {
-        // What is read after this pair: the next pair of the row block in this column
-        // block, else the block's first pair in the next column block, else the next row
-        // block's first pair (past row_end only a prefetch, which does not fault).
-        const uint8_t* next;
-        size_t next_groups;
-        if (r + 2 < r1) {
-          next = base + (r + 2) * row_bytes + c0 * Layout::kGroupBytes;
-          next_groups = c1 - c0;
-        } else if (c1 < groups) {
-          next = base + r0 * row_bytes + c1 * Layout::kGroupBytes;
-          next_groups = std::min(groups, c1 + block_groups) - c1;
-        } else {
-          next = base + r1 * row_bytes;
-          next_groups = block_groups;
-        }
-        const size_t lines = (next_groups * Layout::kGroupBytes + 63) / 64;
+        const NextPairReads after = NextPair(base, row_bytes, Layout::kGroupBytes, groups,
+                                             block_groups, r, r0, r1, c0, c1);
         SpanVnni<Layout, 2>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
-                            acc[(r - r0) / 2], next, (lines + (c1 - c0) - 1) / (c1 - c0));
+                            acc[(r - r0) / 2], after.next, after.lines);
       }
     }
     for (size_t r = r0; r < r1; r += 2) {
@@ -452,9 +435,11 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
   if (path == DecodeLinearPath::kVnni) {
     return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
   }
-  static_assert(Layout::kOffset == 8 || Layout::kOffset == 128, "Q4_0x16 or Q8_0x16");
-  HWY_ASSERT(Layout::kOffset == 8);  // vpmaddubsw would saturate on Q8_0's bytes
-  RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+  if constexpr (Layout::kOffset == 8) {
+    RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+  } else {
+    HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate)");
+  }
 #else
   (void)path, (void)base, (void)row_bytes, (void)groups, (void)a, (void)offsets,
       (void)row_begin, (void)row_end, (void)y;

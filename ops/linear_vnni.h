@@ -1,7 +1,11 @@
 // The decode products of the regrouped block formats Q4_0x16 and Q8_0x16
-// (ops/quantize_q4_0x16.h, ops/quantize_q8_0x16.h) in exact integer
-// arithmetic with AVX-512 VNNI: what LinearQ4_0x16 / LinearQ8_0x16 and their
-// LinearRows (ops/linear.h, ops/linear_rows.h) run on CPUs that have it.
+// (ops/quantize_q4_0x16.h, ops/quantize_q8_0x16.h) and of the GGUF K-quants
+// Q4_K and Q5_K (ops/quantize_k.h) in exact integer arithmetic: what
+// LinearQ4_0x16 / LinearQ8_0x16 and their LinearRows (ops/linear.h,
+// ops/linear_rows.h), LinearQ4_K and LinearQ5_K run on CPUs with AVX-512 VNNI
+// (all four but Q5_K) or AVX2 (Q4_0x16, Q4_K, Q5_K; DecodeLinearPath below).
+// The file's name is the first kernel's; the AVX2 kernels live in
+// ops/linear_digits_avx2.cc (Q4_0x16) and ops/linear_digits_k.cc (Q4_K, Q5_K).
 //
 // Why: the f32 kernels spend three vector instructions on every 16 weights
 // (Q4_0: shift, table lookup, FMA; Q8_0: widen, convert, FMA), and on Intel
@@ -46,9 +50,9 @@
 // Non-finite activations make the block's scale NaN, so the row's result is
 // NaN (where the f32 kernel gives NaN or +-inf).
 //
-// Every implementation gives the same bits: the VNNI kernel and the portable
-// one below (its scalar reference) do the same integer sums, which are
-// exact, and the same f32 operations in the same order.
+// Every implementation gives the same bits: the VNNI and AVX2 kernels and the
+// portable one below (their scalar reference) do the same integer sums, which
+// are exact, and the same f32 operations in the same order.
 #ifndef CORTIQ_OPS_LINEAR_VNNI_H_
 #define CORTIQ_OPS_LINEAR_VNNI_H_
 
@@ -82,12 +86,13 @@ constexpr size_t ActivationDigitScaleBytes(size_t cols) { return cols / 32 * 4; 
 // implementation writes the same bytes for finite x. cols % 512 == 0.
 void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsView& out);
 
-// The implementations of the Q4_0x16 / Q8_0x16 decode products, fastest
-// first.
+// The implementations of the Q4_0x16 / Q8_0x16 / Q4_K / Q5_K decode
+// products, fastest first.
 enum class DecodeLinearPath {
-  kVnni,   // AVX-512 VNNI, exact integer digits (this file)
-  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_K; not Q8_0x16)
-  kFloat,  // the Highway f32 kernels (ops/linear_q4_0x16-inl.h, linear_q8_0x16-inl.h)
+  kVnni,   // AVX-512 VNNI, exact integer digits (this file; Q4_0x16, Q8_0x16, Q4_K)
+  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_K, Q5_K)
+  kFloat,  // the Highway f32 kernels (linear_q4_0x16-inl.h, linear_q8_0x16-inl.h,
+           // kquant_block-inl.h)
 };
 
 // The fastest path this CPU has: kVnni where it has AVX-512 F/BW/VL/DQ/VNNI,
@@ -95,7 +100,9 @@ enum class DecodeLinearPath {
 // kFloat; unless limited by LimitDecodeLinearPathForTest. LinearQ4_0x16,
 // LinearRowsQ4_0x16 and LinearQ4_K take it; LinearQ8_0x16 takes the integer
 // digits only on kVnni (on kAvx2 its f32 kernel: Q8_0 already streams at the
-// read bandwidth there, and vpmaddubsw would saturate on its bytes).
+// read bandwidth there, and vpmaddubsw would saturate on its bytes), and
+// LinearQ5_K only on kAvx2 (its AVX2 kernel is unmeasured against the
+// AVX-512 f32 one).
 DecodeLinearPath DispatchedDecodeLinearPath();
 
 // The path LinearQ8_0x16 and LinearRowsQ8_0x16 take: kVnni where
@@ -151,8 +158,9 @@ void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float
 // most 30720: no saturation, no overflow), widened by vpmaddwd to the same
 // exact 32-bit sums, then the same f32 steps on two halves of 8 lanes.
 // Requires Highway's AVX2 target (DispatchedDecodeLinearPath() == kVnni or
-// kAvx2); rows one at a time, no column blocks (the order of a row's adds is
-// the same either way).
+// kAvx2). Rows two at a time (sharing each digit load), rows of 4096 columns
+// or more in column blocks as LinearQ4_0x16Vnni (each row still adds its
+// groups in column order).
 void LinearQ4_0x16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 void LinearRowsQ4_0x16Avx2(const void* w, const float* x, size_t x_stride, float* y,

@@ -1,7 +1,8 @@
 // What the exact integer decode kernels share (ops/linear_vnni.cc: Q4_0x16,
-// Q8_0x16; ops/linear_vnni_q4_k.cc: Q4_K): the activation digits of
-// ops/linear_vnni.h, per-thread scratch, the fixed 16-lane sum. Not part of
-// the ops API; only those files include it.
+// Q8_0x16 with VNNI; ops/linear_digits_avx2.cc: Q4_0x16 with AVX2;
+// ops/linear_digits_k.cc: Q4_K, Q5_K): the activation digits of
+// ops/linear_vnni.h, per-thread scratch, the fixed 16-lane sum, the column
+// blocks of long rows. Not part of the ops API; only those files include it.
 #ifndef CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
 #define CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
 
@@ -37,6 +38,44 @@ constexpr size_t kPrefetchBytes = 3072;
 // + 2, + 1).
 float ReduceTree16(const float* a);
 
+// Column blocks (ColumnBlockedRowsVnni, ops/linear_vnni.cc): rows from
+// kColumnBlockedMinGroups groups on (4096 columns: 16 KiB of digits) are
+// taken in column blocks of at most kColumnBlockMaxGroups groups (8 KiB of
+// digits, which stay in L1) of kRowBlock rows, a pair of rows at a time.
+constexpr size_t kColumnBlockedMinGroups = 8;
+constexpr size_t kColumnBlockMaxGroups = 4;
+constexpr size_t kRowBlock = 16;
+
+// What a column-blocked pass reads after the pair of rows at r of the row
+// block [r0, r1) in the column block [c0, c1) of block_groups groups (of
+// `groups`, group_bytes each): the next pair in this column block, else the
+// block's first pair in the next column block, else the next row block (past
+// the matrix only a prefetch, which does not fault). `lines` is how many
+// 64-byte lines of each of its two rows to prefetch per group of the current
+// span, so that the span's groups cover them all.
+struct NextPairReads {
+  const uint8_t* next;
+  size_t lines;
+};
+inline NextPairReads NextPair(const uint8_t* base, size_t row_bytes, size_t group_bytes,
+                              size_t groups, size_t block_groups, size_t r, size_t r0,
+                              size_t r1, size_t c0, size_t c1) {
+  const uint8_t* next;
+  size_t next_groups;
+  if (r + 2 < r1) {
+    next = base + (r + 2) * row_bytes + c0 * group_bytes;
+    next_groups = c1 - c0;
+  } else if (c1 < groups) {
+    next = base + r0 * row_bytes + c1 * group_bytes;
+    next_groups = (groups < c1 + block_groups ? groups : c1 + block_groups) - c1;
+  } else {
+    next = base + r1 * row_bytes;
+    next_groups = block_groups;
+  }
+  const size_t lines = (next_groups * group_bytes + 63) / 64;
+  return {next, (lines + (c1 - c0) - 1) / (c1 - c0)};
+}
+
 // A per-thread, 64-byte aligned scratch buffer of at least `bytes` (reused by
 // the next call on the thread). Aborts if the allocation fails.
 uint8_t* ThreadScratch(size_t bytes);
@@ -64,6 +103,15 @@ CORTIQ_VNNI_TARGET void ActivationDigitsVnni(const float* x, size_t cols,
 CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
   const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v),
                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+// ReduceTree16 of the 16 lanes [lo, hi], the same bits.
+CORTIQ_AVX2_TARGET inline float ReduceTree16Avx2(__m256 lo, __m256 hi) {
+  const __m256 s8 = _mm256_add_ps(lo, hi);
   const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
   const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
   const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));

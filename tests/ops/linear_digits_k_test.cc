@@ -320,6 +320,24 @@ TEST_P(KIntegerKernelTest, PaddingTurnsNegativeZeroLanesPositive) {
   }
 }
 
+// Non-finite activations: the kernel's own digits make the block scale NaN,
+// so every row is NaN, as the scalar twin's.
+TEST_P(KIntegerKernelTest, NonFiniteActivationsGiveNaN) {
+  const KFormat& f = *GetParam().format;
+  const size_t rows = 5, cols = 1280;
+  const std::vector<uint8_t> w = MakeRows(f, rows, cols, false, 17);
+  for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 18);
+    x[1100] = bad;
+    std::vector<float> y(rows, 0.0f);
+    GetParam().linear(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(isnan(y[r])) << GetParam().name << " row " << r;
+    }
+  }
+}
+
 // Limited to the f32 path, the format's Linear runs the Highway kernel (not
 // the digit arithmetic: its bits differ on hard activations).
 TEST_P(KIntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {

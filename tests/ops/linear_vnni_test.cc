@@ -288,14 +288,14 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
       for (bool hard : {false, true}) {
         const std::vector<float> x =
             hard ? test::HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
-        std::vector<float> scalar(rows), vnni(rows), dispatched(rows);
+        std::vector<float> scalar(rows), got(rows), dispatched(rows);
         f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-        kernel.linear(w.data(), x.data(), vnni.data(), rows, cols, 0, rows);
+        kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
         f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
         for (size_t r = 0; r < rows; ++r) {
-          EXPECT_TRUE(SameBits(scalar[r], vnni[r]))
+          EXPECT_TRUE(SameBits(scalar[r], got[r]))
               << kernel.name << " cols " << cols << " row " << r << ": " << scalar[r]
-              << " vs " << vnni[r];
+              << " vs " << got[r];
           EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
               << kernel.name << " cols " << cols << " row " << r;
         }
@@ -354,6 +354,23 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
   }
 }
 
+// Non-finite activations: the kernel's own digits (not only the dispatched
+// path's) make the block scale NaN, so every row is NaN, as the scalar twin's.
+TEST_P(IntegerKernelTest, NonFiniteActivationsGiveNaN) {
+  const IntegerKernel& kernel = GetParam();
+  const Format& f = *kernel.format;
+  const size_t rows = 5, cols = 1536;
+  const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 13);
+  for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 14);
+    x[777] = bad;
+    std::vector<float> y(rows, 0.0f);
+    kernel.linear(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r;
+  }
+}
+
 // Limited to the f32 path, Linear runs the Highway kernel (which is not the
 // digit arithmetic: its bits differ on hard activations).
 TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
@@ -371,6 +388,34 @@ TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
   EXPECT_GT(differ, 0u) << kernel.name;
+}
+
+// On the AVX2 path Q8_0x16 keeps its f32 kernel (vpmaddubsw would saturate
+// on its bytes): DispatchedDecodeLinearPathQ8_0x16 says so, and LinearQ8_0x16
+// gives the f32 kernel's bits, not the digit twin's.
+TEST(DecodePathTest, Q8_0x16TakesTheFloatKernelOnAvx2) {
+  if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(DecodeLinearPath::kAvx2)) {
+    GTEST_SKIP() << "no AVX2 on this CPU";
+  }
+  const Format& f = kFormats[1];
+  const size_t rows = 16, cols = 1536;
+  const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 15);
+  const std::vector<float> x = test::HardActivations(cols, 16);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+  std::vector<float> f32(rows), avx2(rows), digits(rows);
+  f.dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kAvx2);
+  EXPECT_EQ(DecodeLinearPath::kAvx2, DispatchedDecodeLinearPath());
+  EXPECT_EQ(DecodeLinearPath::kFloat, DispatchedDecodeLinearPathQ8_0x16());
+  f.dispatched(w.data(), x.data(), avx2.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+  f.scalar(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+  size_t differ = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(SameBits(f32[r], avx2[r])) << "row " << r;
+    differ += SameBits(digits[r], avx2[r]) ? 0 : 1;
+  }
+  EXPECT_GT(differ, 0u);
 }
 
 std::string FormatName(const ::testing::TestParamInfo<Format>& info) { return info.param.name; }

@@ -127,6 +127,24 @@ float RowKDigitsScalar(const uint8_t* row, size_t superblocks, size_t groups,
   return vnni_internal::ReduceTree16(acc);
 }
 
+// The per-thread scratch of a kernel call on `cols` columns (`groups` groups):
+// the padded activations and their x16 digits (`x16`, what KDigitsVnni /
+// KDigitsAvx2 take as scratch), then this file's digits and lanes.
+struct KScratch {
+  uint8_t* x16;
+  int8_t* kdigits;
+  float* klanes;
+};
+KScratch KScratchFor(size_t groups) {
+  const size_t padded_cols = groups * kKGroup;
+  const size_t x16_bytes = padded_cols * sizeof(float) + vnni_internal::DigitsBytes(padded_cols, 1);
+  const size_t x16_bytes_aligned = (x16_bytes + 63) / 64 * 64;
+  uint8_t* scratch = vnni_internal::ThreadScratch(x16_bytes_aligned + groups * kKDigitBytes +
+                                                  groups * kKLaneFloats * 2 * sizeof(float));
+  return {scratch, reinterpret_cast<int8_t*>(scratch + x16_bytes_aligned),
+          reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes)};
+}
+
 // x[0, cols) copied to `padded` and zero-filled to padded_cols.
 void PadActivations(const float* x, size_t cols, size_t padded_cols, float* padded) {
   memcpy(padded, x, cols * sizeof(float));
@@ -576,14 +594,7 @@ CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t s
       }
     }
   }
-  // ReduceTree16 of each row's 16 lanes (lanes 0..7 in acc[r][0]).
-  for (int r = 0; r < kRows; ++r) {
-    const __m256 s8 = _mm256_add_ps(acc[r][0], acc[r][1]);
-    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
-    y[r] = _mm_cvtss_f32(s1);
-  }
+  for (int r = 0; r < kRows; ++r) y[r] = vnni_internal::ReduceTree16Avx2(acc[r][0], acc[r][1]);
 }
 
 #endif
@@ -600,21 +611,15 @@ void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t
   if (row_begin == row_end) return;
   const size_t superblocks = cols / kSuperBlockSize;
   const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
-  const size_t padded_cols = groups * kKGroup;
-  // Scratch: the padded activations and their x16 digits, then this file's digits and lanes.
-  const size_t x16_bytes = padded_cols * sizeof(float) + vnni_internal::DigitsBytes(padded_cols, 1);
-  const size_t x16_bytes_aligned = (x16_bytes + 63) / 64 * 64;
-  uint8_t* scratch = vnni_internal::ThreadScratch(x16_bytes_aligned + groups * kKDigitBytes +
-                                                  groups * kKLaneFloats * 2 * sizeof(float));
-  int8_t* kdigits = reinterpret_cast<int8_t*>(scratch + x16_bytes_aligned);
-  float* klanes = reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes);
-  KDigitsVnni(x, cols, groups, scratch, kdigits, klanes);
+  const KScratch scratch = KScratchFor(groups);
+  KDigitsVnni(x, cols, groups, scratch.x16, scratch.kdigits, scratch.klanes);
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t row_bytes = Q4_KRowBytes(cols);
   // One row at a time: two rows' 16 sums and 8 transposed vectors spill
   // registers (measured slower than one).
   for (size_t r = row_begin; r < row_end; ++r) {
-    RowsQ4_KVnni<1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes, y + r);
+    RowsQ4_KVnni<1>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
+                    scratch.klanes, y + r);
   }
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
@@ -636,24 +641,18 @@ void LinearKAvx2(const void* w, const float* x, float* y, size_t rows, size_t co
   if (row_begin == row_end) return;
   const size_t superblocks = cols / kSuperBlockSize;
   const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
-  const size_t padded_cols = groups * kKGroup;
-  const size_t x16_bytes = padded_cols * sizeof(float) + vnni_internal::DigitsBytes(padded_cols, 1);
-  const size_t x16_bytes_aligned = (x16_bytes + 63) / 64 * 64;
-  uint8_t* scratch = vnni_internal::ThreadScratch(x16_bytes_aligned + groups * kKDigitBytes +
-                                                  groups * kKLaneFloats * 2 * sizeof(float));
-  int8_t* kdigits = reinterpret_cast<int8_t*>(scratch + x16_bytes_aligned);
-  float* klanes = reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes);
-  KDigitsAvx2(x, cols, groups, scratch, kdigits, klanes);
+  const KScratch scratch = KScratchFor(groups);
+  KDigitsAvx2(x, cols, groups, scratch.x16, scratch.kdigits, scratch.klanes);
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t row_bytes = superblocks * Format::kBlockBytes;
   size_t r = row_begin;
   for (; r + 2 <= row_end; r += 2) {
-    RowsKAvx2<Format, 2>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes,
-                         y + r);
+    RowsKAvx2<Format, 2>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
+                         scratch.klanes, y + r);
   }
   for (; r < row_end; ++r) {
-    RowsKAvx2<Format, 1>(base + r * row_bytes, row_bytes, superblocks, groups, kdigits, klanes,
-                         y + r);
+    RowsKAvx2<Format, 1>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
+                         scratch.klanes, y + r);
   }
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
