@@ -28,8 +28,9 @@
 // X_c = a0 + 2^8 a1 + 2^16 a2 + 2^24 a3 (a0..a2 in [-128, 127], a3 in
 // [-64, 64]). X_c * 2^(e - 29) equals x_c exactly when |x_c| >=
 // 2^(e - 6) (its 24-bit mantissa fits), and is within 2^(e - 30) <= 2^-30 *
-// max |x| of it otherwise: 64 times finer than one f32 rounding of the
-// block's largest product, which the f32 kernel also commits.
+// max(max |x|, 2^-97) of it otherwise: 64 times finer than one f32 rounding
+// of the block's largest product, which the f32 kernel also commits (a block
+// whose maximum is below 2^-97, where e is clamped, is resolved to 2^-127).
 //
 // Products. For each block, four 32-bit sums S_k = sum_c q_c a_kc are exact
 // (Q4_0: q_c = nibble - 8, computed as sum nibble * a - 8 sum a, |S_k| <
@@ -41,7 +42,10 @@
 // the row's accumulator (d the f16 scale; d * 2^(e - 29) is exact unless it
 // underflows); the 16 lanes are summed at the end in a fixed tree (lanes
 // i + 8, then + 4, + 2, + 1). Error: |y - exact| <= 2^-30 * sum_c |w_c| *
-// max_block |x| + k * 2^-24 * sum_c |w_c x_c| with k ~ cols / 512 + 3 + 4:
+// max(max_block |x|, 2^-97) + k * 2^-24 * sum_c |w_c x_c| with k ~ cols / 512
+// + 3 + 4 (while no f32 step overflows: Q4_K / Q5_K's block sums T below are
+// f32 and become infinite for activations near FLT_MAX, as the f32 kernels'
+// own sub-block sums of x do):
 // below the f32 kernel's bound for any activations whose block maxima are
 // within 2^6 of the typical |x_c|. The integer part has no subnormal
 // arithmetic (the f32 kernel's products of tiny activations do); only

@@ -91,8 +91,9 @@ int Quant(const KFormat& f, const uint8_t* sb, size_t i) {
 }
 
 // The header's bound: with T_c = d sc q_c + dmin m (the two terms of weight
-// c), 2^-30 sum_c T_c max_block |x| + k 2^-24 sum_c T_c |x_c|, k = cols / 512
-// + 15 (the combine, the lanes' sums, the tree, the reference's own rounding).
+// c), 2^-30 sum_c T_c max(max_block |x|, 2^-97) + k 2^-24 sum_c T_c |x_c|,
+// k = cols / 512 + 15 (the combine, the lanes' sums, the tree, the
+// reference's own rounding).
 double DigitsBound(const KFormat& f, const uint8_t* row, const float* x, size_t cols) {
   double weight_term = 0.0, product_term = 0.0;
   for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
@@ -109,7 +110,7 @@ double DigitsBound(const KFormat& f, const uint8_t* row, const float* x, size_t 
       for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
       for (size_t c = c0; c < c0 + 32; ++c) {
         const double t = fabs(d * sc * Quant(f, sb, c - 256 * b)) + fabs(dmin * m);
-        weight_term += t * max;
+        weight_term += t * fmax(max, ldexp(1.0, -97));
         product_term += t * fabs(x[c]);
       }
     }

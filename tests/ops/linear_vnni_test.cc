@@ -149,16 +149,16 @@ std::vector<uint8_t> MakeMatrix(const Format& f, size_t rows, size_t cols, bool 
   return w;
 }
 
-// The header's bound: 2^-30 sum_c |w_c| max_block |x| + k 2^-24 sum_c |w_c
-// x_c|, k = cols / 512 + 3 + 4 (+ 8 for the reference's own rounding and
-// slack).
+// The header's bound: 2^-30 sum_c |w_c| max(max_block |x|, 2^-97) + k 2^-24
+// sum_c |w_c x_c|, k = cols / 512 + 3 + 4 (+ 8 for the reference's own
+// rounding and slack).
 double DigitsBound(const float* w_row, const float* x, size_t cols) {
   double weight_term = 0.0, product_term = 0.0;
   for (size_t block = 0; block < cols / 32; ++block) {
     double max = 0.0;
     for (size_t c = 32 * block; c < 32 * block + 32; ++c) max = fmax(max, fabs(x[c]));
     for (size_t c = 32 * block; c < 32 * block + 32; ++c) {
-      weight_term += fabs(w_row[c]) * max;
+      weight_term += fabs(w_row[c]) * fmax(max, ldexp(1.0, -97));
       product_term += fabs(static_cast<double>(w_row[c]) * x[c]);
     }
   }
