@@ -1,12 +1,15 @@
 // LinearQ6_K, MatMulQ6_K and GatherRowQ6_K (ops/linear.h, ops/matmul.h,
 // ops/gather.h): the kernels of Q6_K weights, compiled for every Highway
-// target, and their dispatch. One translation unit per weight format keeps
-// compile time per file bounded.
+// target, and their dispatch (LinearQ6_K to the exact integer digits of
+// LinearQ6_KAvx2, ops/linear_vnni.h, where DispatchedDecodeLinearPathQ5_KQ6_K()
+// is kAvx2). One translation unit per weight format keeps compile time per
+// file bounded.
 
 #include <stddef.h>
 
 #include "ops/gather.h"
 #include "ops/linear.h"
+#include "ops/linear_vnni.h"
 #include "ops/matmul.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -33,7 +36,15 @@ HWY_AFTER_NAMESPACE();
 namespace cortiq {
 namespace ops {
 
-CORTIQ_EXPORT_KERNELS(Q6_K, void)
+HWY_EXPORT(LinearQ6_K);
+void LinearQ6_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPathQ5_KQ6_K() == DecodeLinearPath::kAvx2) {
+    return LinearQ6_KAvx2(w, x, y, rows, cols, row_begin, row_end);
+  }
+  HWY_DYNAMIC_DISPATCH(LinearQ6_K)(w, x, y, rows, cols, row_begin, row_end);
+}
+CORTIQ_EXPORT_MATMUL_GATHER(Q6_K, void)
 
 }  // namespace ops
 }  // namespace cortiq

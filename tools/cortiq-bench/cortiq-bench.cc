@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -361,6 +362,8 @@ absl::Status Run(const std::string& path) {
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+    j.Field("q5_k_q6_k_decode_path",
+            ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ5_KQ6_K()));
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("load", flag_values.mmap == 0   ? "read"
                     : flag_values.mmap == 1 ? "mmap"
@@ -441,7 +444,7 @@ absl::Status Run(const std::string& path) {
   // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
   // opt-in applies to any matrix of this model.
   size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, q4_0x16_matrices = 0,
-         q8_0x16_matrices = 0, q4_k_matrices = 0;
+         q8_0x16_matrices = 0, q4_k_matrices = 0, q5_k_matrices = 0, q6_k_matrices = 0;
   std::vector<bool> multiplied(artifact->plan().weights.size(), false);
   for (const Step& step : artifact->plan().steps) {
     if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
@@ -461,6 +464,8 @@ absl::Status Run(const std::string& path) {
     q4_0x16_matrices += w.format == WeightFormat::kQ4_0x16;
     q8_0x16_matrices += w.format == WeightFormat::kQ8_0x16;
     q4_k_matrices += w.format == WeightFormat::kQ4_K;
+    q5_k_matrices += w.format == WeightFormat::kQ5_K;
+    q6_k_matrices += w.format == WeightFormat::kQ6_K;
   }
   if (options.prefill_activations == PrefillActivations::kF32) {
     if (ops::BF16x3Available() && split_amx > 0) {
@@ -482,6 +487,13 @@ absl::Status Run(const std::string& path) {
   if (q4_k_matrices > 0) {
     std::printf("decode products of the %zu q4_k matrices: %s\n", q4_k_matrices,
                 ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+  }
+  for (const auto& [name, count] : {std::pair<const char*, size_t>{"q5_k", q5_k_matrices},
+                                    std::pair<const char*, size_t>{"q6_k", q6_k_matrices}}) {
+    if (count > 0) {
+      std::printf("decode products of the %zu %s matrices: %s\n", count, name,
+                  ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ5_KQ6_K()));
+    }
   }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
