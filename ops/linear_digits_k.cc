@@ -145,11 +145,7 @@ KScratch KScratchFor(size_t groups) {
           reinterpret_cast<float*>(scratch + x16_bytes_aligned + groups * kKDigitBytes)};
 }
 
-// x[0, cols) copied to `padded` and zero-filled to padded_cols.
-void PadActivations(const float* x, size_t cols, size_t padded_cols, float* padded) {
-  memcpy(padded, x, cols * sizeof(float));
-  std::fill(padded + cols, padded + padded_cols, 0.0f);
-}
+using vnni_internal::PadActivations;
 
 #if defined(__x86_64__)
 

@@ -150,15 +150,6 @@ uint8_t* Q6_KScratch(size_t cols, uint8_t** x16, size_t* padded_cols) {
   return scratch + x16_aligned;
 }
 
-// The activations zero-padded to padded_cols in `scratch` (x itself when
-// cols == padded_cols).
-const float* Padded(const float* x, size_t cols, size_t padded_cols, uint8_t* scratch) {
-  if (padded_cols == cols) return x;
-  float* padded = reinterpret_cast<float*>(scratch);
-  memcpy(padded, x, cols * sizeof(float));
-  std::fill(padded + cols, padded + padded_cols, 0.0f);
-  return padded;
-}
 
 #if defined(__x86_64__)
 
@@ -244,7 +235,11 @@ const uint8_t* Q6_KDigits(const float* x, size_t cols, bool avx2) {
   uint8_t* x16;
   size_t padded_cols;
   uint8_t* lanes = Q6_KScratch(cols, &x16, &padded_cols);
-  const float* xs = Padded(x, cols, padded_cols, x16);
+  const float* xs = x;
+  if (padded_cols != cols) {
+    vnni_internal::PadActivations(x, cols, padded_cols, reinterpret_cast<float*>(x16));
+    xs = reinterpret_cast<const float*>(x16);
+  }
   const ActivationDigitsView a =
       vnni_internal::DigitsAt(x16 + padded_cols * sizeof(float), padded_cols, 1, 0);
 #if defined(__x86_64__)

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ops/linear_vnni.h"
 #include "ops/quantize_q4_0x16.h"
@@ -84,6 +85,13 @@ uint8_t* ThreadScratch(size_t bytes);
 // `cols` activations, carved from `base` (DigitsBytes(cols, tokens) bytes).
 ActivationDigitsView DigitsAt(uint8_t* base, size_t cols, size_t tokens, size_t t);
 size_t DigitsBytes(size_t cols, size_t tokens);
+
+// x[0, cols) copied to `padded` and zero-filled to padded_cols (the digit
+// groups of a row length that is not a multiple of theirs).
+inline void PadActivations(const float* x, size_t cols, size_t padded_cols, float* padded) {
+  memcpy(padded, x, cols * sizeof(float));
+  for (size_t c = cols; c < padded_cols; ++c) padded[c] = 0.0f;
+}
 
 // Whether the CPU has AVX-512 F/BW/VL/DQ/VNNI (cached).
 bool VnniAvailable();
