@@ -48,6 +48,7 @@
 #include "hwy/base.h"
 #include "hwy/targets.h"
 #include "ops/linear.h"
+#include "ops/linear_vnni.h"
 #include "ops/quantize.h"
 #include "tools/cortiq-bench/read_stream.h"
 
@@ -460,11 +461,27 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   // Own flag, removed from argv before the unrecognized-argument check.
   const std::string footprint_flag = "--footprint_mb=";
+  // --decode_path=vnni|avx2|float: the fastest decode path the block formats
+  // may take (ops/linear_vnni.h), to set the integer kernels against the f32
+  // ones in one binary.
+  const std::string path_flag = "--decode_path=";
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.compare(0, footprint_flag.size(), footprint_flag) == 0) {
       cortiq::g_min_footprint = std::stoull(arg.substr(footprint_flag.size())) << 20;
+    } else if (arg.compare(0, path_flag.size(), path_flag) == 0) {
+      const std::string path = arg.substr(path_flag.size());
+      if (path == "vnni") {
+        cortiq::ops::LimitDecodeLinearPathForTest(cortiq::ops::DecodeLinearPath::kVnni);
+      } else if (path == "avx2") {
+        cortiq::ops::LimitDecodeLinearPathForTest(cortiq::ops::DecodeLinearPath::kAvx2);
+      } else if (path == "float") {
+        cortiq::ops::LimitDecodeLinearPathForTest(cortiq::ops::DecodeLinearPath::kFloat);
+      } else {
+        std::fprintf(stderr, "--decode_path: %s is not vnni, avx2 or float\n", path.c_str());
+        return 1;
+      }
     } else {
       argv[kept++] = argv[i];
     }
@@ -487,6 +504,12 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("read_bandwidth_2_threads", bandwidth);
   benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
   benchmark::AddCustomContext("footprint_MiB", std::to_string(cortiq::g_min_footprint >> 20));
+  namespace ops = cortiq::ops;
+  benchmark::AddCustomContext(
+      "decode_path", std::string("q4_0x16/q4_k/q5_k/q6_k: ") +
+                         ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()) +
+                         "; q8_0x16: " +
+                         ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
   cortiq::RegisterAll();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

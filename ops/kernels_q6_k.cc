@@ -1,8 +1,8 @@
 // LinearQ6_K, MatMulQ6_K and GatherRowQ6_K (ops/linear.h, ops/matmul.h,
 // ops/gather.h): the kernels of Q6_K weights, compiled for every Highway
 // target, and their dispatch (LinearQ6_K to the exact integer digits of
-// LinearQ6_KAvx2, ops/linear_vnni.h, where DispatchedDecodeLinearPathQ5_KQ6_K()
-// is kAvx2). One translation unit per weight format keeps compile time per
+// LinearQ6_KVnni / LinearQ6_KAvx2, ops/linear_vnni.h, where
+// DispatchedDecodeLinearPath() is kVnni / kAvx2). One translation unit per weight format keeps compile time per
 // file bounded.
 
 #include <stddef.h>
@@ -39,8 +39,13 @@ namespace ops {
 HWY_EXPORT(LinearQ6_K);
 void LinearQ6_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
                 size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ5_KQ6_K() == DecodeLinearPath::kAvx2) {
-    return LinearQ6_KAvx2(w, x, y, rows, cols, row_begin, row_end);
+  switch (DispatchedDecodeLinearPath()) {
+    case DecodeLinearPath::kVnni:
+      return LinearQ6_KVnni(w, x, y, rows, cols, row_begin, row_end);
+    case DecodeLinearPath::kAvx2:
+      return LinearQ6_KAvx2(w, x, y, rows, cols, row_begin, row_end);
+    case DecodeLinearPath::kFloat:
+      break;
   }
   HWY_DYNAMIC_DISPATCH(LinearQ6_K)(w, x, y, rows, cols, row_begin, row_end);
 }

@@ -1,6 +1,7 @@
-// LinearQ4_KVnni, LinearQ4_KAvx2 and their scalar twin LinearQ4_KDigitsScalar
-// (ops/linear_vnni.h): Q4_K decode products in exact integer digits, on the
-// GGUF's own bytes, all three with the same bits.
+// LinearQ4_KVnni, LinearQ4_KAvx2 and their scalar twin LinearQ4_KDigitsScalar,
+// and the same three for Q5_K (ops/linear_vnni.h): Q4_K / Q5_K decode
+// products in exact integer digits, on the GGUF's own bytes, each format's
+// three with the same bits.
 //
 // Why a register transpose and not a regrouped layout as Q4_0x16: Q4_K's
 // quants already come in 32-byte runs per pair of sub-blocks, so eight loads
@@ -29,7 +30,6 @@ using vnni_internal::kGroupDigitBytes;
 
 constexpr size_t kSuperBlocksPerGroup = 4;
 constexpr size_t kKGroup = kSuperBlocksPerGroup * kSuperBlockSize;  // 1024 columns
-constexpr size_t kKGroupBytes = kSuperBlocksPerGroup * kQ4_KBlockBytes;  // 576
 // Byte offsets in block_q4_K (Q5_K: the same scales, then qh).
 constexpr size_t kScalesOffset = 4;
 constexpr size_t kQsOffset = 16;
@@ -241,49 +241,76 @@ CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, 
 }
 
 // The 8 quant vectors (n = 2 L + p: bytes [64 p, 64 p + 64) of super-block
-// L's qs) and the 4 heads (128-bit lane L: bytes 0..15 of super-block L) of
-// group g; super-blocks at or past `superblocks` read as zeros.
+// L's qs), the 4 heads (128-bit lane L: bytes 0..15 of super-block L) and,
+// for Q5_K, the qh of super-blocks 0, 1 (qh[0]) and 2, 3 (qh[1]; 256-bit half
+// L % 2) of group g; super-blocks at or past `superblocks` read as zeros.
+template <class Format>
 CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t superblocks,
-                                         __m512i (&q)[8], __m512i& head) {
-  const uint8_t* base = row + g * kKGroupBytes;
+                                         __m512i (&q)[8], __m512i& head, __m512i (&qh)[2]) {
+  const uint8_t* base = row + g * kSuperBlocksPerGroup * Format::kBlockBytes;
   if (kSuperBlocksPerGroup * (g + 1) <= superblocks) {
     for (size_t L = 0; L < 4; ++L) {
-      const uint8_t* sb = base + L * kQ4_KBlockBytes;
-      q[2 * L] = _mm512_loadu_si512(sb + kQsOffset);
-      q[2 * L + 1] = _mm512_loadu_si512(sb + kQsOffset + 64);
+      const uint8_t* sb = base + L * Format::kBlockBytes;
+      q[2 * L] = _mm512_loadu_si512(sb + Format::kQs);
+      q[2 * L + 1] = _mm512_loadu_si512(sb + Format::kQs + 64);
     }
     head = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base)));
-    head = _mm512_inserti32x4(
-        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + kQ4_KBlockBytes)), 1);
-    head = _mm512_inserti32x4(
-        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + 2 * kQ4_KBlockBytes)), 2);
-    head = _mm512_inserti32x4(
-        head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + 3 * kQ4_KBlockBytes)), 3);
+    for (size_t L = 1; L < 4; ++L) {
+      head = _mm512_inserti32x4(
+          head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + L * Format::kBlockBytes)),
+          L);
+    }
+    if constexpr (Format::kHighBit) {
+      for (size_t n = 0; n < 2; ++n) {
+        const uint8_t* sb = base + 2 * n * Format::kBlockBytes + Format::kQh;
+        qh[n] = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb))),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + Format::kBlockBytes)), 1);
+      }
+    }
     return;
   }
   alignas(64) uint8_t heads[64] = {};
+  alignas(64) uint8_t high[128] = {};
   for (size_t L = 0; L < 4; ++L) {
     if (kSuperBlocksPerGroup * g + L < superblocks) {
-      const uint8_t* sb = base + L * kQ4_KBlockBytes;
-      q[2 * L] = _mm512_loadu_si512(sb + kQsOffset);
-      q[2 * L + 1] = _mm512_loadu_si512(sb + kQsOffset + 64);
+      const uint8_t* sb = base + L * Format::kBlockBytes;
+      q[2 * L] = _mm512_loadu_si512(sb + Format::kQs);
+      q[2 * L + 1] = _mm512_loadu_si512(sb + Format::kQs + 64);
       memcpy(heads + 16 * L, sb, 16);
+      if constexpr (Format::kHighBit) memcpy(high + 32 * L, sb + Format::kQh, 32);
     } else {
       q[2 * L] = q[2 * L + 1] = _mm512_setzero_si512();
     }
   }
   head = _mm512_load_si512(heads);
+  if constexpr (Format::kHighBit) {
+    qh[0] = _mm512_load_si512(high);
+    qh[1] = _mm512_load_si512(high + 64);
+  }
 }
 
 // Groups [0, groups) of kRows rows (row stride row_bytes), reduced to
 // y[0..kRows): per group, the transpose, 8 digit sums per row (4 digits x
 // the two halves, 8 vpdpbusd each; the rows share each digit load), the
 // scales and mins of the heads, and the f32 steps of the header comment.
-template <int kRows>
-CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
-                                     size_t groups, const int8_t* kdigits, const float* klanes,
-                                     float* y) {
+// Q5_K: lane j = 4 L + i of quad vector `quad` takes qh dword `quad` of
+// super-block L (vpermt2d), whose bit 2 i + h of each byte becomes bit 4 of
+// the quant byte (vpsrlvd); d is not divided for the high nibbles.
+template <class Format, int kRows>
+CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
+                                  size_t groups, const int8_t* kdigits, const float* klanes,
+                                  float* y) {
+  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
   const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i low_bit = _mm512_set1_epi8(1);
+  // Q5_K: dword 8 L of the qh pair (qh[0], qh[1]) for lane j = 4 L + i, and
+  // the shift 2 i + h of each half's bit.
+  const __m512i qh_index =
+      _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
+  const __m512i bit_count[2] = {
+      _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6),
+      _mm512_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7)};
   // vpshufb indices (per 128-bit lane) that zero-extend byte n of each 32-bit lane.
   __m512i byte_of[4];
   for (int n = 0; n < 4; ++n) {
@@ -303,8 +330,8 @@ CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_
   for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
   for (size_t g = 0; g < groups; ++g) {
     for (int r = 0; r < kRows; ++r) {
-      const char* p = reinterpret_cast<const char*>(row + r * row_bytes + g * kKGroupBytes);
-      for (size_t line = 0; line < kKGroupBytes + 64; line += 64) {
+      const char* p = reinterpret_cast<const char*>(row + r * row_bytes + g * kGroupBytes);
+      for (size_t line = 0; line < kGroupBytes + 64; line += 64) {
         _mm_prefetch(p + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
       }
     }
@@ -313,7 +340,8 @@ CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_
     __m512i head[kRows];
     for (int r = 0; r < kRows; ++r) {
       __m512i v[8];
-      LoadGroup(row + r * row_bytes, g, superblocks, v, head[r]);
+      __m512i qh[2];
+      LoadGroup<Format>(row + r * row_bytes, g, superblocks, v, head[r], qh);
       // Three butterfly stages turn the 8 per-chunk loads into 8 per-quad vectors.
       for (int s = 0; s < 3; ++s) {
         for (int n = 0; n < 8; ++n) {
@@ -326,10 +354,24 @@ CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_
       for (int h = 0; h < 2; ++h) {
         for (int k = 0; k < kDigits; ++k) sum[r][h][k] = _mm512_setzero_si512();
       }
-      // v[quad] lane j: 4 quant bytes of chunk j. The high nibbles stay in place (16 q).
+      // v[quad] lane j: 4 quant bytes of chunk j. Q4_K's high nibbles stay in
+      // place (16 q).
       for (int quad = 0; quad < 8; ++quad) {
-        const __m512i low = _mm512_and_si512(v[quad], nibble);
-        const __m512i high = _mm512_andnot_si512(nibble, v[quad]);
+        __m512i low = _mm512_and_si512(v[quad], nibble);
+        __m512i high;
+        if constexpr (Format::kHighBit) {
+          const __m512i bits = _mm512_permutex2var_epi32(
+              qh[0], _mm512_add_epi32(qh_index, _mm512_set1_epi32(quad)), qh[1]);
+          high = _mm512_and_si512(_mm512_srli_epi16(v[quad], 4), nibble);
+          low = _mm512_or_si512(
+              low, _mm512_slli_epi32(
+                       _mm512_and_si512(_mm512_srlv_epi32(bits, bit_count[0]), low_bit), 4));
+          high = _mm512_or_si512(
+              high, _mm512_slli_epi32(
+                        _mm512_and_si512(_mm512_srlv_epi32(bits, bit_count[1]), low_bit), 4));
+        } else {
+          high = _mm512_andnot_si512(nibble, v[quad]);
+        }
         for (int k = 0; k < kDigits; ++k) {
           sum[r][0][k] = _mm512_dpbusd_epi32(
               sum[r][0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
@@ -351,7 +393,8 @@ CORTIQ_VNNI_TARGET void RowsQ4_KVnni(const uint8_t* row, size_t row_bytes, size_
       const __m512i dd = _mm512_shuffle_epi32(head[r], _MM_PERM_AAAA);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
       const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
-      const __m512 dh[2] = {d, _mm512_mul_ps(d, _mm512_set1_ps(0.0625f))};
+      const __m512 dh[2] = {
+          d, Format::kHighBit ? d : _mm512_mul_ps(d, _mm512_set1_ps(0.0625f))};
       for (int h = 0; h < 2; ++h) {
         const __m512 sc = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[h]));
         const __m512 m = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[2 + h]));
@@ -416,7 +459,7 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
 // ops/linear_digits_avx2.cc) widened by vpmaddwd, the rows sharing each digit
 // load; the high nibbles are taken as q (shifted) and their sums times 16,
 // which are the VNNI kernel's sums of 16 q exactly. Then the f32 steps of
-// RowsQ4_KVnni on the half's 8 lanes.
+// RowsKVnni on the half's 8 lanes.
 template <class Format, int kRows>
 CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
                                   size_t groups, const int8_t* kdigits, const float* klanes,
@@ -597,8 +640,12 @@ CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t s
 
 }  // namespace
 
-void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                    size_t row_begin, size_t row_end) {
+namespace {
+
+// LinearQ4_KVnni / LinearQ5_KVnni.
+template <class Format>
+void LinearKVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                 size_t row_begin, size_t row_end) {
   HWY_DASSERT(row_begin <= row_end && row_end <= rows);
   HWY_DASSERT(cols % kSuperBlockSize == 0);
   (void)rows;
@@ -610,17 +657,28 @@ void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t
   const KScratch scratch = KScratchFor(groups);
   KDigitsVnni(x, cols, groups, scratch.x16, scratch.kdigits, scratch.klanes);
   const uint8_t* base = static_cast<const uint8_t*>(w);
-  const size_t row_bytes = Q4_KRowBytes(cols);
+  const size_t row_bytes = superblocks * Format::kBlockBytes;
   // One row at a time: two rows' 16 sums and 8 transposed vectors spill
-  // registers (measured slower than one).
+  // registers (measured slower than one, Q4_K).
   for (size_t r = row_begin; r < row_end; ++r) {
-    RowsQ4_KVnni<1>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
-                    scratch.klanes, y + r);
+    RowsKVnni<Format, 1>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
+                         scratch.klanes, y + r);
   }
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
-  HWY_ABORT("LinearQ4_KVnni: no AVX-512 VNNI on this build");
+  HWY_ABORT("LinearKVnni: no AVX-512 VNNI on this build");
 #endif
+}
+
+}  // namespace
+
+void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKVnni<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ5_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKVnni<Q5_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// LinearQ6_KAvx2 and its scalar twin LinearQ6_KDigitsScalar
+// LinearQ6_KVnni, LinearQ6_KAvx2 and their scalar twin LinearQ6_KDigitsScalar
 // (ops/linear_vnni.h): Q6_K decode products in exact integer digits, on the
 // GGUF's own bytes.
 //
@@ -9,13 +9,17 @@
 // dequantize_row_q6_K) are rebuilt from ql / qh, then interleaved by
 // vpunpck{l,h}dq / vpunpck{l,h}qdq into four vectors `quad`, lane
 // L = 4 s + t holding quants [4 quad, 4 quad + 4) of sub-block
-// j = 8 h + 2 t + s: no shuffle across 128-bit halves.
+// j = 8 h + 2 t + s: no shuffle across 128-bit halves. The AVX2 kernel takes
+// a half per 256-bit vector; the VNNI kernel both halves per 512-bit vector
+// (half h in 256-bit half h, lane 8 h + L), which the same unpacks give.
 //
 // Products. Per lane and digit k, S_k = sum_c q_c a_kc - 32 sum_c a_kc over
 // the lane's 16 columns (q_c in [0, 63]; the second term, precomputed per
-// token, is the quants' bias), exact in 32 bits (|S_k| < 2^18): vpmaddubsw
-// pairs are at most 2 * 63 * 128 = 16128, so two of them share a 16-bit word
-// before vpmaddwd widens it. Then in f32, per lane, t = CombineDigits(S)
+// token, is the quants' bias), exact in 32 bits (|S_k| < 2^18): with VNNI,
+// vpdpbusd of the unsigned quants by the signed digits, four per digit; with
+// AVX2, vpmaddubsw pairs are at most 2 * 63 * 128 = 16128, so two of them
+// share a 16-bit word before vpmaddwd widens it. Then in f32, per lane,
+// t = CombineDigits(S)
 // (one rounding of each conversion and of the FMA, as the Q4_K kernels) and
 // acc_{8 h + L} = fma(t, (d * sc_j) * 2^(e - 29), acc_{8 h + L}), super-blocks
 // in column order; the 16 lanes are summed in the fixed tree of
@@ -49,14 +53,24 @@ constexpr size_t kScalesOffset = 192;
 constexpr size_t kDOffset = 208;
 constexpr int32_t kBias = 32;
 
-// Per-token arrays, per super-block b and half h: the digits [quad][k][32]
-// (lane L: 4 bytes = columns 4 quad .. 4 quad + 3 of its sub-block), the
-// start values -32 * (sum of the lane's 16 digits a_k) [k][8], the lane's
-// activation block scale 2^(e - 29) [8].
-constexpr size_t kHalfDigitBytes = 4 * kDigits * 32;      // 512
-constexpr size_t kHalfStartBytes = kDigits * 8 * 4;       // 128
-constexpr size_t kHalfScaleBytes = 8 * sizeof(float);     // 32
-constexpr size_t kHalfBytes = kHalfDigitBytes + kHalfStartBytes + kHalfScaleBytes;  // 672
+// Per-token arrays, per super-block b, with the halves h side by side so
+// that one 512-bit load takes both: the digits [quad][k][h][32] (lane
+// 8 h + L: 4 bytes = columns 4 quad .. 4 quad + 3 of its sub-block), the
+// start values -32 * (sum of the lane's 16 digits a_k) [k][h][8], the lane's
+// activation block scale 2^(e - 29) [h][8].
+constexpr size_t kDigitBytes = 4 * kDigits * 64;                              // 1024
+constexpr size_t kStartBytes = kDigits * 16 * 4;                              // 256
+constexpr size_t kScaleBytes = 16 * sizeof(float);                            // 64
+constexpr size_t kSuperBlockLaneBytes = kDigitBytes + kStartBytes + kScaleBytes;  // 1344
+
+// Byte offsets in a super-block's arrays: digit k of quad `quad` of half h
+// (32 bytes), start values of digit k of half h (8 int32), scales of half h
+// (8 f32).
+constexpr size_t DigitOffset(size_t quad, size_t k, size_t h) {
+  return 64 * (kDigits * quad + k) + 32 * h;
+}
+constexpr size_t StartOffset(size_t k, size_t h) { return kDigitBytes + 64 * k + 32 * h; }
+constexpr size_t ScaleOffset(size_t h) { return kDigitBytes + kStartBytes + 32 * h; }
 
 // The sub-block of lane L in half h.
 constexpr size_t LaneSubBlock(size_t h, size_t L) { return 8 * h + 2 * (L % 4) + L / 4; }
@@ -77,15 +91,17 @@ int Quant6(const uint8_t* sb, size_t i) {
 }
 
 // Rearranges the x16 digits `a` (of the activations zero-padded to a
-// multiple of 512) into this file's per-half arrays for `superblocks`
+// multiple of 512) into this file's per-super-block arrays for `superblocks`
 // super-blocks; 4-byte copies and integer sums, the same bytes on every path.
 void Q6_KLanes(const ActivationDigitsView& a, size_t superblocks, uint8_t* out) {
   for (size_t b = 0; b < superblocks; ++b) {
+    uint8_t* lanes = out + b * kSuperBlockLaneBytes;
     for (size_t h = 0; h < 2; ++h) {
-      uint8_t* half = out + (2 * b + h) * kHalfBytes;
-      int8_t* digits = reinterpret_cast<int8_t*>(half);
-      int32_t* start = reinterpret_cast<int32_t*>(half + kHalfDigitBytes);
-      float* scale = reinterpret_cast<float*>(half + kHalfDigitBytes + kHalfStartBytes);
+      int32_t* start[kDigits];
+      for (int k = 0; k < kDigits; ++k) {
+        start[k] = reinterpret_cast<int32_t*>(lanes + StartOffset(k, h));
+      }
+      float* scale = reinterpret_cast<float*>(lanes + ScaleOffset(h));
       for (size_t L = 0; L < 8; ++L) {
         const size_t first = kSuperBlockSize * b + 16 * LaneSubBlock(h, L);
         const size_t s = first / kGroup, block = (first % kGroup) / 32;
@@ -94,38 +110,38 @@ void Q6_KLanes(const ActivationDigitsView& a, size_t superblocks, uint8_t* out) 
           const size_t v = (first % 32) / 4 + quad;
           for (int k = 0; k < kDigits; ++k) {
             const int8_t* src = a.digits + s * kGroupDigitBytes + 64 * (4 * v + k) + 4 * block;
-            memcpy(digits + 32 * (4 * quad + k) + 4 * L, src, 4);
+            memcpy(lanes + DigitOffset(quad, k, h) + 4 * L, src, 4);
             sums[k] += src[0] + src[1] + src[2] + src[3];
           }
         }
-        for (int k = 0; k < kDigits; ++k) start[8 * k + L] = -kBias * sums[k];
+        for (int k = 0; k < kDigits; ++k) start[k][L] = -kBias * sums[k];
         scale[L] = a.scale[s * kGroupBlocks + block];
       }
     }
   }
 }
 
-// One row, scalar, from the per-half arrays.
+// One row, scalar, from the per-super-block arrays.
 float RowQ6_KDigitsScalar(const uint8_t* row, size_t superblocks, const uint8_t* lanes) {
   float acc[16] = {};
   for (size_t b = 0; b < superblocks; ++b) {
     const uint8_t* sb = row + b * kQ6_KBlockBytes;
+    const uint8_t* sb_lanes = lanes + b * kSuperBlockLaneBytes;
     uint16_t d_bits;
     memcpy(&d_bits, sb + kDOffset, 2);
     const float d = F16BitsToF32(d_bits);
     for (size_t h = 0; h < 2; ++h) {
-      const uint8_t* half = lanes + (2 * b + h) * kHalfBytes;
-      const int8_t* digits = reinterpret_cast<const int8_t*>(half);
-      const int32_t* start = reinterpret_cast<const int32_t*>(half + kHalfDigitBytes);
-      const float* scale = reinterpret_cast<const float*>(half + kHalfDigitBytes + kHalfStartBytes);
+      const float* scale = reinterpret_cast<const float*>(sb_lanes + ScaleOffset(h));
       for (size_t L = 0; L < 8; ++L) {
         const size_t j = LaneSubBlock(h, L);
         int32_t sum[kDigits];
         for (int k = 0; k < kDigits; ++k) {
-          sum[k] = start[8 * k + L];
+          memcpy(&sum[k], sb_lanes + StartOffset(k, h) + 4 * L, 4);
           for (size_t quad = 0; quad < 4; ++quad) {
+            const int8_t* digits =
+                reinterpret_cast<const int8_t*>(sb_lanes + DigitOffset(quad, k, h) + 4 * L);
             for (size_t c = 0; c < 4; ++c) {
-              sum[k] += Quant6(sb, 16 * j + 4 * quad + c) * digits[32 * (4 * quad + k) + 4 * L + c];
+              sum[k] += Quant6(sb, 16 * j + 4 * quad + c) * digits[c];
             }
           }
         }
@@ -138,14 +154,14 @@ float RowQ6_KDigitsScalar(const uint8_t* row, size_t superblocks, const uint8_t*
 }
 
 // Scratch for `cols` columns: the zero-padded activations and their x16
-// digits, then the per-half arrays (returned; *x16 the former).
+// digits, then the per-super-block arrays (returned; *x16 the former).
 uint8_t* Q6_KScratch(size_t cols, uint8_t** x16, size_t* padded_cols) {
   *padded_cols = (cols + kGroup - 1) / kGroup * kGroup;
   const size_t x16_bytes =
       *padded_cols * sizeof(float) + vnni_internal::DigitsBytes(*padded_cols, 1);
   const size_t x16_aligned = (x16_bytes + 63) / 64 * 64;
   uint8_t* scratch =
-      vnni_internal::ThreadScratch(x16_aligned + cols / kSuperBlockSize * 2 * kHalfBytes);
+      vnni_internal::ThreadScratch(x16_aligned + cols / kSuperBlockSize * kSuperBlockLaneBytes);
   *x16 = scratch;
   return scratch + x16_aligned;
 }
@@ -160,6 +176,14 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
   return _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(65536.0f), _mm256_cvtepi32_ps(u));
 }
 
+// Prefetches the super-block's bytes kPrefetchBytes ahead.
+inline void PrefetchSuperBlock(const uint8_t* sb) {
+  for (size_t line = 0; line < kQ6_KBlockBytes + 64; line += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(sb) + line + vnni_internal::kPrefetchBytes,
+                 _MM_HINT_T0);
+  }
+}
+
 // One row by the digit arithmetic (see the file comment).
 CORTIQ_AVX2_TARGET float RowQ6_KAvx2(const uint8_t* row, size_t superblocks,
                                      const uint8_t* lanes) {
@@ -171,16 +195,12 @@ CORTIQ_AVX2_TARGET float RowQ6_KAvx2(const uint8_t* row, size_t superblocks,
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (size_t b = 0; b < superblocks; ++b) {
     const uint8_t* sb = row + b * kQ6_KBlockBytes;
-    for (size_t line = 0; line < kQ6_KBlockBytes + 64; line += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(sb) + line + vnni_internal::kPrefetchBytes,
-                   _MM_HINT_T0);
-    }
+    const uint8_t* sb_lanes = lanes + b * kSuperBlockLaneBytes;
+    PrefetchSuperBlock(sb);
     uint16_t d_bits;
     memcpy(&d_bits, sb + kDOffset, 2);
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(d_bits));
     for (int h = 0; h < 2; ++h) {
-      const uint8_t* half = lanes + (2 * b + h) * kHalfBytes;
-      const int8_t* digits = reinterpret_cast<const int8_t*>(half);
       const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + 64 * h));
       const __m256i qb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + 64 * h + 32));
       const __m256i qh =
@@ -199,27 +219,26 @@ CORTIQ_AVX2_TARGET float RowQ6_KAvx2(const uint8_t* row, size_t superblocks,
       const __m256i quads[4] = {
           _mm256_unpacklo_epi64(lo01, lo23), _mm256_unpackhi_epi64(lo01, lo23),
           _mm256_unpacklo_epi64(hi01, hi23), _mm256_unpackhi_epi64(hi01, hi23)};
-      const __m256i* start = reinterpret_cast<const __m256i*>(half + kHalfDigitBytes);
       __m256i sum[kDigits];
       for (int k = 0; k < kDigits; ++k) {
-        const __m256i* digit = reinterpret_cast<const __m256i*>(digits + 32 * k);  // quad 0
-        // Quad q's vector is digit[4 q] (32 * 4 bytes apart).
-        const __m256i w01 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(quads[0], _mm256_load_si256(digit)),
-                             _mm256_maddubs_epi16(quads[1], _mm256_load_si256(digit + 4)));
-        const __m256i w23 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(quads[2], _mm256_load_si256(digit + 8)),
-                             _mm256_maddubs_epi16(quads[3], _mm256_load_si256(digit + 12)));
+        __m256i digit[4];
+        for (size_t quad = 0; quad < 4; ++quad) {
+          digit[quad] = _mm256_load_si256(
+              reinterpret_cast<const __m256i*>(sb_lanes + DigitOffset(quad, k, h)));
+        }
+        const __m256i w01 = _mm256_add_epi16(_mm256_maddubs_epi16(quads[0], digit[0]),
+                                             _mm256_maddubs_epi16(quads[1], digit[1]));
+        const __m256i w23 = _mm256_add_epi16(_mm256_maddubs_epi16(quads[2], digit[2]),
+                                             _mm256_maddubs_epi16(quads[3], digit[3]));
         sum[k] = _mm256_add_epi32(
             _mm256_add_epi32(_mm256_madd_epi16(w01, ones), _mm256_madd_epi16(w23, ones)),
-            _mm256_load_si256(start + k));
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(sb_lanes + StartOffset(k, h))));
       }
       const __m128i sc8 =
           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sb + kScalesOffset + 8 * h));
       const __m256 sc = _mm256_cvtepi32_ps(
           _mm256_permutevar8x32_epi32(_mm256_cvtepi8_epi32(sc8), scale_order));
-      const __m256 scale =
-          _mm256_load_ps(reinterpret_cast<const float*>(half + kHalfDigitBytes + kHalfStartBytes));
+      const __m256 scale = _mm256_load_ps(reinterpret_cast<const float*>(sb_lanes + ScaleOffset(h)));
       acc[h] = _mm256_fmadd_ps(CombineDigitsAvx2(sum),
                                _mm256_mul_ps(_mm256_mul_ps(d, sc), scale), acc[h]);
     }
@@ -227,11 +246,125 @@ CORTIQ_AVX2_TARGET float RowQ6_KAvx2(const uint8_t* row, size_t superblocks,
   return vnni_internal::ReduceTree16Avx2(acc[0], acc[1]);
 }
 
+// CombineDigits lane-wise, 16 lanes.
+CORTIQ_VNNI_TARGET inline __m512 CombineDigitsVnni(const __m512i (&s)[kDigits]) {
+  const __m512i u = _mm512_add_epi32(s[0], _mm512_slli_epi32(s[1], 8));
+  const __m512i v = _mm512_add_epi32(s[2], _mm512_slli_epi32(s[3], 8));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(65536.0f), _mm512_cvtepi32_ps(u));
+}
+
+// The 32 bytes at p and the 32 at p + 64, as 256-bit halves 0 and 1.
+CORTIQ_VNNI_TARGET inline __m512i LoadHalves(const uint8_t* p) {
+  return _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64)), 1);
+}
+
+// Super-blocks [b0, b1) of one row added to `acc` (16 lanes) by the digit
+// arithmetic: RowQ6_KAvx2's integer sums (vpdpbusd, exact) and f32
+// operations with both halves of a super-block in one 512-bit vector, lane
+// 8 h + L being RowQ6_KAvx2's lane L of acc[h]; the same bits. While
+// super-block b0 + i is read, the 256 bytes at prefetch + i * 210 are
+// prefetched (a hint: any address).
+CORTIQ_VNNI_TARGET inline __m512 SpanQ6_KVnni(const uint8_t* row, size_t b0, size_t b1,
+                                              const uint8_t* lanes, const uint8_t* prefetch,
+                                              __m512 acc) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i bits45 = _mm512_set1_epi8(0x30);
+  // Lane 8 h + 4 s + t takes the scale of sub-block 8 h + 2 t + s.
+  const __m512i scale_order =
+      _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+  for (size_t b = b0; b < b1; ++b) {
+    const uint8_t* sb = row + b * kQ6_KBlockBytes;
+    const uint8_t* sb_lanes = lanes + b * kSuperBlockLaneBytes;
+    const char* ahead = reinterpret_cast<const char*>(prefetch) + (b - b0) * kQ6_KBlockBytes;
+    for (size_t line = 0; line < 256; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+    uint16_t d_bits;
+    memcpy(&d_bits, sb + kDOffset, 2);
+    const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
+    const __m512i qa = LoadHalves(sb);
+    const __m512i qb = LoadHalves(sb + 32);
+    const __m512i qh = _mm512_loadu_si512(sb + kQhOffset);
+    const __m512i r0 = _mm512_or_si512(_mm512_and_si512(qa, low4),
+                                       _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45));
+    const __m512i r1 = _mm512_or_si512(_mm512_and_si512(qb, low4),
+                                       _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45));
+    const __m512i r2 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qa, 4), low4),
+                                       _mm512_and_si512(qh, bits45));
+    const __m512i r3 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qb, 4), low4),
+                                       _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45));
+    const __m512i lo01 = _mm512_unpacklo_epi32(r0, r1), hi01 = _mm512_unpackhi_epi32(r0, r1);
+    const __m512i lo23 = _mm512_unpacklo_epi32(r2, r3), hi23 = _mm512_unpackhi_epi32(r2, r3);
+    const __m512i quads[4] = {
+        _mm512_unpacklo_epi64(lo01, lo23), _mm512_unpackhi_epi64(lo01, lo23),
+        _mm512_unpacklo_epi64(hi01, hi23), _mm512_unpackhi_epi64(hi01, hi23)};
+    __m512i sum[kDigits];
+    for (int k = 0; k < kDigits; ++k) {
+      sum[k] = _mm512_load_si512(sb_lanes + StartOffset(k, 0));
+      for (size_t quad = 0; quad < 4; ++quad) {
+        sum[k] = _mm512_dpbusd_epi32(sum[k], quads[quad],
+                                     _mm512_load_si512(sb_lanes + DigitOffset(quad, k, 0)));
+      }
+    }
+    const __m512 sc = _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(
+        scale_order,
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kScalesOffset)))));
+    const __m512 scale = _mm512_load_ps(sb_lanes + ScaleOffset(0));
+    acc = _mm512_fmadd_ps(CombineDigitsVnni(sum), _mm512_mul_ps(_mm512_mul_ps(d, sc), scale), acc);
+  }
+  return acc;
+}
+
+// Rows from kColumnBlockedMinSuperBlocks super-blocks on (4096 columns: 21
+// KiB of per-super-block arrays, which with the weight stream do not stay in
+// L1) are taken kRowBlock rows at a time, those rows one column block of at
+// most kColumnBlockMaxSuperBlocks super-blocks (10.5 KiB of arrays) at a
+// time; each row keeps its 16-lane accumulator across the column blocks and
+// adds its super-blocks in column order, so the bits are the same.
+constexpr size_t kColumnBlockedMinSuperBlocks = 16;
+constexpr size_t kColumnBlockMaxSuperBlocks = 8;
+
+// y[r] for r in [row_begin, row_end) (rows row_bytes apart at base).
+CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size_t superblocks,
+                                     const uint8_t* lanes, size_t row_begin, size_t row_end,
+                                     float* y) {
+  if (superblocks < kColumnBlockedMinSuperBlocks) {
+    for (size_t r = row_begin; r < row_end; ++r) {
+      const uint8_t* row = base + r * row_bytes;
+      y[r] = vnni_internal::ReduceTree16Vnni(SpanQ6_KVnni(
+          row, 0, superblocks, lanes, row + vnni_internal::kPrefetchBytes, _mm512_setzero_ps()));
+    }
+    return;
+  }
+  using vnni_internal::kRowBlock;
+  // Equal column blocks of at most kColumnBlockMaxSuperBlocks.
+  const size_t blocks =
+      (superblocks + kColumnBlockMaxSuperBlocks - 1) / kColumnBlockMaxSuperBlocks;
+  const size_t block_size = (superblocks + blocks - 1) / blocks;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+    const size_t r1 = std::min(row_end, r0 + kRowBlock);
+    __m512 acc[kRowBlock];
+    for (size_t r = r0; r < r1; ++r) acc[r - r0] = _mm512_setzero_ps();
+    for (size_t c0 = 0; c0 < superblocks; c0 += block_size) {
+      const size_t c1 = std::min(superblocks, c0 + block_size);
+      for (size_t r = r0; r < r1; ++r) {
+        // What this pass reads next: the next row's span, else the block's
+        // first row in the next column block, else the next row block.
+        const uint8_t* next = r + 1 < r1        ? base + (r + 1) * row_bytes + c0 * kQ6_KBlockBytes
+                              : c1 < superblocks ? base + r0 * row_bytes + c1 * kQ6_KBlockBytes
+                                                 : base + r1 * row_bytes;
+        acc[r - r0] = SpanQ6_KVnni(base + r * row_bytes, c0, c1, lanes, next, acc[r - r0]);
+      }
+    }
+    for (size_t r = r0; r < r1; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r - r0]);
+  }
+}
+
 #endif  // __x86_64__
 
-// The digits of x for `cols` columns with the scalar or the AVX2 digit
-// kernel, rearranged; returns the per-half arrays.
-const uint8_t* Q6_KDigits(const float* x, size_t cols, bool avx2) {
+// The digits of x for `cols` columns with the digit kernel of `path` (the
+// same bytes on each), rearranged; returns the per-super-block arrays.
+const uint8_t* Q6_KDigits(const float* x, size_t cols, DecodeLinearPath path) {
   uint8_t* x16;
   size_t padded_cols;
   uint8_t* lanes = Q6_KScratch(cols, &x16, &padded_cols);
@@ -243,13 +376,19 @@ const uint8_t* Q6_KDigits(const float* x, size_t cols, bool avx2) {
   const ActivationDigitsView a =
       vnni_internal::DigitsAt(x16 + padded_cols * sizeof(float), padded_cols, 1, 0);
 #if defined(__x86_64__)
-  if (avx2) {
-    vnni_internal::ActivationDigitsAvx2(xs, padded_cols, a);
-  } else {
-    ActivationDigitsScalar(xs, padded_cols, a);
+  switch (path) {
+    case DecodeLinearPath::kVnni:
+      vnni_internal::ActivationDigitsVnni(xs, padded_cols, a);
+      break;
+    case DecodeLinearPath::kAvx2:
+      vnni_internal::ActivationDigitsAvx2(xs, padded_cols, a);
+      break;
+    case DecodeLinearPath::kFloat:
+      ActivationDigitsScalar(xs, padded_cols, a);
+      break;
   }
 #else
-  (void)avx2;
+  (void)path;
   ActivationDigitsScalar(xs, padded_cols, a);
 #endif
   Q6_KLanes(a, cols / kSuperBlockSize, lanes);
@@ -257,6 +396,24 @@ const uint8_t* Q6_KDigits(const float* x, size_t cols, bool avx2) {
 }
 
 }  // namespace
+
+void LinearQ6_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  HWY_DASSERT(row_begin <= row_end && row_end <= rows);
+  HWY_DASSERT(cols % kSuperBlockSize == 0);
+  (void)rows;
+#if defined(__x86_64__)
+  HWY_ASSERT(vnni_internal::VnniAvailable());
+  if (row_begin == row_end) return;
+  const uint8_t* lanes = Q6_KDigits(x, cols, DecodeLinearPath::kVnni);
+  const size_t superblocks = cols / kSuperBlockSize;
+  RowsQ6_KVnni(static_cast<const uint8_t*>(w), superblocks * kQ6_KBlockBytes, superblocks, lanes,
+               row_begin, row_end, y);
+#else
+  (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
+  HWY_ABORT("LinearQ6_KVnni: no AVX-512 VNNI on this build");
+#endif
+}
 
 void LinearQ6_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                     size_t row_begin, size_t row_end) {
@@ -266,7 +423,7 @@ void LinearQ6_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t
 #if defined(__x86_64__)
   HWY_ASSERT(vnni_internal::Avx2Available());
   if (row_begin == row_end) return;
-  const uint8_t* lanes = Q6_KDigits(x, cols, /*avx2=*/true);
+  const uint8_t* lanes = Q6_KDigits(x, cols, DecodeLinearPath::kAvx2);
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t superblocks = cols / kSuperBlockSize;
   const size_t row_bytes = superblocks * kQ6_KBlockBytes;
@@ -285,7 +442,7 @@ void LinearQ6_KDigitsScalar(const void* w, const float* x, float* y, size_t rows
   HWY_DASSERT(cols % kSuperBlockSize == 0);
   (void)rows;
   if (row_begin == row_end) return;
-  const uint8_t* lanes = Q6_KDigits(x, cols, /*avx2=*/false);
+  const uint8_t* lanes = Q6_KDigits(x, cols, DecodeLinearPath::kFloat);
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t superblocks = cols / kSuperBlockSize;
   const size_t row_bytes = superblocks * kQ6_KBlockBytes;

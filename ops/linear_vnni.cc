@@ -396,11 +396,6 @@ DecodeLinearPath DispatchedDecodeLinearPathQ8_0x16() {
                                                                  : DecodeLinearPath::kFloat;
 }
 
-DecodeLinearPath DispatchedDecodeLinearPathQ5_KQ6_K() {
-  return DispatchedDecodeLinearPath() == DecodeLinearPath::kAvx2 ? DecodeLinearPath::kAvx2
-                                                                 : DecodeLinearPath::kFloat;
-}
-
 const char* DecodeLinearPathName(DecodeLinearPath path) {
   switch (path) {
     case DecodeLinearPath::kVnni:

@@ -3,10 +3,11 @@
 // Q4_K, Q5_K and Q6_K (ops/quantize_k.h) in exact integer arithmetic: what
 // LinearQ4_0x16 / LinearQ8_0x16 and their LinearRows (ops/linear.h,
 // ops/linear_rows.h), LinearQ4_K, LinearQ5_K and LinearQ6_K run on CPUs with
-// AVX-512 VNNI (Q4_0x16, Q8_0x16, Q4_K) or AVX2 (Q4_0x16, Q4_K, Q5_K, Q6_K;
-// DecodeLinearPath below). The file's name is the first kernel's; the AVX2
-// kernels live in ops/linear_digits_avx2.cc (Q4_0x16), ops/linear_digits_k.cc
-// (Q4_K, Q5_K) and ops/linear_digits_q6_k.cc.
+// AVX-512 VNNI (Q4_0x16, Q8_0x16, Q4_K, Q5_K, Q6_K) or AVX2 (Q4_0x16, Q4_K,
+// Q5_K, Q6_K; DecodeLinearPath below). The file's name is the first kernel's; the
+// AVX2 kernels live in ops/linear_digits_avx2.cc (Q4_0x16),
+// ops/linear_digits_k.cc (Q4_K, Q5_K) and ops/linear_digits_q6_k.cc (Q6_K,
+// both paths).
 //
 // Why: the f32 kernels spend three vector instructions on every 16 weights
 // (Q4_0: shift, table lookup, FMA; Q8_0: widen, convert, FMA), and on Intel
@@ -94,7 +95,7 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 // The implementations of the Q4_0x16 / Q8_0x16 / Q4_K / Q5_K decode
 // products, fastest first.
 enum class DecodeLinearPath {
-  kVnni,   // AVX-512 VNNI, exact integer digits (this file; Q4_0x16, Q8_0x16, Q4_K)
+  kVnni,   // AVX-512 VNNI, exact integer digits (Q4_0x16, Q8_0x16, Q4_K, Q5_K, Q6_K)
   kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_K, Q5_K, Q6_K)
   kFloat,  // the Highway f32 kernels (linear_q4_0x16-inl.h, linear_q8_0x16-inl.h,
            // kquant_block-inl.h)
@@ -103,20 +104,17 @@ enum class DecodeLinearPath {
 // The fastest path this CPU has: kVnni where it has AVX-512 F/BW/VL/DQ/VNNI,
 // else kAvx2 where it has Highway's AVX2 target (AVX2, FMA, F16C, BMI2), else
 // kFloat; unless limited by LimitDecodeLinearPathForTest. LinearQ4_0x16,
-// LinearRowsQ4_0x16 and LinearQ4_K take it; LinearQ8_0x16 takes the integer
-// digits only on kVnni (on kAvx2 its f32 kernel: Q8_0 already streams at the
-// read bandwidth there, and vpmaddubsw would saturate on its bytes), and
-// LinearQ5_K / LinearQ6_K only on kAvx2 (DispatchedDecodeLinearPathQ5_KQ6_K).
+// LinearRowsQ4_0x16, LinearQ4_K, LinearQ5_K and LinearQ6_K take it;
+// LinearQ8_0x16 takes the integer digits only on kVnni
+// (DispatchedDecodeLinearPathQ8_0x16: on kAvx2 its f32 kernel, as Q8_0
+// already streams at the read bandwidth there, and vpmaddubsw would saturate
+// on its bytes).
 DecodeLinearPath DispatchedDecodeLinearPath();
 
 // The path LinearQ8_0x16 and LinearRowsQ8_0x16 take: kVnni where
 // DispatchedDecodeLinearPath() is kVnni, else kFloat.
 DecodeLinearPath DispatchedDecodeLinearPathQ8_0x16();
 
-// The path LinearQ5_K and LinearQ6_K take: kAvx2 where
-// DispatchedDecodeLinearPath() is kAvx2, else kFloat (their AVX2 kernels are
-// unmeasured against the AVX-512 f32 ones, so a VNNI CPU keeps the latter).
-DecodeLinearPath DispatchedDecodeLinearPathQ5_KQ6_K();
 
 // "AVX-512 VNNI (exact integer digits)", "AVX2 (exact integer digits)" or
 // "f32 FMA".
@@ -237,26 +235,37 @@ void LinearQ4_KDigitsScalar(const void* w, const float* x, float* y, size_t rows
 // by Q4_K's digit arithmetic: the same lanes, groups, f32 steps and error
 // bound (with T_c = d sc q_c + dmin m), where q_c = nibble + 16 * its qh bit
 // (0..31, ggml's dequantize_row_q5_K) is multiplied as it is and d is not
-// divided for the high nibbles. LinearQ5_KAvx2 (Highway's AVX2 target) widens
-// its 16-bit words every 4 loads instead of 8 (4 * 2 * 31 * 128 = 31744 <
-// 2^15); LinearQ5_KDigitsScalar is its scalar twin, with the same bits.
-// cols a multiple of 256; each row's result is independent of the range.
+// divided for the high nibbles. LinearQ5_KVnni (AVX-512 VNNI) takes each
+// lane's qh dword by vpermt2d and its bit by vpsrlvd; LinearQ5_KAvx2
+// (Highway's AVX2 target) widens its 16-bit words every 4 loads instead of 8
+// (4 * 2 * 31 * 128 = 31744 < 2^15); LinearQ5_KDigitsScalar is their scalar
+// twin, all three with the same bits. cols a multiple of 256; each row's
+// result is independent of the range.
+void LinearQ5_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end);
 void LinearQ5_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                     size_t row_begin, size_t row_end);
 void LinearQ5_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,
                             size_t row_begin, size_t row_end);
 
 // Q6_K (llama.cpp's block_q6_K, 210 bytes per 256 weights) by the same
-// activation digits with AVX2 (ops/linear_digits_q6_k.cc, whose file comment
-// gives the lanes and the f32 steps): a lane is one 16-weight sub-block, its
-// digit sums S_k = sum q a_k - 32 sum a_k exact (q in [0, 63]; two
-// vpmaddubsw per 16-bit word, 2 * 2 * 63 * 128 < 2^15), then per lane
+// activation digits (ops/linear_digits_q6_k.cc, whose file comment gives the
+// lanes and the f32 steps): a lane is one 16-weight sub-block, its digit sums
+// S_k = sum q a_k - 32 sum a_k exact (q in [0, 63]; VNNI: four vpdpbusd per
+// digit and super-block; AVX2: two vpmaddubsw per 16-bit word,
+// 2 * 2 * 63 * 128 < 2^15), then per lane
 // acc = fma(t, (d * sc) * 2^(e - 29), acc) and the fixed 16-lane tree.
 // Error: as Q4_0x16's digits with sum_c |w_c| replaced by sum_c |d sc_c|
-// (q_c + 32). Requires Highway's AVX2 target; LinearQ6_KDigitsScalar is its
-// scalar twin with the same bits. cols a multiple of 256 (the activations
-// are read as zero-padded to a multiple of 512); each row's result is
-// independent of the range.
+// (q_c + 32). LinearQ6_KVnni requires AVX-512 VNNI
+// (DispatchedDecodeLinearPath() == kVnni) and takes rows of 4096 columns or
+// more in column blocks of 16 rows (each row still adds its super-blocks in
+// column order: the same bits), LinearQ6_KAvx2 Highway's AVX2
+// target; LinearQ6_KDigitsScalar is their scalar twin, all three with the
+// same bits. cols a multiple of 256 (the activations are read as
+// zero-padded to a multiple of 512); each row's result is independent of the
+// range.
+void LinearQ6_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end);
 void LinearQ6_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                     size_t row_begin, size_t row_end);
 void LinearQ6_KDigitsScalar(const void* w, const float* x, float* y, size_t rows, size_t cols,

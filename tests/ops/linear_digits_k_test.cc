@@ -1,8 +1,8 @@
 // Tests the exact integer decode products of the K-quant formats Q4_K and
 // Q5_K (ops/linear_vnni.h): the scalar twins (LinearQ4_KDigitsScalar,
 // LinearQ5_KDigitsScalar) against the double references within the header's
-// bound (exactly on small integers), and the kernels (Q4_K: AVX-512 VNNI and
-// AVX2; Q5_K: AVX2; where the CPU has them) against the twins bit for bit,
+// bound (exactly on small integers), and the kernels (AVX-512 VNNI and AVX2,
+// where the CPU has them) against the twins bit for bit,
 // for row lengths with and without a partial group of super-blocks, in row
 // ranges, as the dispatched LinearQ4_K / LinearQ5_K, and next to an
 // unreadable page.
@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -211,6 +212,7 @@ struct KKernel {
 const KKernel kKernels[] = {
     {"q4_k_vnni", &kFormats[0], DecodeLinearPath::kVnni, &LinearQ4_KVnni},
     {"q4_k_avx2", &kFormats[0], DecodeLinearPath::kAvx2, &LinearQ4_KAvx2},
+    {"q5_k_vnni", &kFormats[1], DecodeLinearPath::kVnni, &LinearQ5_KVnni},
     {"q5_k_avx2", &kFormats[1], DecodeLinearPath::kAvx2, &LinearQ5_KAvx2},
 };
 
@@ -356,6 +358,8 @@ TEST_P(KIntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   EXPECT_GT(differ, 0u) << GetParam().name;
 }
 
+void PrintTo(const KFormat& f, std::ostream* os) { *os << f.name; }
+void PrintTo(const KKernel& k, std::ostream* os) { *os << k.name; }
 std::string FormatName(const ::testing::TestParamInfo<KFormat>& info) { return info.param.name; }
 std::string KernelName(const ::testing::TestParamInfo<KKernel>& info) { return info.param.name; }
 INSTANTIATE_TEST_SUITE_P(Formats, KDigitsTest, ::testing::ValuesIn(kFormats), FormatName);

@@ -1,10 +1,10 @@
 // Tests the exact integer decode product of Q6_K weights (ops/linear_vnni.h,
-// LinearQ6_KAvx2 / LinearQ6_KDigitsScalar): the scalar twin against the
-// double reference LinearQ6_KReference within the header's bound (exactly on
-// small integers), and the AVX2 kernel (where the CPU has it) against the
-// twin bit for bit, for row lengths of whole and partial 512-column groups,
-// in row ranges, as the dispatched LinearQ6_K, next to an unreadable page and
-// on non-finite activations.
+// LinearQ6_KVnni / LinearQ6_KAvx2 / LinearQ6_KDigitsScalar): the scalar twin
+// against the double reference LinearQ6_KReference within the header's bound
+// (exactly on small integers), and the VNNI and AVX2 kernels (where the CPU
+// has them) against the twin bit for bit, for row lengths of whole and
+// partial 512-column groups, in row ranges, as the dispatched LinearQ6_K,
+// next to an unreadable page and on non-finite activations.
 
 #include <math.h>
 #include <stdint.h>
@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <limits>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -136,26 +138,47 @@ TEST(Q6_KDigitsTest, SmallIntegersAreExact) {
   }
 }
 
-class Q6_KAvx2Test : public ::testing::Test {
+using Q6_KKernel = void (*)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+
+struct Q6_KPath {
+  const char* name;
+  DecodeLinearPath path;
+  Q6_KKernel kernel;
+};
+
+const Q6_KPath kPaths[] = {
+    {"vnni", DecodeLinearPath::kVnni, &LinearQ6_KVnni},
+    {"avx2", DecodeLinearPath::kAvx2, &LinearQ6_KAvx2},
+};
+
+void PrintTo(const Q6_KPath& path, std::ostream* os) { *os << path.name; }
+
+// Each integer kernel, where the CPU has its path; the dispatch limited to
+// that path, so that LinearQ6_K runs it too.
+class Q6_KIntegerTest : public ::testing::TestWithParam<Q6_KPath> {
  protected:
   void SetUp() override {
-    if (static_cast<int>(DispatchedDecodeLinearPath()) >
-        static_cast<int>(DecodeLinearPath::kAvx2)) {
-      GTEST_SKIP() << "no AVX2 on this CPU: the f32 kernels are tested by ops_kernels_q6_k_test";
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam().path)) {
+      GTEST_SKIP() << "no " << GetParam().name << " on this CPU (the f32 kernels are tested by "
+                   << "ops_kernels_q6_k_test)";
     }
-    LimitDecodeLinearPathForTest(DecodeLinearPath::kAvx2);
+    LimitDecodeLinearPathForTest(GetParam().path);
   }
   void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+  void Kernel(const void* w, const float* x, float* y, size_t rows, size_t cols, size_t rb,
+              size_t re) {
+    GetParam().kernel(w, x, y, rows, cols, rb, re);
+  }
 };
 
 // The kernel, the dispatched LinearQ6_K and every row range give the twin's bits.
-TEST_F(Q6_KAvx2Test, MatchesTheScalarBits) {
+TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
   const size_t rows = 21;
   ForEachCase(rows, 100, [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
                              const std::vector<float>& x) {
     std::vector<float> scalar(rows), got(rows), dispatched(rows);
     LinearQ6_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-    LinearQ6_KAvx2(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+    Kernel(w.data(), x.data(), got.data(), rows, cols, 0, rows);
     LinearQ6_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) {
       EXPECT_TRUE(SameBits(scalar[r], got[r])) << "cols " << cols << " raw " << raw << " hard "
@@ -166,7 +189,7 @@ TEST_F(Q6_KAvx2Test, MatchesTheScalarBits) {
     for (size_t rb : {size_t{0}, size_t{5}}) {
       for (size_t re : {rb, rb + 1, size_t{21}}) {
         std::vector<float> y(rows, test::Sentinel());
-        LinearQ6_KAvx2(w.data(), x.data(), y.data(), rows, cols, rb, re);
+        Kernel(w.data(), x.data(), y.data(), rows, cols, rb, re);
         for (size_t r = 0; r < rows; ++r) {
           if (r < rb || r >= re) {
             EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
@@ -180,11 +203,12 @@ TEST_F(Q6_KAvx2Test, MatchesTheScalarBits) {
 }
 
 // The kernel reads no byte past the matrix: the last row ends at a
-// PROT_NONE page.
-TEST_F(Q6_KAvx2Test, ReadsNothingPastTheMatrix) {
+// PROT_NONE page (4352 columns: the VNNI kernel's column blocks, two row
+// blocks).
+TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (size_t cols : {size_t{768}, size_t{1024}}) {
-    const size_t rows = 9, bytes = rows * Q6_KRowBytes(cols);
+  for (size_t cols : {size_t{768}, size_t{1024}, size_t{4352}}) {
+    const size_t rows = 19, bytes = rows * Q6_KRowBytes(cols);
     const size_t mapped = (bytes + page - 1) / page * page + page;
     void* region =
         mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -197,14 +221,14 @@ TEST_F(Q6_KAvx2Test, ReadsNothingPastTheMatrix) {
     const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
     std::vector<float> scalar(rows), got(rows);
     LinearQ6_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
-    LinearQ6_KAvx2(w, x.data(), got.data(), rows, cols, 0, rows);
+    Kernel(w, x.data(), got.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
     munmap(region, mapped);
   }
 }
 
 // Non-finite activations make the block scale NaN, so every row is NaN.
-TEST_F(Q6_KAvx2Test, NonFiniteActivationsGiveNaN) {
+TEST_P(Q6_KIntegerTest, NonFiniteActivationsGiveNaN) {
   const size_t rows = 4, cols = 1536;
   const std::vector<uint8_t> w = MakeQ6_K(rows, cols, false, 5);
   for (float bad : {std::numeric_limits<float>::infinity(),
@@ -213,7 +237,7 @@ TEST_F(Q6_KAvx2Test, NonFiniteActivationsGiveNaN) {
     x[900] = bad;
     std::vector<float> scalar(rows), got(rows);
     LinearQ6_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-    LinearQ6_KAvx2(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+    Kernel(w.data(), x.data(), got.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) {
       EXPECT_TRUE(isnan(scalar[r])) << "row " << r;
       EXPECT_TRUE(isnan(got[r])) << "row " << r;
@@ -223,7 +247,7 @@ TEST_F(Q6_KAvx2Test, NonFiniteActivationsGiveNaN) {
 
 // Limited to the f32 path, LinearQ6_K runs the Highway kernel (not the digit
 // arithmetic: its bits differ on hard activations).
-TEST_F(Q6_KAvx2Test, TheTestLimitSelectsTheFloatKernel) {
+TEST_P(Q6_KIntegerTest, TheTestLimitSelectsTheFloatKernel) {
   const size_t rows = 16, cols = 1536;
   const std::vector<uint8_t> w = MakeQ6_K(rows, cols, false, 11);
   const std::vector<float> x = test::HardActivations(cols, 12);
@@ -231,11 +255,16 @@ TEST_F(Q6_KAvx2Test, TheTestLimitSelectsTheFloatKernel) {
   LinearQ6_K(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
   LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
   LinearQ6_K(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
-  LimitDecodeLinearPathForTest(DecodeLinearPath::kAvx2);
+  LimitDecodeLinearPathForTest(GetParam().path);
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
   EXPECT_GT(differ, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, Q6_KIntegerTest, ::testing::ValuesIn(kPaths),
+                         [](const ::testing::TestParamInfo<Q6_KPath>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace ops

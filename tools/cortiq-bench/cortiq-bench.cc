@@ -362,8 +362,7 @@ absl::Status Run(const std::string& path) {
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
-    j.Field("q5_k_q6_k_decode_path",
-            ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ5_KQ6_K()));
+    j.Field("q5_k_q6_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("load", flag_values.mmap == 0   ? "read"
                     : flag_values.mmap == 1 ? "mmap"
@@ -492,7 +491,7 @@ absl::Status Run(const std::string& path) {
                                     std::pair<const char*, size_t>{"q6_k", q6_k_matrices}}) {
     if (count > 0) {
       std::printf("decode products of the %zu %s matrices: %s\n", count, name,
-                  ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ5_KQ6_K()));
+                  ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     }
   }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
