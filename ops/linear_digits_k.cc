@@ -290,17 +290,21 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
   }
 }
 
-// Groups [0, groups) of kRows rows (row stride row_bytes), reduced to
-// y[0..kRows): per group, the transpose, 8 digit sums per row (4 digits x
+// Groups [g0, g1) of kRows rows (row stride row_bytes) added to acc[0..kRows)
+// (16 lanes each): per group, the transpose, 8 digit sums per row (4 digits x
 // the two halves, 8 vpdpbusd each; the rows share each digit load), the
 // scales and mins of the heads, and the f32 steps of the header comment.
 // Q5_K: lane j = 4 L + i of quad vector `quad` takes qh dword `quad` of
 // super-block L (vpermt2d), whose bit 2 i + h of each byte becomes bit 4 of
-// the quant byte (vpsrlvd); d is not divided for the high nibbles.
+// the quant byte (vpsrlvd); d is not divided for the high nibbles. While
+// group g0 + i of row r is read, the group's bytes at
+// prefetch + r * row_bytes + i * (group bytes) are prefetched (a hint: any
+// address).
 template <class Format, int kRows>
 CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
-                                  size_t groups, const int8_t* kdigits, const float* klanes,
-                                  float* y) {
+                                  size_t g0, size_t g1, const int8_t* kdigits,
+                                  const float* klanes, const uint8_t* prefetch,
+                                  __m512 (&acc)[kRows]) {
   constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i low_bit = _mm512_set1_epi8(1);
@@ -326,14 +330,11 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
   for (int s = 0; s < 3; ++s) {
     for (int i = 0; i < 2; ++i) transpose[s][i] = _mm512_load_si512(kTranspose[s][i]);
   }
-  __m512 acc[kRows];
-  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-  for (size_t g = 0; g < groups; ++g) {
+  for (size_t g = g0; g < g1; ++g) {
     for (int r = 0; r < kRows; ++r) {
-      const char* p = reinterpret_cast<const char*>(row + r * row_bytes + g * kGroupBytes);
-      for (size_t line = 0; line < kGroupBytes + 64; line += 64) {
-        _mm_prefetch(p + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
-      }
+      const char* p =
+          reinterpret_cast<const char*>(prefetch + r * row_bytes + (g - g0) * kGroupBytes);
+      for (size_t line = 0; line < kGroupBytes; line += 64) _mm_prefetch(p + line, _MM_HINT_T0);
     }
     const int8_t* digits = kdigits + g * kKDigitBytes;
     __m512i sum[kRows][2][kDigits];
@@ -405,7 +406,56 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
       }
     }
   }
-  for (int r = 0; r < kRows; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r]);
+}
+
+// Rows of kKColumnBlockedMinGroups groups or more (their digits, 4 KiB per
+// group, do not stay in L1 beside the weight stream) are taken kRowBlock rows
+// at a time, those rows one column block of at most kKColumnBlockMaxGroups
+// groups at a time; each row keeps its 16-lane accumulator across the column
+// blocks and adds its groups in column order, so the bits are the same.
+constexpr size_t kKColumnBlockedMinGroups = 4;
+constexpr size_t kKColumnBlockMaxGroups = 2;
+
+// y[r] for r in [row_begin, row_end) by RowsKVnni (rows row_bytes apart at
+// base, `groups` groups each).
+template <class Format>
+CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, size_t superblocks,
+                                      size_t groups, const int8_t* kdigits, const float* klanes,
+                                      size_t row_begin, size_t row_end, float* y) {
+  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  // One row at a time: two rows' 16 sums and 8 transposed vectors spill
+  // registers (measured slower than one, Q4_K).
+  if (groups < kKColumnBlockedMinGroups) {
+    for (size_t r = row_begin; r < row_end; ++r) {
+      const uint8_t* row = base + r * row_bytes;
+      __m512 acc[1] = {_mm512_setzero_ps()};
+      RowsKVnni<Format, 1>(row, row_bytes, superblocks, 0, groups, kdigits, klanes,
+                           row + vnni_internal::kPrefetchBytes, acc);
+      y[r] = vnni_internal::ReduceTree16Vnni(acc[0]);
+    }
+    return;
+  }
+  using vnni_internal::kRowBlock;
+  const size_t blocks = (groups + kKColumnBlockMaxGroups - 1) / kKColumnBlockMaxGroups;
+  const size_t block_groups = (groups + blocks - 1) / blocks;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
+    const size_t r1 = std::min(row_end, r0 + kRowBlock);
+    __m512 acc[kRowBlock][1];
+    for (size_t r = r0; r < r1; ++r) acc[r - r0][0] = _mm512_setzero_ps();
+    for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
+      const size_t c1 = std::min(groups, c0 + block_groups);
+      for (size_t r = r0; r < r1; ++r) {
+        // What this pass reads next: the next row's span, else the block's
+        // first row in the next column block, else the next row block.
+        const uint8_t* next = r + 1 < r1    ? base + (r + 1) * row_bytes + c0 * kGroupBytes
+                              : c1 < groups ? base + r0 * row_bytes + c1 * kGroupBytes
+                                            : base + r1 * row_bytes;
+        RowsKVnni<Format, 1>(base + r * row_bytes, row_bytes, superblocks, c0, c1, kdigits,
+                             klanes, next, acc[r - r0]);
+      }
+    }
+    for (size_t r = r0; r < r1; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r - r0][0]);
+  }
 }
 
 // --- AVX2: the same sums and f32 steps in two halves of 8 lanes ---
@@ -656,14 +706,9 @@ void LinearKVnni(const void* w, const float* x, float* y, size_t rows, size_t co
   const size_t groups = (superblocks + kSuperBlocksPerGroup - 1) / kSuperBlocksPerGroup;
   const KScratch scratch = KScratchFor(groups);
   KDigitsVnni(x, cols, groups, scratch.x16, scratch.kdigits, scratch.klanes);
-  const uint8_t* base = static_cast<const uint8_t*>(w);
-  const size_t row_bytes = superblocks * Format::kBlockBytes;
-  // One row at a time: two rows' 16 sums and 8 transposed vectors spill
-  // registers (measured slower than one, Q4_K).
-  for (size_t r = row_begin; r < row_end; ++r) {
-    RowsKVnni<Format, 1>(base + r * row_bytes, row_bytes, superblocks, groups, scratch.kdigits,
-                         scratch.klanes, y + r);
-  }
+  RowRangeKVnni<Format>(static_cast<const uint8_t*>(w), superblocks * Format::kBlockBytes,
+                        superblocks, groups, scratch.kdigits, scratch.klanes, row_begin, row_end,
+                        y);
 #else
   (void)w, (void)x, (void)y, (void)cols, (void)row_begin, (void)row_end;
   HWY_ABORT("LinearKVnni: no AVX-512 VNNI on this build");

@@ -260,59 +260,77 @@ CORTIQ_VNNI_TARGET inline __m512i LoadHalves(const uint8_t* p) {
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64)), 1);
 }
 
-// Super-blocks [b0, b1) of one row added to `acc` (16 lanes) by the digit
-// arithmetic: RowQ6_KAvx2's integer sums (vpdpbusd, exact) and f32
-// operations with both halves of a super-block in one 512-bit vector, lane
-// 8 h + L being RowQ6_KAvx2's lane L of acc[h]; the same bits. While
-// super-block b0 + i is read, the 256 bytes at prefetch + i * 210 are
-// prefetched (a hint: any address).
-CORTIQ_VNNI_TARGET inline __m512 SpanQ6_KVnni(const uint8_t* row, size_t b0, size_t b1,
-                                              const uint8_t* lanes, const uint8_t* prefetch,
-                                              __m512 acc) {
+// The four quad vectors of a super-block: lane 8 h + L of quads[quad] holds
+// quants [4 quad, 4 quad + 4) of sub-block 8 h + 2 (L % 4) + L / 4.
+CORTIQ_VNNI_TARGET inline void QuadsQ6_KVnni(const uint8_t* sb, __m512i (&quads)[4]) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i bits45 = _mm512_set1_epi8(0x30);
+  const __m512i qa = LoadHalves(sb);
+  const __m512i qb = LoadHalves(sb + 32);
+  const __m512i qh = _mm512_loadu_si512(sb + kQhOffset);
+  const __m512i r0 = _mm512_or_si512(_mm512_and_si512(qa, low4),
+                                     _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45));
+  const __m512i r1 = _mm512_or_si512(_mm512_and_si512(qb, low4),
+                                     _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45));
+  const __m512i r2 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qa, 4), low4),
+                                     _mm512_and_si512(qh, bits45));
+  const __m512i r3 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qb, 4), low4),
+                                     _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45));
+  const __m512i lo01 = _mm512_unpacklo_epi32(r0, r1), hi01 = _mm512_unpackhi_epi32(r0, r1);
+  const __m512i lo23 = _mm512_unpacklo_epi32(r2, r3), hi23 = _mm512_unpackhi_epi32(r2, r3);
+  quads[0] = _mm512_unpacklo_epi64(lo01, lo23);
+  quads[1] = _mm512_unpackhi_epi64(lo01, lo23);
+  quads[2] = _mm512_unpacklo_epi64(hi01, hi23);
+  quads[3] = _mm512_unpackhi_epi64(hi01, hi23);
+}
+
+// Super-blocks [b0, b1) of kRows rows (row_bytes apart) added to acc[0..kRows)
+// (16 lanes each) by the digit arithmetic: RowQ6_KAvx2's integer sums
+// (vpdpbusd, exact) and f32 operations with both halves of a super-block in
+// one 512-bit vector, lane 8 h + L being RowQ6_KAvx2's lane L of acc[h]; the
+// same bits. The rows share each digit load. While super-block b0 + i is
+// read, the 256 bytes at prefetch + r * row_bytes + i * 210 are prefetched
+// for each row r (a hint: any address).
+template <int kRows>
+CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes, size_t b0,
+                                            size_t b1, const uint8_t* lanes,
+                                            const uint8_t* prefetch, __m512 (&acc)[kRows]) {
   // Lane 8 h + 4 s + t takes the scale of sub-block 8 h + 2 t + s.
   const __m512i scale_order =
       _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   for (size_t b = b0; b < b1; ++b) {
-    const uint8_t* sb = row + b * kQ6_KBlockBytes;
     const uint8_t* sb_lanes = lanes + b * kSuperBlockLaneBytes;
-    const char* ahead = reinterpret_cast<const char*>(prefetch) + (b - b0) * kQ6_KBlockBytes;
-    for (size_t line = 0; line < 256; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
-    uint16_t d_bits;
-    memcpy(&d_bits, sb + kDOffset, 2);
-    const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
-    const __m512i qa = LoadHalves(sb);
-    const __m512i qb = LoadHalves(sb + 32);
-    const __m512i qh = _mm512_loadu_si512(sb + kQhOffset);
-    const __m512i r0 = _mm512_or_si512(_mm512_and_si512(qa, low4),
-                                       _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45));
-    const __m512i r1 = _mm512_or_si512(_mm512_and_si512(qb, low4),
-                                       _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45));
-    const __m512i r2 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qa, 4), low4),
-                                       _mm512_and_si512(qh, bits45));
-    const __m512i r3 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qb, 4), low4),
-                                       _mm512_and_si512(_mm512_srli_epi16(qh, 2), bits45));
-    const __m512i lo01 = _mm512_unpacklo_epi32(r0, r1), hi01 = _mm512_unpackhi_epi32(r0, r1);
-    const __m512i lo23 = _mm512_unpacklo_epi32(r2, r3), hi23 = _mm512_unpackhi_epi32(r2, r3);
-    const __m512i quads[4] = {
-        _mm512_unpacklo_epi64(lo01, lo23), _mm512_unpackhi_epi64(lo01, lo23),
-        _mm512_unpacklo_epi64(hi01, hi23), _mm512_unpackhi_epi64(hi01, hi23)};
-    __m512i sum[kDigits];
+    __m512i quads[kRows][4];
+    __m512i sum[kRows][kDigits];
+    for (int r = 0; r < kRows; ++r) {
+      const char* ahead = reinterpret_cast<const char*>(prefetch) + r * row_bytes +
+                          (b - b0) * kQ6_KBlockBytes;
+      for (size_t line = 0; line < 256; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+      QuadsQ6_KVnni(row + r * row_bytes + b * kQ6_KBlockBytes, quads[r]);
+    }
     for (int k = 0; k < kDigits; ++k) {
-      sum[k] = _mm512_load_si512(sb_lanes + StartOffset(k, 0));
+      const __m512i start = _mm512_load_si512(sb_lanes + StartOffset(k, 0));
+      for (int r = 0; r < kRows; ++r) sum[r][k] = start;
       for (size_t quad = 0; quad < 4; ++quad) {
-        sum[k] = _mm512_dpbusd_epi32(sum[k], quads[quad],
-                                     _mm512_load_si512(sb_lanes + DigitOffset(quad, k, 0)));
+        const __m512i digit = _mm512_load_si512(sb_lanes + DigitOffset(quad, k, 0));
+        for (int r = 0; r < kRows; ++r) {
+          sum[r][k] = _mm512_dpbusd_epi32(sum[r][k], quads[r][quad], digit);
+        }
       }
     }
-    const __m512 sc = _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(
-        scale_order,
-        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kScalesOffset)))));
     const __m512 scale = _mm512_load_ps(sb_lanes + ScaleOffset(0));
-    acc = _mm512_fmadd_ps(CombineDigitsVnni(sum), _mm512_mul_ps(_mm512_mul_ps(d, sc), scale), acc);
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* sb = row + r * row_bytes + b * kQ6_KBlockBytes;
+      uint16_t d_bits;
+      memcpy(&d_bits, sb + kDOffset, 2);
+      const __m512 d = _mm512_set1_ps(_cvtsh_ss(d_bits));
+      const __m512 sc = _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(
+          scale_order, _mm512_cvtepi8_epi32(
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kScalesOffset)))));
+      acc[r] = _mm512_fmadd_ps(CombineDigitsVnni(sum[r]),
+                               _mm512_mul_ps(_mm512_mul_ps(d, sc), scale), acc[r]);
+    }
   }
-  return acc;
 }
 
 // Rows from kColumnBlockedMinSuperBlocks super-blocks on (4096 columns: 21
@@ -324,15 +342,19 @@ CORTIQ_VNNI_TARGET inline __m512 SpanQ6_KVnni(const uint8_t* row, size_t b0, siz
 constexpr size_t kColumnBlockedMinSuperBlocks = 16;
 constexpr size_t kColumnBlockMaxSuperBlocks = 8;
 
-// y[r] for r in [row_begin, row_end) (rows row_bytes apart at base).
+// y[r] for r in [row_begin, row_end) (rows row_bytes apart at base): short
+// rows one at a time, long rows in column blocks two at a time (sharing each
+// digit load; measured faster there and slower on short rows, Zen 5).
 CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size_t superblocks,
                                      const uint8_t* lanes, size_t row_begin, size_t row_end,
                                      float* y) {
   if (superblocks < kColumnBlockedMinSuperBlocks) {
     for (size_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = base + r * row_bytes;
-      y[r] = vnni_internal::ReduceTree16Vnni(SpanQ6_KVnni(
-          row, 0, superblocks, lanes, row + vnni_internal::kPrefetchBytes, _mm512_setzero_ps()));
+      __m512 acc[1] = {_mm512_setzero_ps()};
+      SpanQ6_KVnni<1>(row, row_bytes, 0, superblocks, lanes, row + vnni_internal::kPrefetchBytes,
+                      acc);
+      y[r] = vnni_internal::ReduceTree16Vnni(acc[0]);
     }
     return;
   }
@@ -347,13 +369,24 @@ CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size
     for (size_t r = r0; r < r1; ++r) acc[r - r0] = _mm512_setzero_ps();
     for (size_t c0 = 0; c0 < superblocks; c0 += block_size) {
       const size_t c1 = std::min(superblocks, c0 + block_size);
-      for (size_t r = r0; r < r1; ++r) {
-        // What this pass reads next: the next row's span, else the block's
-        // first row in the next column block, else the next row block.
-        const uint8_t* next = r + 1 < r1        ? base + (r + 1) * row_bytes + c0 * kQ6_KBlockBytes
+      for (size_t r = r0; r < r1; r += 2) {
+        const size_t n = std::min<size_t>(2, r1 - r);
+        // What this pass reads next: the next pair's span, else the block's
+        // first pair in the next column block, else the next row block.
+        const uint8_t* next = r + n < r1        ? base + (r + n) * row_bytes + c0 * kQ6_KBlockBytes
                               : c1 < superblocks ? base + r0 * row_bytes + c1 * kQ6_KBlockBytes
                                                  : base + r1 * row_bytes;
-        acc[r - r0] = SpanQ6_KVnni(base + r * row_bytes, c0, c1, lanes, next, acc[r - r0]);
+        const uint8_t* row = base + r * row_bytes;
+        if (n == 2) {
+          __m512 pair[2] = {acc[r - r0], acc[r - r0 + 1]};
+          SpanQ6_KVnni<2>(row, row_bytes, c0, c1, lanes, next, pair);
+          acc[r - r0] = pair[0];
+          acc[r - r0 + 1] = pair[1];
+        } else {
+          __m512 one[1] = {acc[r - r0]};
+          SpanQ6_KVnni<1>(row, row_bytes, c0, c1, lanes, next, one);
+          acc[r - r0] = one[0];
+        }
       }
     }
     for (size_t r = r0; r < r1; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r - r0]);

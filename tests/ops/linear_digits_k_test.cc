@@ -269,12 +269,14 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
 }
 
 // The kernel reads no byte past the matrix: the last row ends at a
-// PROT_NONE page (a partial group of super-blocks, and a whole one).
+// PROT_NONE page (a partial group of super-blocks, and a whole one; 4352
+// columns: the VNNI kernel's column blocks with a partial last group, two
+// row blocks).
 TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const KFormat& f = *GetParam().format;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (size_t cols : {size_t{1280}, size_t{1024}}) {
-    const size_t rows = 9, bytes = rows * RowBytes(f, cols);
+  for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}}) {
+    const size_t rows = 19, bytes = rows * RowBytes(f, cols);
     const size_t mapped = (bytes + page - 1) / page * page + page;
     void* region =
         mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
