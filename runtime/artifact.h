@@ -172,7 +172,10 @@ class Artifact {
   // also ResourceExhausted (the memory for the file's size cannot be had,
   // naming the size) and the errno's status of a failed read; the checks
   // above then run on the copy. With kReadMatrices the same two errors for
-  // the matrices' pages, after the checks (which run on the mapping).
+  // the matrices' pages, after the checks (which run on the mapping). With
+  // kMap and kReadMatrices the weights still mapped are read ahead into the
+  // page cache (posix_fadvise WILLNEED, asynchronous; advice only), so that
+  // a table row's first lookup is not a synchronous disk read.
   static absl::StatusOr<std::unique_ptr<Artifact>> Open(
       const std::string& path, ArtifactLoad load = ArtifactLoad::kMap);
 
