@@ -38,13 +38,9 @@ namespace ops {
 HWY_EXPORT(LinearQ4_K);
 void LinearQ4_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
                 size_t row_begin, size_t row_end) {
-  switch (DispatchedDecodeLinearPath()) {
-    case DecodeLinearPath::kVnni:
-      return LinearQ4_KVnni(w, x, y, rows, cols, row_begin, row_end);
-    case DecodeLinearPath::kAvx2:
-      return LinearQ4_KAvx2(w, x, y, rows, cols, row_begin, row_end);
-    case DecodeLinearPath::kFloat:
-      break;
+  if (LinearKDigits(&LinearQ4_KVnni, &LinearQ4_KAvx2, w, x, y, rows, cols, row_begin,
+                    row_end)) {
+    return;
   }
   HWY_DYNAMIC_DISPATCH(LinearQ4_K)(w, x, y, rows, cols, row_begin, row_end);
 }

@@ -39,13 +39,9 @@ namespace ops {
 HWY_EXPORT(LinearQ6_K);
 void LinearQ6_K(const void* w, const float* x, float* y, size_t rows, size_t cols,
                 size_t row_begin, size_t row_end) {
-  switch (DispatchedDecodeLinearPath()) {
-    case DecodeLinearPath::kVnni:
-      return LinearQ6_KVnni(w, x, y, rows, cols, row_begin, row_end);
-    case DecodeLinearPath::kAvx2:
-      return LinearQ6_KAvx2(w, x, y, rows, cols, row_begin, row_end);
-    case DecodeLinearPath::kFloat:
-      break;
+  if (LinearKDigits(&LinearQ6_KVnni, &LinearQ6_KAvx2, w, x, y, rows, cols, row_begin,
+                    row_end)) {
+    return;
   }
   HWY_DYNAMIC_DISPATCH(LinearQ6_K)(w, x, y, rows, cols, row_begin, row_end);
 }

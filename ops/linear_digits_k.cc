@@ -688,10 +688,6 @@ CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t s
 
 #endif
 
-}  // namespace
-
-namespace {
-
 // LinearQ4_KVnni / LinearQ5_KVnni.
 template <class Format>
 void LinearKVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
@@ -715,18 +711,6 @@ void LinearKVnni(const void* w, const float* x, float* y, size_t rows, size_t co
 #endif
 }
 
-}  // namespace
-
-void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                    size_t row_begin, size_t row_end) {
-  LinearKVnni<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
-}
-void LinearQ5_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                    size_t row_begin, size_t row_end) {
-  LinearKVnni<Q5_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
-}
-
-namespace {
 
 // LinearQ4_KAvx2 / LinearQ5_KAvx2.
 template <class Format>
@@ -786,6 +770,14 @@ void LinearKDigitsScalar(const void* w, const float* x, float* y, size_t rows, s
 
 }  // namespace
 
+void LinearQ4_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKVnni<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ5_KVnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                    size_t row_begin, size_t row_end) {
+  LinearKVnni<Q5_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);
+}
 void LinearQ4_KAvx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
                     size_t row_begin, size_t row_end) {
   LinearKAvx2<Q4_KDigitFormat>(w, x, y, rows, cols, row_begin, row_end);

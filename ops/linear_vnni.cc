@@ -529,6 +529,22 @@ void LinearRowsQ4_0x16Avx2(const void* w, const float* x, size_t x_stride, float
   LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
                                   rows, cols, row_begin, row_end);
 }
+bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void* w,
+                   const float* x, float* y, size_t rows, size_t cols, size_t row_begin,
+                   size_t row_end) {
+  switch (DispatchedDecodeLinearPath()) {
+    case DecodeLinearPath::kVnni:
+      vnni(w, x, y, rows, cols, row_begin, row_end);
+      return true;
+    case DecodeLinearPath::kAvx2:
+      avx2(w, x, y, rows, cols, row_begin, row_end);
+      return true;
+    case DecodeLinearPath::kFloat:
+      break;
+  }
+  return false;
+}
+
 bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();

@@ -139,6 +139,19 @@ bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end);
 
+// The signature of every decode product kernel in this file.
+using DecodeLinearKernel = void (*)(const void* w, const float* x, float* y, size_t rows,
+                                    size_t cols, size_t row_begin, size_t row_end);
+
+// The dispatch of a GGUF K-quant format's Linear (LinearQ4_K, LinearQ5_K,
+// LinearQ6_K) to its integer kernels: runs `vnni` where
+// DispatchedDecodeLinearPath() is kVnni, `avx2` where it is kAvx2, and
+// returns true; on kFloat returns false and writes nothing (the caller runs
+// its f32 kernel).
+bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void* w,
+                   const float* x, float* y, size_t rows, size_t cols, size_t row_begin,
+                   size_t row_end);
+
 // y[r] = sum_c w_rc x_c for r in [row_begin, row_end), w Q4_0x16 rows of
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
 // 512, by the digit arithmetic of the file comment. Requires the CPU to have
