@@ -254,12 +254,15 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
       q[2 * L] = _mm512_loadu_si512(sb + Format::kQs);
       q[2 * L + 1] = _mm512_loadu_si512(sb + Format::kQs + 64);
     }
-    head = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base)));
-    for (size_t L = 1; L < 4; ++L) {
-      head = _mm512_inserti32x4(
-          head, _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + L * Format::kBlockBytes)),
-          L);
-    }
+    // The lane index of vinserti32x4 is an immediate: spelled out, not a loop
+    // (clang rejects a loop variable even where GCC's unrolling folds it).
+    const auto head_of = [&](size_t L) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + L * Format::kBlockBytes));
+    };
+    head = _mm512_castsi128_si512(head_of(0));
+    head = _mm512_inserti32x4(head, head_of(1), 1);
+    head = _mm512_inserti32x4(head, head_of(2), 2);
+    head = _mm512_inserti32x4(head, head_of(3), 3);
     if constexpr (Format::kHighBit) {
       for (size_t n = 0; n < 2; ++n) {
         const uint8_t* sb = base + 2 * n * Format::kBlockBytes + Format::kQh;
