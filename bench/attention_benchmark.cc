@@ -7,7 +7,12 @@
 //
 //   build/bin/cortiq-attention-benchmark [--benchmark_filter=...]
 //
-// Arguments: rows (context positions), KV heads, KV type (0 f32, 1 f16).
+// Arguments: rows (context positions), KV heads, KV type (0 f32, 1 f16), copies:
+// with 1 the same cache every iteration (from cache where it fits: 4096 rows,
+// or a large L3), with more each iteration reads the next of that many caches,
+// as a token does (the layers in between evict it): from DRAM. The `/threads:2`
+// rows run the same on both cores at once (each its own caches), the read
+// bandwidth two decode threads share.
 // Counters: bytes/s is the key and value bytes the phase reads (each KV row
 // once), so it sets the phase against the machine's read bandwidth; MAC/s the
 // multiply-adds (2 * heads * head_dim per row for the whole, half of it for the
@@ -27,6 +32,7 @@ constexpr size_t kHeadDim = 512;
 struct Case {
   size_t rows, kv_heads;
   bool f16;
+  size_t copies, next = 0;
   std::vector<float> q, k, v, scores, inv_sum, out, scratch;
   std::vector<uint16_t> k16, v16;
 
@@ -34,6 +40,7 @@ struct Case {
       : rows(static_cast<size_t>(state.range(0))),
         kv_heads(static_cast<size_t>(state.range(1))),
         f16(state.range(2) != 0),
+        copies(static_cast<size_t>(state.range(3))),
         q(kHeads * kHeadDim),
         scores(kHeads * rows),
         inv_sum(kHeads),
@@ -45,7 +52,7 @@ struct Case {
       return static_cast<float>(static_cast<int32_t>(x >> 8) - (1 << 23)) / (1 << 26);
     };
     for (float &e : q) e = next();
-    const size_t n = rows * kv_heads * kHeadDim;
+    const size_t n = rows * kv_heads * kHeadDim * copies;
     if (f16) {
       // Binary16 of small values: sign, exponent 0x0c-0x0f, random mantissa.
       k16.resize(n);
@@ -65,24 +72,31 @@ struct Case {
     }
   }
   float scale() const { return 1.0f; }
+  // The current copy's keys and values; Next() moves to the next copy.
+  size_t offset() const { return next * rows * kv_heads * kHeadDim; }
+  const uint16_t *K16() const { return k16.data() + offset(); }
+  const uint16_t *V16() const { return v16.data() + offset(); }
+  const float *K() const { return k.data() + offset(); }
+  const float *V() const { return v.data() + offset(); }
+  void Next() { next = next + 1 == copies ? 0 : next + 1; }
   int64_t kv_bytes() const {
     return static_cast<int64_t>(2 * rows * kv_heads * kHeadDim * (f16 ? 2 : 4));
   }
   void Scores() {
     if (f16) {
-      ops::AttentionScoresF16(q.data(), k16.data(), rows, 0, rows, 0, rows, kHeads, kv_heads,
+      ops::AttentionScoresF16(q.data(), K16(), rows, 0, rows, 0, rows, kHeads, kv_heads,
                               kHeadDim, scale(), scores.data());
     } else {
-      ops::AttentionScores(q.data(), k.data(), rows, 0, rows, 0, rows, kHeads, kv_heads, kHeadDim,
+      ops::AttentionScores(q.data(), K(), rows, 0, rows, 0, rows, kHeads, kv_heads, kHeadDim,
                            scale(), scores.data());
     }
   }
   void WeightedSum() {
     if (f16) {
-      ops::AttentionWeightedSumF16(v16.data(), rows, 0, rows, kHeads, kv_heads, kHeadDim,
+      ops::AttentionWeightedSumF16(V16(), rows, 0, rows, kHeads, kv_heads, kHeadDim,
                                    scores.data(), inv_sum.data(), 0, kHeadDim, out.data());
     } else {
-      ops::AttentionWeightedSum(v.data(), rows, 0, rows, kHeads, kv_heads, kHeadDim, scores.data(),
+      ops::AttentionWeightedSum(V(), rows, 0, rows, kHeads, kv_heads, kHeadDim, scores.data(),
                                 inv_sum.data(), 0, kHeadDim, out.data());
     }
   }
@@ -98,15 +112,16 @@ void BM_Whole(benchmark::State &state) {
   Case c(state);
   for (auto _ : state) {
     if (c.f16) {
-      ops::AttentionRingHeadsF16(c.q.data(), c.k16.data(), c.v16.data(), c.rows, 0, c.rows, kHeads,
+      ops::AttentionRingHeadsF16(c.q.data(), c.K16(), c.V16(), c.rows, 0, c.rows, kHeads,
                                  c.kv_heads, kHeadDim, c.scale(), 0, kHeads, c.scratch.data(),
                                  c.out.data());
     } else {
-      ops::AttentionRingHeads(c.q.data(), c.k.data(), c.v.data(), c.rows, 0, c.rows, kHeads,
+      ops::AttentionRingHeads(c.q.data(), c.K(), c.V(), c.rows, 0, c.rows, kHeads,
                               c.kv_heads, kHeadDim, c.scale(), 0, kHeads, c.scratch.data(),
                               c.out.data());
     }
     benchmark::DoNotOptimize(c.out.data());
+    c.Next();
   }
   SetCounters(state, c.kv_bytes(), 2.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
@@ -116,6 +131,7 @@ void BM_Scores(benchmark::State &state) {
   for (auto _ : state) {
     c.Scores();
     benchmark::DoNotOptimize(c.scores.data());
+    c.Next();
   }
   SetCounters(state, c.kv_bytes() / 2, 1.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
@@ -141,17 +157,22 @@ void BM_WeightedSum(benchmark::State &state) {
   for (auto _ : state) {
     c.WeightedSum();
     benchmark::DoNotOptimize(c.out.data());
+    c.Next();
   }
   SetCounters(state, c.kv_bytes() / 2, 1.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
 
-// rows, KV heads, f16.
+// rows, KV heads, f16, copies.
 void Shapes(benchmark::internal::Benchmark *b) {
   for (int64_t f16 : {0, 1}) {
-    for (int64_t kv_heads : {1, 2}) b->Args({16384, kv_heads, f16});
+    for (int64_t kv_heads : {1, 2}) b->Args({16384, kv_heads, f16, 1});
   }
-  b->Args({4096, 1, 0});
-  b->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Args({4096, 1, 0, 1});
+  // From DRAM: 8 caches of 32 MiB (E2B f16) to 128 MiB (E4B f32).
+  for (int64_t f16 : {0, 1}) {
+    for (int64_t kv_heads : {1, 2}) b->Args({16384, kv_heads, f16, 8});
+  }
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->Threads(1)->Threads(2);
 }
 
 BENCHMARK(BM_Whole)->Apply(Shapes);
