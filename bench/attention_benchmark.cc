@@ -1,8 +1,8 @@
 // Decode attention of one query over a long full-attention cache
 // (ops/attention.h), one thread: the whole computation (AttentionRingHeads) and
-// each of the three phases the session shares between threads when there are
-// fewer KV heads than threads (AttentionScores, AttentionSoftmax,
-// AttentionWeightedSum). Shapes of the E-series full-attention layers
+// each of the two phases the session shares between threads when there are
+// fewer KV heads than threads (AttentionBlocks over the softmax blocks,
+// AttentionMergeBlocks). Shapes of the E-series full-attention layers
 // (global_head_dim 512): E2B 8 query heads over 1 KV head, E4B 8 over 2.
 //
 //   build/bin/cortiq-attention-benchmark [--benchmark_filter=...]
@@ -12,11 +12,12 @@
 // or a large L3), with more each iteration reads the next of that many caches,
 // as a token does (the layers in between evict it): from DRAM. The `/threads:2`
 // rows run the same on both cores at once (each its own caches), the read
-// bandwidth two decode threads share.
+// bandwidth two decode threads share; BM_BlocksShare's /threads:2 rows give each
+// thread its share of the blocks, as the session's decode split does (a token's
+// attention phase with two threads).
 // Counters: bytes/s is the key and value bytes the phase reads (each KV row
 // once), so it sets the phase against the machine's read bandwidth; MAC/s the
-// multiply-adds (2 * heads * head_dim per row for the whole, half of it for the
-// scores or the weighted sum).
+// multiply-adds (2 * heads * head_dim per row).
 #include <cstdint>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct Case {
   size_t rows, kv_heads;
   bool f16;
   size_t copies, next = 0;
-  std::vector<float> q, k, v, scores, inv_sum, out, scratch;
+  std::vector<float> q, k, v, scores, partials, out, scratch;
   std::vector<uint16_t> k16, v16;
 
   explicit Case(const benchmark::State &state)
@@ -42,10 +43,10 @@ struct Case {
         f16(state.range(2) != 0),
         copies(static_cast<size_t>(state.range(3))),
         q(kHeads * kHeadDim),
-        scores(kHeads * rows),
-        inv_sum(kHeads),
+        scores(ops::AttentionBlockScoreFloats(rows, kHeads)),
+        partials(ops::AttentionPartialFloats(rows, kHeads, kHeadDim)),
         out(kHeads * kHeadDim),
-        scratch(ops::AttentionScratchFloats(rows)) {
+        scratch(ops::AttentionScratchFloats(rows, kHeads, kHeadDim)) {
     uint32_t x = 1;
     const auto next = [&x] {
       x = x * 1664525u + 1013904223u;
@@ -82,22 +83,14 @@ struct Case {
   int64_t kv_bytes() const {
     return static_cast<int64_t>(2 * rows * kv_heads * kHeadDim * (f16 ? 2 : 4));
   }
-  void Scores() {
+  // The partials of the softmax blocks [b0, b1).
+  void Blocks(size_t b0, size_t b1) {
     if (f16) {
-      ops::AttentionScoresF16(q.data(), K16(), rows, 0, rows, 0, rows, kHeads, kv_heads,
-                              kHeadDim, scale(), scores.data());
+      ops::AttentionBlocksF16(q.data(), K16(), V16(), rows, 0, rows, kHeads, kv_heads, kHeadDim,
+                              scale(), 0, kHeads, b0, b1, scores.data(), partials.data());
     } else {
-      ops::AttentionScores(q.data(), K(), rows, 0, rows, 0, rows, kHeads, kv_heads, kHeadDim,
-                           scale(), scores.data());
-    }
-  }
-  void WeightedSum() {
-    if (f16) {
-      ops::AttentionWeightedSumF16(V16(), rows, 0, rows, kHeads, kv_heads, kHeadDim,
-                                   scores.data(), inv_sum.data(), 0, kHeadDim, out.data());
-    } else {
-      ops::AttentionWeightedSum(V(), rows, 0, rows, kHeads, kv_heads, kHeadDim, scores.data(),
-                                inv_sum.data(), 0, kHeadDim, out.data());
+      ops::AttentionBlocks(q.data(), K(), V(), rows, 0, rows, kHeads, kv_heads, kHeadDim,
+                           scale(), 0, kHeads, b0, b1, scores.data(), partials.data());
     }
   }
 };
@@ -126,40 +119,45 @@ void BM_Whole(benchmark::State &state) {
   SetCounters(state, c.kv_bytes(), 2.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
 
-void BM_Scores(benchmark::State &state) {
+void BM_Blocks(benchmark::State &state) {
   Case c(state);
+  const size_t blocks = ops::AttentionRowBlockCount(c.rows);
   for (auto _ : state) {
-    c.Scores();
-    benchmark::DoNotOptimize(c.scores.data());
+    c.Blocks(0, blocks);
+    benchmark::DoNotOptimize(c.partials.data());
     c.Next();
   }
-  SetCounters(state, c.kv_bytes() / 2, 1.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
+  SetCounters(state, c.kv_bytes(), 2.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
 
-void BM_Softmax(benchmark::State &state) {
+// Thread i of n: the blocks [i * blocks / n, (i + 1) * blocks / n), as Session::ParallelFor
+// deals them. The counters are per thread (Google Benchmark adds the threads' rates).
+void BM_BlocksShare(benchmark::State &state) {
   Case c(state);
-  c.Scores();
-  const std::vector<float> scores = c.scores;
+  const size_t blocks = ops::AttentionRowBlockCount(c.rows);
+  const size_t i = static_cast<size_t>(state.thread_index());
+  const size_t n = static_cast<size_t>(state.threads());
+  const size_t b0 = blocks * i / n, b1 = blocks * (i + 1) / n;
   for (auto _ : state) {
-    state.PauseTiming();
-    c.scores = scores;
-    state.ResumeTiming();
-    ops::AttentionSoftmax(c.scores.data(), c.rows, 0, kHeads, c.inv_sum.data());
-    benchmark::DoNotOptimize(c.inv_sum.data());
+    c.Blocks(b0, b1);
+    benchmark::DoNotOptimize(c.partials.data());
+    c.Next();
+  }
+  const double rows = static_cast<double>(c.rows) * static_cast<double>(b1 - b0) /
+                      static_cast<double>(blocks);
+  SetCounters(state, static_cast<int64_t>(static_cast<double>(c.kv_bytes()) * (b1 - b0) / blocks),
+              2.0 * kHeads * kHeadDim * rows);
+}
+
+void BM_Merge(benchmark::State &state) {
+  Case c(state);
+  c.Blocks(0, ops::AttentionRowBlockCount(c.rows));
+  for (auto _ : state) {
+    ops::AttentionMergeBlocks(c.partials.data(), c.rows, kHeads, kHeadDim, 0, kHeads,
+                              c.out.data());
+    benchmark::DoNotOptimize(c.out.data());
   }
   SetCounters(state, 0, 0);
-}
-
-void BM_WeightedSum(benchmark::State &state) {
-  Case c(state);
-  c.Scores();
-  ops::AttentionSoftmax(c.scores.data(), c.rows, 0, kHeads, c.inv_sum.data());
-  for (auto _ : state) {
-    c.WeightedSum();
-    benchmark::DoNotOptimize(c.out.data());
-    c.Next();
-  }
-  SetCounters(state, c.kv_bytes() / 2, 1.0 * kHeads * kHeadDim * static_cast<double>(c.rows));
 }
 
 // rows, KV heads, f16, copies.
@@ -176,9 +174,9 @@ void Shapes(benchmark::internal::Benchmark *b) {
 }
 
 BENCHMARK(BM_Whole)->Apply(Shapes);
-BENCHMARK(BM_Scores)->Apply(Shapes);
-BENCHMARK(BM_Softmax)->Apply(Shapes);
-BENCHMARK(BM_WeightedSum)->Apply(Shapes);
+BENCHMARK(BM_Blocks)->Apply(Shapes);
+BENCHMARK(BM_BlocksShare)->Apply(Shapes);
+BENCHMARK(BM_Merge)->Apply(Shapes);
 
 }  // namespace
 }  // namespace cortiq

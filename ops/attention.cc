@@ -19,11 +19,9 @@ HWY_EXPORT(Attention);
 HWY_EXPORT(AttentionRing);
 HWY_EXPORT(AttentionRingHeads);
 HWY_EXPORT(AttentionRingHeadsF16);
-HWY_EXPORT(AttentionScores);
-HWY_EXPORT(AttentionScoresF16);
-HWY_EXPORT(AttentionSoftmax);
-HWY_EXPORT(AttentionWeightedSum);
-HWY_EXPORT(AttentionWeightedSumF16);
+HWY_EXPORT(AttentionBlocks);
+HWY_EXPORT(AttentionBlocksF16);
+HWY_EXPORT(AttentionMergeBlocks);
 
 void Attention(const float* q, const float* k_rows, const float* v_rows,
                size_t num_rows, size_t num_heads, size_t num_kv_heads,
@@ -60,44 +58,29 @@ void AttentionRingHeadsF16(const float* q, const uint16_t* k_rows, const uint16_
    head_begin, head_end, scratch, out);
 }
 
-void AttentionScores(const float* q, const float* k_rows, size_t ring_rows, size_t first_row,
-                     size_t num_rows, size_t row_begin, size_t row_end, size_t num_heads,
-                     size_t num_kv_heads, size_t head_dim, float scale, float* scores) {
-  HWY_DYNAMIC_DISPATCH(AttentionScores)
-  (q, k_rows, ring_rows, first_row, num_rows, row_begin, row_end, num_heads, num_kv_heads,
-   head_dim, scale, scores);
+void AttentionBlocks(const float* q, const float* k_rows, const float* v_rows, size_t ring_rows,
+                     size_t first_row, size_t num_rows, size_t num_heads, size_t num_kv_heads,
+                     size_t head_dim, float scale, size_t head_begin, size_t head_end,
+                     size_t block_begin, size_t block_end, float* scores, float* partials) {
+  HWY_DYNAMIC_DISPATCH(AttentionBlocks)
+  (q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scale,
+   head_begin, head_end, block_begin, block_end, scores, partials);
 }
 
-void AttentionScoresF16(const float* q, const uint16_t* k_rows, size_t ring_rows,
-                        size_t first_row, size_t num_rows, size_t row_begin, size_t row_end,
-                        size_t num_heads, size_t num_kv_heads, size_t head_dim, float scale,
-                        float* scores) {
-  HWY_DYNAMIC_DISPATCH(AttentionScoresF16)
-  (q, k_rows, ring_rows, first_row, num_rows, row_begin, row_end, num_heads, num_kv_heads,
-   head_dim, scale, scores);
+void AttentionBlocksF16(const float* q, const uint16_t* k_rows, const uint16_t* v_rows,
+                        size_t ring_rows, size_t first_row, size_t num_rows, size_t num_heads,
+                        size_t num_kv_heads, size_t head_dim, float scale, size_t head_begin,
+                        size_t head_end, size_t block_begin, size_t block_end, float* scores,
+                        float* partials) {
+  HWY_DYNAMIC_DISPATCH(AttentionBlocksF16)
+  (q, k_rows, v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scale,
+   head_begin, head_end, block_begin, block_end, scores, partials);
 }
 
-void AttentionSoftmax(float* scores, size_t num_rows, size_t head_begin, size_t head_end,
-                      float* inv_sum) {
-  HWY_DYNAMIC_DISPATCH(AttentionSoftmax)(scores, num_rows, head_begin, head_end, inv_sum);
-}
-
-void AttentionWeightedSum(const float* v_rows, size_t ring_rows, size_t first_row,
-                          size_t num_rows, size_t num_heads, size_t num_kv_heads,
-                          size_t head_dim, const float* scores, const float* inv_sum,
-                          size_t col_begin, size_t col_end, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionWeightedSum)
-  (v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scores, inv_sum,
-   col_begin, col_end, out);
-}
-
-void AttentionWeightedSumF16(const uint16_t* v_rows, size_t ring_rows, size_t first_row,
-                             size_t num_rows, size_t num_heads, size_t num_kv_heads,
-                             size_t head_dim, const float* scores, const float* inv_sum,
-                             size_t col_begin, size_t col_end, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionWeightedSumF16)
-  (v_rows, ring_rows, first_row, num_rows, num_heads, num_kv_heads, head_dim, scores, inv_sum,
-   col_begin, col_end, out);
+void AttentionMergeBlocks(const float* partials, size_t num_rows, size_t num_heads,
+                          size_t head_dim, size_t head_begin, size_t head_end, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionMergeBlocks)
+  (partials, num_rows, num_heads, head_dim, head_begin, head_end, out);
 }
 
 }  // namespace ops

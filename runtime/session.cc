@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -432,24 +433,34 @@ absl::Status Session::Prepare(SessionOptions options) {
   const uint64_t batch_arena_bytes = plan.arena_bytes * static_cast<uint64_t>(batch_size_);
   const uint64_t arena_floats = batch_arena_bytes / 4 + (batch_arena_bytes % 4 != 0 ? 1 : 0);
   CORTIQ_ASSIGN_OR_RETURN(arena_, AllocateFloats(arena_floats, "the activation arena"));
-  CORTIQ_ASSIGN_OR_RETURN(
-      scratch_, AllocateFloats(static_cast<uint64_t>(ops::AttentionScratchFloats(
-                                   static_cast<size_t>(ctx_size_))) *
-                                   static_cast<uint64_t>(options.threads),
-                               "the attention scratch"));
-  if (options.threads > 1) {
-    size_t heads = 0;
-    for (const Step& step : plan.steps) {
-      if (step.kind == StepKind::kAttention) {
-        heads = std::max(heads, static_cast<size_t>(step.num_heads));
-      }
-    }
-    if (heads > 0) {
-      CORTIQ_ASSIGN_OR_RETURN(
-          shared_scores_,
-          AllocateFloats(static_cast<uint64_t>(heads) * (static_cast<uint64_t>(ctx_size_) + 1),
-                         "the shared attention scores"));
-    }
+  // Attention scratch, sized by the plan's attention steps: per thread one softmax block's scores
+  // of the most heads plus every block's partial results (ops::AttentionScratchFloats), and the
+  // partials shared by the threads. Products checked: num_heads and ctx_size come from the file
+  // and the caller (an overflow asks for an impossible size, which AllocateFloats refuses).
+  uint64_t heads = 0, record_floats = 0;
+  for (const Step& step : plan.steps) {
+    if (step.kind != StepKind::kAttention) continue;
+    // ValidatePlan: num_heads * the cache's head_dim = the query's elements (bounded by the
+    // arena).
+    const uint64_t head_dim = static_cast<uint64_t>(plan.caches[step.cache].head_dim);
+    heads = std::max(heads, static_cast<uint64_t>(step.num_heads));
+    record_floats =
+        std::max(record_floats, static_cast<uint64_t>(step.num_heads) * (head_dim + 2));
+  }
+  const uint64_t block_rows = std::min<uint64_t>(ops::kAttentionRowBlock, ctx_size_);
+  const uint64_t blocks = ops::AttentionRowBlockCount(static_cast<size_t>(ctx_size_));
+  uint64_t partial_floats = 0, scratch_floats = 0, all_scratch_floats = 0;
+  if (__builtin_mul_overflow(blocks, record_floats, &partial_floats) ||
+      __builtin_add_overflow(partial_floats, heads * block_rows + 1, &scratch_floats) ||
+      __builtin_mul_overflow(scratch_floats, static_cast<uint64_t>(options.threads),
+                             &all_scratch_floats)) {
+    all_scratch_floats = std::numeric_limits<uint64_t>::max();
+  }
+  attention_scratch_floats_ = static_cast<size_t>(scratch_floats);
+  CORTIQ_ASSIGN_OR_RETURN(scratch_, AllocateFloats(all_scratch_floats, "the attention scratch"));
+  if (options.threads > 1 && heads > 0) {
+    CORTIQ_ASSIGN_OR_RETURN(shared_partials_,
+                            AllocateFloats(partial_floats, "the shared attention partials"));
   }
   caches_.reserve(plan.caches.size());
   for (const CacheEntry& entry : plan.caches) {
@@ -908,7 +919,7 @@ void Session::RunKvAppend(const Prepared& p, const Rows& r) {
 }
 
 void Session::RunAttention(const Prepared& p, const Rows& r) {
-  const size_t scratch_floats = ops::AttentionScratchFloats(static_cast<size_t>(ctx_size_));
+  const size_t scratch_floats = attention_scratch_floats_;
   const auto heads = [&](size_t t, size_t h0, size_t h1, int thread) {
     const int64_t at = r.PositionOf(t);
     const KvCache& cache = *p.CacheOf(r, t);
@@ -940,47 +951,37 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
       return;
     }
     const int threads = pool_->num_threads();
-    if (p.num_kv_heads < static_cast<size_t>(threads) && visible >= static_cast<size_t>(threads) &&
-        shared_scores_ != nullptr && visible <= static_cast<size_t>(ctx_size_)) {
+    const size_t blocks = ops::AttentionRowBlockCount(visible);
+    if (p.num_kv_heads < static_cast<size_t>(threads) && blocks >= static_cast<size_t>(threads) &&
+        shared_partials_ != nullptr && visible <= static_cast<size_t>(ctx_size_)) {
       // Fewer KV heads than threads: splitting the heads would have several threads stream the
       // same keys and values (E2B: one KV head for 8 query heads). Share the rows instead, in
-      // three phases (ops/attention.h: the scores of every head over a range of the rows; each
-      // head's softmax; every head's weighted sum over a range of the value columns), which
-      // give the bits of the one-thread computation whatever the split.
+      // two phases (ops/attention.h: each thread every head's partial results over its softmax
+      // blocks, whole key and value rows read once; then each head's merge), which give the bits
+      // of the one-thread computation whatever the split.
       const KvCache& cache = *p.CacheOf(r, t);
       const int64_t at = r.PositionOf(t);
       const size_t ring = static_cast<size_t>(cache.rows());
       const size_t first = static_cast<size_t>(cache.FirstVisibleRow(at));
       const float* q = BatchRow(p.in0, r.rows, t);
       float* out = BatchRow(p.out, r.rows, t);
-      float* scores = shared_scores_.get();
-      float* inv_sum = scores + p.num_heads * visible;
+      float* partials = shared_partials_.get();
       const bool f16 = cache.type() == KvType::kF16;
-      ParallelFor(visible, [&](size_t i0, size_t i1, int) {
+      ParallelFor(blocks, [&](size_t b0, size_t b1, int thread) {
+        float* scores = scratch_.get() + static_cast<size_t>(thread) * scratch_floats;
         if (f16) {
-          ops::AttentionScoresF16(q, reinterpret_cast<const uint16_t*>(cache.key_bytes()), ring,
-                                  first, visible, i0, i1, p.num_heads, p.num_kv_heads,
-                                  p.head_dim, p.scale, scores);
+          ops::AttentionBlocksF16(q, reinterpret_cast<const uint16_t*>(cache.key_bytes()),
+                                  reinterpret_cast<const uint16_t*>(cache.value_bytes()), ring,
+                                  first, visible, p.num_heads, p.num_kv_heads, p.head_dim,
+                                  p.scale, 0, p.num_heads, b0, b1, scores, partials);
         } else {
-          ops::AttentionScores(q, cache.keys(), ring, first, visible, i0, i1, p.num_heads,
-                               p.num_kv_heads, p.head_dim, p.scale, scores);
+          ops::AttentionBlocks(q, cache.keys(), cache.values(), ring, first, visible,
+                               p.num_heads, p.num_kv_heads, p.head_dim, p.scale, 0, p.num_heads,
+                               b0, b1, scores, partials);
         }
       });
       ParallelFor(p.num_heads, [&](size_t h0, size_t h1, int) {
-        ops::AttentionSoftmax(scores, visible, h0, h1, inv_sum);
-      });
-      // Columns in whole 64-byte lines per thread.
-      ParallelFor(p.head_dim / 16 + (p.head_dim % 16 != 0), [&](size_t c0, size_t c1, int) {
-        const size_t col_begin = c0 * 16, col_end = std::min(p.head_dim, c1 * 16);
-        if (f16) {
-          ops::AttentionWeightedSumF16(reinterpret_cast<const uint16_t*>(cache.value_bytes()),
-                                       ring, first, visible, p.num_heads, p.num_kv_heads,
-                                       p.head_dim, scores, inv_sum, col_begin, col_end, out);
-        } else {
-          ops::AttentionWeightedSum(cache.values(), ring, first, visible, p.num_heads,
-                                    p.num_kv_heads, p.head_dim, scores, inv_sum, col_begin,
-                                    col_end, out);
-        }
+        ops::AttentionMergeBlocks(partials, visible, p.num_heads, p.head_dim, h0, h1, out);
       });
       return;
     }

@@ -260,11 +260,14 @@ class Session {
   int64_t ctx_size_ = 0;
   int64_t length_ = 0;
   FloatArray arena_;
-  FloatArray scratch_;  // attention scores: ops::AttentionScratchFloats(ctx_size) per thread
-  // One query's attention shared by the threads (RunAttention): the scores of every head over the
-  // context, then each head's 1 / sum; [max num_heads of the plan's attention steps, ctx_size + 1]
-  // floats, allocated only with more than one thread (null otherwise).
-  FloatArray shared_scores_;
+  // Attention scratch: attention_scratch_floats_ per thread, at least
+  // ops::AttentionScratchFloats(ctx_size, num_heads, head_dim) for every attention step.
+  FloatArray scratch_;
+  size_t attention_scratch_floats_ = 0;
+  // One query's attention shared by the threads (RunAttention): every softmax block's partial
+  // results, at least ops::AttentionPartialFloats(ctx_size, num_heads, head_dim) floats for every
+  // attention step, allocated only with more than one thread (null otherwise).
+  FloatArray shared_partials_;
   int64_t batch_size_ = 1;
   size_t last_rows_ = 1;  // rows of the last evaluation (1 after Eval)
   uint64_t evaluations_ = 0;             // EvalAcross calls run on this session's steps

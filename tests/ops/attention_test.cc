@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <vector>
 
@@ -39,8 +40,12 @@ struct Shape {
 // - the softmax turns score errors into probability errors with
 //   sum_i |da_i| <= 2 max_i d_i; Exp (1 ulp), the f32 sum of the exps and the
 //   1/sum add (rows + 4) u relative;
-// - the f32 weighted sum of the v rows adds (rows + 2) u * max |v|.
-// Total: (2 max_i d_i + (2 rows + 8) u) * max |v| over the head's kv slice.
+// - the f32 weighted sum of the v rows adds (rows + 2) u * max |v|;
+// - the merge of the softmax blocks (ops/attention.h: kAttentionRowBlock) adds,
+//   per block, its weight (Exp, 1 ulp, and a product) and a term of the sums:
+//   (blocks + 4) u relative.
+// Total: (2 max_i d_i + (2 rows + blocks + 12) u) * max |v| over the head's kv
+// slice.
 double AttentionTol(const float* q, const float* k, const float* v,
                     const Shape& s, float scale, size_t h) {
   const hn::ScalableTag<float> df;
@@ -64,7 +69,9 @@ double AttentionTol(const float* q, const float* k, const float* v,
         test::kU * fabs(scale * dot);
     max_d = std::max(max_d, d_i);
   }
-  return (2.0 * max_d + (2.0 * static_cast<double>(s.rows) + 8.0) * test::kU) *
+  const double blocks = static_cast<double>(AttentionRowBlockCount(s.rows));
+  return (2.0 * max_d +
+          (2.0 * static_cast<double>(s.rows) + blocks + 12.0) * test::kU) *
          max_v;
 }
 
@@ -78,7 +85,7 @@ void CheckAttention(const std::vector<float>& q, const std::vector<float>& k,
                      s.head_dim, scale, expected.data());
   for (int variant = 0; variant < 2; ++variant) {
     std::vector<float> out(out_size, test::Sentinel());
-    std::vector<float> scratch(AttentionScratchFloats(s.rows) + 1, test::Sentinel());
+    std::vector<float> scratch(AttentionScratchFloats(s.rows, s.heads, s.head_dim) + 1, test::Sentinel());
     if (variant == 0) {
       Attention(q.data(), k.data(), v.data(), s.rows, s.heads, s.kv_heads,
                 s.head_dim, scale, scratch.data(), out.data());
@@ -87,8 +94,8 @@ void CheckAttention(const std::vector<float>& q, const std::vector<float>& k,
                                s.kv_heads, s.head_dim, scale, scratch.data(),
                                out.data());
     }
-    EXPECT_TRUE(isnan(scratch[AttentionScratchFloats(s.rows)]))
-        << "scratch written past AttentionScratchFloats(num_rows)";
+    EXPECT_TRUE(isnan(scratch[AttentionScratchFloats(s.rows, s.heads, s.head_dim)]))
+        << "scratch written past AttentionScratchFloats";
     for (size_t h = 0; h < s.heads; ++h) {
       const double tol =
           AttentionTol(q.data(), k.data(), v.data(), s, scale, h);
@@ -115,16 +122,17 @@ Inputs RandomInputs(const Shape& s, float qk_range, uint32_t seed) {
 }
 
 // MHA, GQA (8/2, Gemma-4 E4B-like 8/4), MQA (8/1); head_dim of the Gemma layers
-// and odd sizes; 1 row, small counts, the sliding window (512) and beyond.
+// and odd sizes; 1 row, small counts, the sliding window (512, one softmax
+// block) and beyond: two blocks, and three whose last has one row.
 void TestShapes() {
   const size_t kHeads[][2] = {{1, 1}, {4, 4}, {8, 2}, {8, 4}, {8, 1}};
   const size_t kHeadDims[] = {1, 3, 20, 256, 512};
-  const size_t kRows[] = {1, 2, 5, 17, 512, 600};
+  const size_t kRows[] = {1, 2, 5, 17, 512, 600, 1025};
   uint32_t seed = 1;
   for (const auto& hk : kHeads) {
     for (size_t hd : kHeadDims) {
       for (size_t rows : kRows) {
-        if (hd == 512 && rows == 600 && hk[0] == 8 && hk[1] != 1)
+        if (hd == 512 && rows >= 600 && hk[0] == 8 && hk[1] != 1)
           continue;  // time
         const Shape s{rows, hk[0], hk[1], hd};
         // Scores of order 1..10: q, k uniform with sum over head_dim of q k ~
@@ -149,14 +157,40 @@ void TestScale() {
 
 // Scores of magnitude ~1e3..1e4: without subtracting the max, exp would
 // overflow. The result must be finite and match the reference (nearly one-hot).
+// Over several softmax blocks, most blocks' maxima lie far below the largest
+// (their weights flush to 0) and the largest can be in any block.
 void TestLargeScores() {
-  const Shape s{100, 2, 1, 64};
-  const Inputs in = RandomInputs(s, 12.0f, 321);
+  for (const size_t rows : {size_t{100}, size_t{1300}}) {
+    const Shape s{rows, 2, 1, 64};
+    const Inputs in = RandomInputs(s, 12.0f, 321 + static_cast<uint32_t>(rows));
+    CheckAttention(in.q, in.k, in.v, s, 1.0f);
+    std::vector<float> out(s.heads * s.head_dim),
+        scratch(AttentionScratchFloats(s.rows, s.heads, s.head_dim));
+    Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
+              s.head_dim, 1.0f, scratch.data(), out.data());
+    for (float o : out) EXPECT_TRUE(isfinite(o));
+  }
+}
+
+// Softmax blocks whose maxima differ by less and by more than the flush
+// threshold (e^-40): rows of block b score 30 b below the first block's for one
+// head, 30 b above it for the other, against the reference.
+void TestBlockMaximaApart() {
+  const Shape s{3 * kAttentionRowBlock, 2, 1, 16};
+  Inputs in = RandomInputs(s, 0.5f, 909);
+  // k row i = (t_i, small noise...), q_0 = (1, ...), q_1 = (-1, ...): scores +-t_i.
+  for (size_t i = 0; i < s.rows; ++i) {
+    const size_t block = i / kAttentionRowBlock;
+    in.k[i * s.head_dim] = -30.0f * static_cast<float>(block) +
+                           0.01f * static_cast<float>(i % 7);
+  }
+  in.q[0] = 1.0f;
+  in.q[s.head_dim] = -1.0f;
+  for (size_t d = 1; d < s.head_dim; ++d) {
+    in.q[d] *= 0.1f;
+    in.q[s.head_dim + d] *= 0.1f;
+  }
   CheckAttention(in.q, in.k, in.v, s, 1.0f);
-  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
-  Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
-            s.head_dim, 1.0f, scratch.data(), out.data());
-  for (float o : out) EXPECT_TRUE(isfinite(o));
 }
 
 // One row: the softmax is exactly 1, so every head outputs its kv head's v row
@@ -167,7 +201,7 @@ void TestOneRowSelectsKvHead() {
   for (const auto& hk : kHeads) {
     const Shape s{1, hk[0], hk[1], 24};
     const Inputs in = RandomInputs(s, 1.0f, 55);
-    std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(1));
+    std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(1, s.heads, s.head_dim));
     for (int variant = 0; variant < 2; ++variant) {
       if (variant == 0) {
         Attention(in.q.data(), in.k.data(), in.v.data(), 1, s.heads, s.kv_heads,
@@ -195,7 +229,7 @@ void TestEqualScoresAverage() {
   for (size_t i = 1; i < s.rows; ++i) {
     std::copy(in.k.begin(), in.k.begin() + 16, in.k.begin() + i * 16);
   }
-  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
+  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows, s.heads, s.head_dim));
   Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
             s.head_dim, 1.0f, scratch.data(), out.data());
   for (size_t h = 0; h < s.heads; ++h) {
@@ -218,7 +252,7 @@ void TestRowOrderInvariance() {
     perm[i] = (i + 123) % s.rows;  // ring rotation
   std::vector<size_t> shuffled = perm;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
-  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows));
+  std::vector<float> out(s.heads * s.head_dim), scratch(AttentionScratchFloats(s.rows, s.heads, s.head_dim));
   Attention(in.q.data(), in.k.data(), in.v.data(), s.rows, s.heads, s.kv_heads,
             s.head_dim, 1.0f, scratch.data(), out.data());
   for (const auto& p : {perm, shuffled}) {
@@ -244,7 +278,7 @@ void TestRowOrderInvariance() {
 void TestNoRows() {
   const std::vector<float> q(2 * 8, 1.0f);
   std::vector<float> out(2 * 8, test::Sentinel());
-  float scratch[AttentionScratchFloats(0)];
+  float scratch[AttentionScratchFloats(0, 2, 8)];
   Attention(q.data(), nullptr, nullptr, 0, 2, 1, 8, 1.0f, scratch, out.data());
   for (float o : out) EXPECT_EQ(0.0f, o);
 }
@@ -274,7 +308,7 @@ void TestRing() {
     std::vector<float> expected(s.heads * s.head_dim);
     AttentionReference(in.q.data(), in.k.data(), in.v.data(), count, s.heads, s.kv_heads,
                        s.head_dim, 1.0f, expected.data());
-    std::vector<float> out(expected.size(), test::Sentinel()), scratch(AttentionScratchFloats(kRing));
+    std::vector<float> out(expected.size(), test::Sentinel()), scratch(AttentionScratchFloats(kRing, s.heads, s.head_dim));
     for (int variant = 0; variant < 2; ++variant) {
       if (variant == 0) {
         AttentionRing(in.q.data(), k_ring.data(), v_ring.data(), kRing, first, count, s.heads,
@@ -309,7 +343,7 @@ void TestHeadRangesAreBitIdentical() {
     const Shape s{ring, hs[0], hs[1], hs[2]};
     const Inputs in = RandomInputs(s, 0.5f, seed++);
     std::vector<float> all(s.heads * s.head_dim, test::Sentinel());
-    std::vector<float> scratch(AttentionScratchFloats(rows));
+    std::vector<float> scratch(AttentionScratchFloats(rows, s.heads, s.head_dim));
     AttentionRing(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads, s.kv_heads,
                   s.head_dim, 1.0f, scratch.data(), all.data());
     for (size_t step : {size_t{1}, size_t{3}, size_t{5}}) {
@@ -374,7 +408,7 @@ void TestF16RowsAreReadExactly() {
       half(&v16[i], &vw[i]);
     }
     std::vector<float> a(s.heads * s.head_dim), b(a.size());
-    std::vector<float> scratch(AttentionScratchFloats(rows));
+    std::vector<float> scratch(AttentionScratchFloats(rows, s.heads, s.head_dim));
     AttentionRingHeads(in.q.data(), kw.data(), vw.data(), ring, first, rows, s.heads, s.kv_heads,
                        s.head_dim, 1.0f, 0, s.heads, scratch.data(), a.data());
     AttentionRingHeadsF16(in.q.data(), k16.data(), v16.data(), ring, first, rows, s.heads,
@@ -383,15 +417,15 @@ void TestF16RowsAreReadExactly() {
   }
 }
 
-// The three phases (AttentionScores, AttentionSoftmax, AttentionWeightedSum) over any split of
-// their ranges give AttentionRing's bits: rows, heads and columns cut at several points
-// (column cuts that are and are not multiples of the vector length), also for binary16 rows
-// against AttentionRingHeadsF16. 300 rows of 256 or 512 columns take the phases through several
-// row chunks (RowsPerChunk: 64 to 256 rows here), the weighted sums resuming between them.
+// The two phases (AttentionBlocks, AttentionMergeBlocks) over any split of their ranges give
+// AttentionRing's bits: softmax blocks and heads cut at several points, also for binary16 rows
+// against AttentionRingHeadsF16. 300 rows of 256 or 512 columns take a block through several
+// row chunks (RowsPerChunk: 64 to 256 rows here), the weighted sums resuming between them; 1300
+// rows are three blocks (512, 512, 276), the view wrapping around the ring in the second.
 void TestPhasesAreBitIdentical() {
   const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 512}, {12, 4, 20}, {6, 6, 64}, {7, 1, 37}};
-  // rows, ring rows, first row (both wrap around the ring).
-  const size_t kViews[][3] = {{29, 33, 21}, {300, 310, 200}};
+  // rows, ring rows, first row (all wrap around the ring).
+  const size_t kViews[][3] = {{29, 33, 21}, {300, 310, 200}, {1300, 1400, 900}};
   uint32_t seed = 1700;
   for (const auto& view : kViews) {
     for (const auto& hs : kShapes) {
@@ -408,48 +442,63 @@ void TestPhasesAreBitIdentical() {
                                         ((x >> 12) & 0x3ff));
         }
       }
-      std::vector<float> scratch(AttentionScratchFloats(rows));
+      std::vector<float> scratch(AttentionScratchFloats(rows, s.heads, s.head_dim));
       std::vector<float> want(s.heads * s.head_dim), want16(want.size());
       AttentionRing(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads, s.kv_heads,
                     s.head_dim, 0.7f, scratch.data(), want.data());
       AttentionRingHeadsF16(in.q.data(), k16.data(), v16.data(), ring, first, rows, s.heads,
                             s.kv_heads, s.head_dim, 0.7f, 0, s.heads, scratch.data(),
                             want16.data());
-      for (const size_t cut : {size_t{1}, size_t{7}, size_t{16}, size_t{28}, size_t{150}}) {
+      const size_t blocks = AttentionRowBlockCount(rows);
+      for (const size_t cut : {size_t{0}, size_t{1}, size_t{2}, size_t{5}}) {
         for (const bool f16 : {false, true}) {
-          std::vector<float> scores(s.heads * rows, test::Sentinel()), inv(s.heads);
-          std::vector<float> out(want.size(), test::Sentinel());
-          const size_t row_cut = std::min(cut, rows), head_cut = std::min(cut, s.heads);
-          const size_t col_cut = std::min(cut, s.head_dim);
-          for (const auto& r :
-               {std::make_pair(row_cut, rows), std::make_pair(size_t{0}, row_cut)}) {
-            if (f16) {
-              AttentionScoresF16(in.q.data(), k16.data(), ring, first, rows, r.first, r.second,
-                                 s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
+          for (const bool split_heads : {false, true}) {
+            std::vector<float> scores(AttentionBlockScoreFloats(rows, s.heads), test::Sentinel());
+            std::vector<float> partials(AttentionPartialFloats(rows, s.heads, s.head_dim),
+                                        test::Sentinel());
+            std::vector<float> out(want.size(), test::Sentinel());
+            const size_t block_cut = std::min(cut, blocks), head_cut = std::min(cut, s.heads);
+            // The later range first; with split_heads, the blocks are cut by heads instead.
+            std::vector<std::array<size_t, 4>> calls;  // heads [0], [1); blocks [2], [3)
+            if (split_heads) {
+              calls = {{head_cut, s.heads, 0, blocks}, {0, head_cut, 0, blocks}};
             } else {
-              AttentionScores(in.q.data(), in.k.data(), ring, first, rows, r.first, r.second,
-                              s.heads, s.kv_heads, s.head_dim, 0.7f, scores.data());
+              calls = {{0, s.heads, block_cut, blocks}, {0, s.heads, 0, block_cut}};
             }
-          }
-          AttentionSoftmax(scores.data(), rows, head_cut, s.heads, inv.data());
-          AttentionSoftmax(scores.data(), rows, 0, head_cut, inv.data());
-          for (const auto& c :
-               {std::make_pair(col_cut, s.head_dim), std::make_pair(size_t{0}, col_cut)}) {
-            if (f16) {
-              AttentionWeightedSumF16(v16.data(), ring, first, rows, s.heads, s.kv_heads,
-                                      s.head_dim, scores.data(), inv.data(), c.first, c.second,
-                                      out.data());
-            } else {
-              AttentionWeightedSum(in.v.data(), ring, first, rows, s.heads, s.kv_heads, s.head_dim,
-                                   scores.data(), inv.data(), c.first, c.second, out.data());
+            for (const auto& c : calls) {
+              if (c[0] == c[1] || c[2] == c[3]) continue;
+              if (f16) {
+                AttentionBlocksF16(in.q.data(), k16.data(), v16.data(), ring, first, rows,
+                                   s.heads, s.kv_heads, s.head_dim, 0.7f, c[0], c[1], c[2], c[3],
+                                   scores.data(), partials.data());
+              } else {
+                AttentionBlocks(in.q.data(), in.k.data(), in.v.data(), ring, first, rows, s.heads,
+                                s.kv_heads, s.head_dim, 0.7f, c[0], c[1], c[2], c[3],
+                                scores.data(), partials.data());
+              }
             }
+            AttentionMergeBlocks(partials.data(), rows, s.heads, s.head_dim, head_cut, s.heads,
+                                 out.data());
+            AttentionMergeBlocks(partials.data(), rows, s.heads, s.head_dim, 0, head_cut,
+                                 out.data());
+            const std::vector<float>& expected = f16 ? want16 : want;
+            ASSERT_EQ(0, memcmp(out.data(), expected.data(), out.size() * sizeof(float)))
+                << s.heads << "/" << s.kv_heads << " heads of " << s.head_dim << ", cut " << cut
+                << (f16 ? ", f16" : "") << (split_heads ? ", heads split" : "") << ", " << rows
+                << " rows";
           }
-          const std::vector<float>& expected = f16 ? want16 : want;
-          ASSERT_EQ(0, memcmp(out.data(), expected.data(), out.size() * sizeof(float)))
-              << s.heads << "/" << s.kv_heads << " heads of " << s.head_dim << ", cut " << cut
-              << (f16 ? ", f16" : "") << ", " << rows << " rows";
         }
       }
+      // The dispatched functions, too.
+      std::vector<float> scores(AttentionBlockScoreFloats(rows, s.heads));
+      std::vector<float> partials(AttentionPartialFloats(rows, s.heads, s.head_dim));
+      std::vector<float> out(want.size(), test::Sentinel());
+      ::cortiq::ops::AttentionBlocks(in.q.data(), in.k.data(), in.v.data(), ring, first, rows,
+                                     s.heads, s.kv_heads, s.head_dim, 0.7f, 0, s.heads, 0, blocks,
+                                     scores.data(), partials.data());
+      ::cortiq::ops::AttentionMergeBlocks(partials.data(), rows, s.heads, s.head_dim, 0, s.heads,
+                                          out.data());
+      EXPECT_EQ(0, memcmp(out.data(), want.data(), out.size() * sizeof(float))) << rows;
     }
   }
 }
@@ -467,6 +516,7 @@ HWY_BEFORE_TEST(AttentionTest);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestShapes);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestScale);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestLargeScores);
+HWY_EXPORT_AND_TEST_P(AttentionTest, TestBlockMaximaApart);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestOneRowSelectsKvHead);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestEqualScoresAverage);
 HWY_EXPORT_AND_TEST_P(AttentionTest, TestRowOrderInvariance);

@@ -682,11 +682,12 @@ TEST(SessionTest, ThreadsGiveBitIdenticalResults) {
   }
 }
 
-// One KV head for four query heads and a window long enough to be shared (visible * heads *
-// head_dim >= 2^16 from position 256 on): decode attention splits the rows, the heads and then
-// the value columns over the threads (Session::RunAttention's three phases) instead of giving a
-// thread whole heads. Every logit must keep the one-thread bits, with either KV type, in a full
-// layer, a sliding one and a layer reading another's cache.
+// One KV head for four query heads and a window of at least as many softmax blocks as threads
+// (ops::kAttentionRowBlock = 512 rows: from position 512 on with 2 threads, 1024 with 3): decode
+// attention splits the blocks and then the heads over the threads (Session::RunAttention's two
+// phases) instead of giving a thread whole heads. Every logit must keep the one-thread bits, with
+// either KV type, in a full layer, a sliding one and a layer reading another's cache, including
+// a last block of one row (positions 512 and 1024).
 TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
   ToyConfig config;
   config.hidden = 128;
@@ -696,11 +697,11 @@ TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
   config.rotated_pairs = 16;
   config.layers = {ToyLayer{}, ToyLayer{true, 300, -1}, ToyLayer{false, 0, 0}};
   const ToyModel toy = BuildToyModel(config);
-  const std::vector<int32_t> tokens = Tokens(340, static_cast<int32_t>(config.vocab));
+  const std::vector<int32_t> tokens = Tokens(1060, static_cast<int32_t>(config.vocab));
   for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
     SessionOptions base;
     base.kv_type = kv_type;
-    base.ctx_size = 512;
+    base.ctx_size = 1100;
     std::unique_ptr<Session> one = MakeSession(toy, base);
     std::vector<std::unique_ptr<Session>> many;
     for (int threads : {2, 3}) {
@@ -709,7 +710,7 @@ TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
       many.push_back(MakeSession(toy, options));
     }
     for (size_t i = 0; i < tokens.size(); ++i) {
-      const bool logits = i >= 250;
+      const bool logits = (i >= 505 && i < 530) || i >= 1015;
       ASSERT_TRUE(one->Eval(tokens[i], logits).ok());
       for (auto& session : many) ASSERT_TRUE(session->Eval(tokens[i], logits).ok());
       if (!logits) continue;
