@@ -8,6 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+// Pending connections the listening socket queues (cpp-httplib's default, 5, refuses a burst of
+// clients connecting at once; llama-server's httplib build uses the same constant).
+#define CPPHTTPLIB_LISTEN_BACKLOG 128
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "runtime/generation/model_text.h"
@@ -73,6 +76,14 @@ HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<int> HttpServer::Bind() {
   const int threads = impl_->options.http_threads;
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which lets a second server
+  // bind the same port and take half the connections (a different model, or none of this one's
+  // --api-key); with REUSEADDR alone it fails with "address in use", and a restarted server
+  // still binds at once over the old one's TIME_WAIT connections.
+  impl_->http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
   impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   if (impl_->options.port == 0) {
     const int port = impl_->http.bind_to_any_port(impl_->options.host);

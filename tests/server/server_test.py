@@ -405,6 +405,17 @@ class ServerTest(unittest.TestCase):
         self.assertError(self.server.request("GET", "/v1/models", key="wrong"), 401)
         self.assertEqual(self.server.request("GET", "/health", key=None)[0], 200)
 
+    def test_port_in_use_is_refused(self):
+        # A second server on a port the first listens on must fail (llama-server does), not
+        # share the port and take some of its connections (SO_REUSEPORT).
+        second = subprocess.run(
+            [SERVER, MODEL, "--port", str(self.server.port), "--host", self.server.host,
+             "-t", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            timeout=20)
+        self.assertNotEqual(second.returncode, 0)
+        self.assertIn("cannot listen on", second.stderr)
+        self.assertEqual(self.server.request("GET", "/health", key=None)[0], 200)
+
     def test_unknown_route(self):
         self.assertError(self.server.request("GET", "/v1/nothing"), 404)
 
