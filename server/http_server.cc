@@ -145,6 +145,12 @@ void HttpServer::Impl::Routes() {
       error.message = absl::StrCat("no route ", req.method, " ", req.path);
     } else if (res.status == 413) {
       error.message = "the request body is too large";
+    } else if (res.status == 400) {
+      // cpp-httplib answers a request it cannot read before any route sees it: malformed HTTP,
+      // or a POST without a Content-Length (or chunked encoding), which `curl -X POST URL` sends.
+      error.message =
+          "the request could not be read: malformed HTTP, or a body without a Content-Length "
+          "header or chunked encoding (a POST needs a JSON body)";
     } else {
       error.message = absl::StrCat("HTTP ", res.status);
     }

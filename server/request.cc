@@ -146,6 +146,14 @@ std::optional<ApiError> ParseMessages(const json& body, CompletionRequest* out) 
     if (role == nullptr) return InvalidRequest(absl::StrCat("'", at, ".role' is required"), at + ".role");
     if (!role->is_string()) return WrongType(at + ".role", "a string", *role);
     message.role = role->get<std::string>();
+    // OpenAI's roles (the chat template itself would render any name as a turn of that name).
+    if (message.role != "system" && message.role != "developer" && message.role != "user" &&
+        message.role != "assistant" && message.role != "tool" && message.role != "function") {
+      return InvalidRequest(
+          absl::StrCat("'", at, ".role' must be one of system, developer, user, assistant, "
+                       "tool, function; got '", message.role, "'"),
+          at + ".role");
+    }
     if (message.role == "tool" || message.role == "function" || Member(m, "tool_calls") != nullptr ||
         Member(m, "function_call") != nullptr) {
       return InvalidRequest(absl::StrCat("'", at, "': tool and function messages are not supported"),

@@ -17,9 +17,10 @@ absl::StatusOr<text::Tokenizer> LoadArtifactTokenizer(const Artifact& artifact) 
   if (bytes.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         artifact.path(),
-        ": the model has no tokenizer, so it takes token ids only (it was compiled from a "
-        "checkpoint without tokenizer files, or by a cortiq older than artifact format 3.1): "
-        "recompile it from a checkpoint with tokenizer.json or a GGUF with tokenizer.ggml.*"));
+        ": the model has no tokenizer, so it takes token ids only (it was compiled with "
+        "--no-tokenizer, from a checkpoint without tokenizer files, or by a cortiq older than "
+        "artifact format 3.1): recompile it without --no-tokenizer from a checkpoint with "
+        "tokenizer.json or a GGUF with tokenizer.ggml.*"));
   }
   absl::StatusOr<text::Tokenizer> tokenizer = text::Tokenizer::FromSection(bytes);
   if (!tokenizer.ok()) {

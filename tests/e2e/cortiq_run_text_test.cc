@@ -255,7 +255,7 @@ TEST_F(CortiqRunTextTest, SaysWhenTheContextIsFull) {
   EXPECT_THAT(too_long.err, HasSubstr("context full: the prompt has 5 tokens, the context holds 4"));
 }
 
-// -f reads a pipe or FIFO to its end like a file (-f /dev/stdin, -f <(command)): the same
+// -f reads a pipe or FIFO to its end like a file (-f /dev/stdin, -f -, -f <(command)): the same
 // continuation as the same text given with -p.
 TEST_F(CortiqRunTextTest, PromptFileMayBeAPipe) {
   const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
@@ -268,6 +268,12 @@ TEST_F(CortiqRunTextTest, PromptFileMayBeAPipe) {
                  dir_);
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_EQ(piped.out, given.out);
+  const CommandResult dash =  // -f - is stdin, as in llama.cpp
+      RunCommand(absl::StrCat("printf 'Hello world' | ", CORTIQ_RUN_BINARY, " ", artifact,
+                              " -f -", flags),
+                 dir_);
+  ASSERT_EQ(dash.exit_code, 0) << dash.err;
+  EXPECT_EQ(dash.out, given.out);
   const std::string fifo = dir_ + "/prompt.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
   const CommandResult from_fifo =

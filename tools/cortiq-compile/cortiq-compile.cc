@@ -146,7 +146,9 @@ int main(int argc, char** argv) {
                              "GGUF file)"));
   }
   // Storage formats: the assign-storage-formats pass applies the policy (passes/Passes.td).
-  std::string weights = f.weights;
+  // Case-insensitive, as llama-quantize's type names (Q4_K_M, Q8_0) are written in capitals.
+  std::string weights = absl::AsciiStrToLower(f.weights);
+  const std::string tables = absl::AsciiStrToLower(f.tables);
   std::string mix;
   if (weights == "q3_k_m" || weights == "q4_k_s" || weights == "q4_k_m" || weights == "q5_k_s" ||
       weights == "q5_k_m") {
@@ -154,7 +156,7 @@ int main(int argc, char** argv) {
     weights.clear();
   }
   std::optional<cortiq::StorageFormat> weights_format, tables_format;
-  auto parse_format = [](const char* flag, const std::string& value,
+  auto parse_format = [](const char* flag, const std::string& value, const std::string& given,
                          std::optional<cortiq::StorageFormat>& format) {
     if (value.empty()) return true;
     if (auto parsed = cortiq::symbolizeStorageFormat(value)) {
@@ -162,13 +164,14 @@ int main(int argc, char** argv) {
       return true;
     }
     Fail(absl::StrCat(flag, " must be ", cortiq::listStorageFormats(),
-                      std::string(flag) == "--weights" ? " or q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m"
-                                                       : "",
-                      ", not '", value, "'"));
+                      std::string(flag) == "--weights"
+                          ? "; or a llama-quantize mix: q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m"
+                          : "",
+                      " (in any case), not '", given, "'"));
     return false;
   };
-  if (!parse_format("--weights", weights, weights_format) ||
-      !parse_format("--tables", f.tables, tables_format)) {
+  if (!parse_format("--weights", weights, f.weights, weights_format) ||
+      !parse_format("--tables", tables, f.tables, tables_format)) {
     return 1;
   }
   if (f.keep_q4_0_layout && (weights_format == cortiq::StorageFormat::Q4_0x16 ||

@@ -208,7 +208,10 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
       // seconds and gigabytes per 100 MB.
       const uint64_t limit = std::max<uint64_t>(
           uint64_t{1} << 20, static_cast<uint64_t>(sequence->ctx_size()) * kPromptBytesPerPosition);
-      absl::StatusOr<std::string> read = ReadTextInput(f.file, limit);
+      // "-" is stdin (as llama.cpp's -f - and cortiq-tokenize's --text-file -); ReadTextInput
+      // reads pipes and FIFOs.
+      absl::StatusOr<std::string> read =
+          ReadTextInput(f.file == "-" ? std::string("/dev/stdin") : f.file, limit);
       if (absl::IsOutOfRange(read.status())) {
         return absl::InvalidArgumentError(absl::StrCat(
             read.status().message(), ": more text than a prompt in a context of ",
@@ -400,7 +403,7 @@ int Main(int argc, char** argv) {
               "timings go to stderr.");
   AddSessionFlags(flags, &f.session);
   flags.AddString("-p, --prompt", "TEXT", &f.prompt, "the prompt text");
-  flags.AddString("-f, --file", "FILE", &f.file, "read the prompt text from FILE");
+  flags.AddString("-f, --file", "FILE", &f.file, "read the prompt text from FILE (- for stdin)");
   flags.AddString("--tokens", "IDS", &f.tokens,
                   "the prompt as comma-separated token ids, e.g. 2,17,300; the sampled ids are "
                   "printed on one line (greedy unless sampling flags are given)");
