@@ -435,6 +435,20 @@ absl::StatusOr<text::TokenizerSpec> ParseTokenizerJson(absl::string_view json,
           return absl::OkStatus();
         }));
   }
+  // Two added tokens of one id would encode to it from two texts and decode it as either:
+  // HF's AddedVocabulary keeps whichever came last, so refuse the file rather than guess.
+  {
+    absl::flat_hash_map<TokenId, size_t> first_with_id;
+    for (size_t i = 0; i < added.size(); ++i) {
+      const auto [it, inserted] = first_with_id.emplace(added[i].id, i);
+      if (!inserted && added[it->second].content != added[i].content) {
+        return r.Error(absl::StrCat("added_tokens[", i, "].id"), added[i].id,
+                       " is also the id of added_tokens[", it->second, "] \"",
+                       added[it->second].content, "\" (this one is \"", added[i].content,
+                       "\")");
+      }
+    }
+  }
   if (max_id < 0) return r.Error("model.vocab", "is empty");
   // Ids index a table: a few pieces with huge ids would make a small file allocate gigabytes.
   // Real vocabularies are dense (Gemma: 262,144 pieces for ids 0..262,143, one added id above).

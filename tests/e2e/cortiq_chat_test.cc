@@ -415,11 +415,18 @@ TEST_F(CortiqChatTest, LoadRefusesDamagedAndForeignFiles) {
                                                "conversation is unchanged")));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(truncated, ": damaged")));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(not_chat, ": not a cortiq-chat file")));
-  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(other, ": saved from another model")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(other, ": the state was saved from a different model")));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(dir_, "/missing.session: cannot open")));
   EXPECT_THAT(chat.err, HasSubstr("usage: /load FILE"));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat("/save: ", dir_, "/no/such/dir/x.session")));
   EXPECT_EQ(chat.out, fresh.out);  // nothing was loaded: "Hi" starts a new conversation
+
+  // The same model with other KV caches: the cause is the KV type, not another model.
+  const CommandResult f16 =
+      Chat("-n 4 --ignore-eos --temp 0 --kv-type f16", absl::StrCat("/load ", file, "\n"));
+  ASSERT_EQ(f16.exit_code, 0) << f16.err;
+  EXPECT_THAT(f16.err, HasSubstr(absl::StrCat(file, ": state saved with f32 KV caches; this "
+                                              "session's are f16 (--kv-type)")));
 
   // Saving again replaces the file with the new conversation.
   ASSERT_EQ(Chat("-n 4 --ignore-eos --temp 0", absl::StrCat("Hello\nAgain\n/save ", file, "\n"))

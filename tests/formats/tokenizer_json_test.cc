@@ -120,6 +120,8 @@ TEST(TokenizerJson, ErrorsNameTheField) {
               HasSubstr("added_tokens[0].id"));
   EXPECT_THAT(Error(Json("[]", R"("added_tokens":[{"id":3,"content":""}],)")),
               HasSubstr("added_tokens[0].content: is empty"));
+  EXPECT_THAT(Error(Json("[]", R"("added_tokens":[{"id":1,"content":"<a>"},{"id":1,"content":"<b>"}],)")),
+              HasSubstr("added_tokens[1].id: 1 is also the id of added_tokens[0] \"<a>\""));
   EXPECT_THAT(Error(R"({"model":{"type":"BPE","vocab":{"a":0,"b":0},"merges":[]}})"),
               HasSubstr("model.vocab: id 0 is given to both"));
   EXPECT_THAT(Error(R"({"model":{"type":"BPE","vocab":{"a":-3},"merges":[]}})"),

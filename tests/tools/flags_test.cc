@@ -91,6 +91,25 @@ TEST(FlagsTest, EverySpelling) {
   EXPECT_EQ(s.model, "y");
 }
 
+// llama.cpp's multi-letter one-dash names (-np, -mmp), declared so, are matched as written;
+// their long names, and a long name written with one dash, still work.
+TEST(FlagsTest, OneDashMultiLetterNames) {
+  for (const std::string arg : {"-np", "--parallel", "-parallel", "--np"}) {
+    int64_t parallel = 1;
+    Flags flags("cortiq-test", "[options]", "A test.");
+    flags.AddInt("-np, --parallel", "N", &parallel, 1, 256, "slots");
+    std::string a = "cortiq-test", b = arg, c = "3";
+    char* argv[] = {a.data(), b.data(), c.data()};
+    const absl::StatusOr<std::vector<std::string>> parsed = flags.Parse(3, argv);
+    if (arg == "--np") {  // a long name that is not declared
+      EXPECT_FALSE(parsed.ok()) << arg;
+      continue;
+    }
+    ASSERT_TRUE(parsed.ok()) << arg << ": " << parsed.status();
+    EXPECT_EQ(parallel, 3) << arg;
+  }
+}
+
 // A name declared with an underscore (a format name inside it) is matched as the command line's
 // names are, dashes for underscores: written either way, and negated.
 TEST(FlagsTest, UnderscoreInADeclaredName) {

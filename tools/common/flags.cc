@@ -221,14 +221,18 @@ absl::StatusOr<std::vector<std::string>> Flags::Parse(int argc, char** argv) {
     std::string name = arg.substr(0, eq);
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
-    // Long names: dashes for underscores; a long name written with one dash (-ctx-size) too.
-    if (name.size() > 2 && name[1] != '-') name = "-" + name;
-    if (name.size() > 2) {
-      for (size_t k = 2; k < name.size(); ++k) {
-        if (name[k] == '_') name[k] = '-';
+    // A name registered with one dash (llama.cpp's -np, -mmp) as written; else long names:
+    // dashes for underscores, and a long name written with one dash (-ctx-size) too.
+    Flag* flag = name.size() > 2 && name[1] != '-' ? Find(name) : nullptr;
+    if (flag == nullptr) {
+      if (name.size() > 2 && name[1] != '-') name = "-" + name;
+      if (name.size() > 2) {
+        for (size_t k = 2; k < name.size(); ++k) {
+          if (name[k] == '_') name[k] = '-';
+        }
       }
+      flag = Find(name);
     }
-    Flag* flag = Find(name);
     // A one-letter flag written as a long one (--o FILE), which the earlier Abseil-based
     // versions accepted.
     if (flag == nullptr && name.size() == 3 && name[1] == '-') flag = Find(name.substr(1));

@@ -129,9 +129,7 @@ void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& pa
   if (!s.ok()) {
     std::string message(s.message());
     if (saved.ok()) {  // Load's errors do not name the file
-      if (absl::IsFailedPrecondition(s)) {
-        message = absl::StrCat(path, ": saved from another model (", message, ")");
-      } else if (absl::IsOutOfRange(s)) {
+      if (absl::IsOutOfRange(s)) {
         message = absl::StrCat(path, ": ", message, " (-c/--ctx-size)");
       } else if (absl::IsDataLoss(s)) {
         message = absl::StrCat(path, ": damaged: ", message);

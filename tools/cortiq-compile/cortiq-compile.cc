@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "runtime/artifact.h"
 #include "runtime/text/gemma4_chat.h"
+#include "runtime/text/tokenizer.h"
 #include "runtime/text/tokenizer_section.h"
 #include "formats/tokenizer_files.h"
 #include "base/atomic_file.h"
@@ -246,6 +247,15 @@ int main(int argc, char** argv) {
       absl::StatusOr<std::vector<uint8_t>> bytes =
           cortiq::text::SerializeTokenizerSection(**spec);
       if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+      // Built once as cortiq-run will build it (its pre-tokenizer regexes compiled): a tokenizer
+      // that cannot be built is refused here, not written into an artifact whose every text run
+      // would fail.
+      if (absl::StatusOr<cortiq::text::Tokenizer> built =
+              cortiq::text::Tokenizer::FromSection(*bytes);
+          !built.ok()) {
+        return Fail(absl::StrCat(built.status().message(),
+                                 " (--no-tokenizer compiles the model without its tokenizer)"));
+      }
       tokenizer_section = *std::move(bytes);
       const cortiq::text::ChatTemplateSpec& chat = (*spec)->chat_template;
       tokenizer_note = absl::StrCat(
