@@ -1,6 +1,12 @@
 // CpuHasAvx512Vnni (ops/cpu_features.h).
 #include "ops/cpu_features.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+#include <cstring>
+#endif
+
 namespace cortiq {
 namespace ops {
 
@@ -10,6 +16,27 @@ bool CpuHasAvx512Vnni() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+bool CpuSplitsAvx512() {
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  if (std::strcmp(vendor, "AuthenticAMD") != 0) return false;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  // Family: the base field (bits 8-11), plus the extended field (bits 20-27) when the base is
+  // 0xF (Intel SDM and AMD APM, CPUID Fn0000_0001_EAX).
+  unsigned family = (eax >> 8) & 0xF;
+  if (family == 0xF) family += (eax >> 20) & 0xFF;
+  __builtin_cpu_init();
+  return family == 0x19 && __builtin_cpu_supports("avx512f");
 #else
   return false;
 #endif

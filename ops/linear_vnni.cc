@@ -338,6 +338,7 @@ CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size
 #endif
 
 std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
+std::atomic<bool> g_float_preference_allowed{true};  // PreferFloatDecodeForTest
 
 bool VnniAvailable() {
   static const bool available = CpuHasAvx512Vnni();
@@ -410,6 +411,18 @@ const char* DecodeLinearPathName(DecodeLinearPath path) {
 
 void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
+}
+
+bool DecodeQ4_0x16WithFloat(size_t cols) {
+  static const bool splits = CpuSplitsAvx512();
+  return splits && cols <= kFloatDecodeMaxCols &&
+         g_float_preference_allowed.load(std::memory_order_relaxed) &&
+         g_fastest_allowed.load(std::memory_order_relaxed) ==
+             static_cast<int>(DecodeLinearPath::kVnni);
+}
+
+void PreferFloatDecodeForTest(bool allowed) {
+  g_float_preference_allowed.store(allowed, std::memory_order_relaxed);
 }
 
 namespace {
@@ -548,7 +561,7 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
+  if (path == DecodeLinearPath::kFloat || DecodeQ4_0x16WithFloat(cols)) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
   return true;
 }
@@ -556,7 +569,7 @@ bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
+  if (path == DecodeLinearPath::kFloat || DecodeQ4_0x16WithFloat(cols)) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
                                   row_begin, row_end);
   return true;

@@ -476,8 +476,13 @@ absl::Status Run(const std::string& path) {
     }
   }
   if (q4_0x16_matrices > 0) {
-    std::printf("decode products of the %zu q4_0x16 matrices: %s\n", q4_0x16_matrices,
-                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+    std::printf("decode products of the %zu q4_0x16 matrices: %s%s\n", q4_0x16_matrices,
+                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()),
+                ops::DecodeQ4_0x16WithFloat(ops::kFloatDecodeMaxCols)
+                    ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
+                                   " columns (this CPU splits 512-bit instructions)")
+                          .c_str()
+                    : "");
   }
   if (q8_0x16_matrices > 0) {
     std::printf("decode products of the %zu q8_0x16 matrices: %s\n", q8_0x16_matrices,
