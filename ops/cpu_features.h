@@ -14,7 +14,7 @@ bool CpuHasAvx512Vnni();
 // True on an AMD family 19h CPU with AVX-512 (Zen 4: "znver4"), which executes each 512-bit
 // instruction on its 256-bit units in two halves (AMD's Software Optimization Guide for family
 // 19h, "AVX-512"): the integer decode kernels, compute-bound there, lose to the f32 ones on
-// short rows (ops/linear_vnni.h, DecodeQ4_0x16WithFloat). False elsewhere and off x86-64.
+// short rows (ops/linear_vnni.h, DecodeWithFloat). False elsewhere and off x86-64.
 bool CpuSplitsAvx512();
 
 }  // namespace ops

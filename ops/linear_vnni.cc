@@ -413,7 +413,7 @@ void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
 }
 
-bool DecodeQ4_0x16WithFloat(size_t cols) {
+bool DecodeWithFloat(size_t cols) {
   static const bool splits = CpuSplitsAvx512();
   return splits && cols <= kFloatDecodeMaxCols &&
          g_float_preference_allowed.load(std::memory_order_relaxed) &&
@@ -561,7 +561,7 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat || DecodeQ4_0x16WithFloat(cols)) return false;
+  if (path == DecodeLinearPath::kFloat || DecodeWithFloat(cols)) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
   return true;
 }
@@ -569,21 +569,25 @@ bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat || DecodeQ4_0x16WithFloat(cols)) return false;
+  if (path == DecodeLinearPath::kFloat || DecodeWithFloat(cols)) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
                                   row_begin, row_end);
   return true;
 }
 bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni) return false;
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeWithFloat(cols)) {
+    return false;
+  }
   LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
   return true;
 }
 bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni) return false;
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeWithFloat(cols)) {
+    return false;
+  }
   LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
   return true;
 }

@@ -124,21 +124,22 @@ const char* DecodeLinearPathName(DecodeLinearPath path);
 void LimitDecodeLinearPathForTest(DecodeLinearPath fastest);
 
 // Rows of at most this many columns take the f32 kernel where CpuSplitsAvx512() (see
-// DecodeQ4_0x16WithFloat).
+// DecodeWithFloat).
 inline constexpr size_t kFloatDecodeMaxCols = 4096;
 
-// True when LinearQ4_0x16 / LinearRowsQ4_0x16 over rows of `cols` columns run the f32 kernel
-// although the dispatched path has integer digits: on CPUs that split 512-bit instructions
-// (CpuSplitsAvx512, Zen 4) for cols <= kFloatDecodeMaxCols, whose f32 activations (<= 16 KiB)
-// stay in L1. Measured on a Zen 4 VM (cortiq-linear-benchmark from DRAM, 2 threads): 10240x2560
-// VNNI 19.0-20.5 GB/s, f32 26.2-26.3; 262144x2560 (an LM head) 19.7-20.6 vs 26.4-27.1; but
-// 2560x10240 20.0 vs 15.2-15.4, hence the bound; E2B Q4_0 decode 14.2-14.4 -> 19.9-20.7 tok/s.
-// Both kernels are within the f32 bound of the reference (ops/linear.h); their bits differ.
-// False when a test has limited the path (LimitDecodeLinearPathForTest with kAvx2 or kFloat)
-// or turned the preference off (PreferFloatDecodeForTest).
-bool DecodeQ4_0x16WithFloat(size_t cols);
+// True when LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 / LinearRowsQ8_0x16 over rows of
+// `cols` columns run the f32 kernel although the dispatched path has integer digits: on CPUs that
+// split 512-bit instructions (CpuSplitsAvx512, Zen 4) for cols <= kFloatDecodeMaxCols, whose f32
+// activations (<= 16 KiB) stay in L1. Measured on a Zen 4 VM (cortiq-linear-benchmark from DRAM,
+// 2 threads, Q4_0x16): 10240x2560 VNNI 19.0-20.5 GB/s, f32 26.2-26.3; 262144x2560 (an LM head)
+// 19.7-20.6 vs 26.4-27.1; but 2560x10240 20.0 vs 15.2-15.4, hence the bound. E2B decode, 2
+// threads: Q4_0 14.2-14.4 -> 19.1-20.7 tok/s, Q8_0 6.0-8.5 -> 11.6-12.0 (f32 on every row:
+// 19.1 and 11.1). Both kernels are within the f32 bound of the reference (ops/linear.h); their
+// bits differ. False when a test has limited the path (LimitDecodeLinearPathForTest with kAvx2
+// or kFloat) or turned the preference off (PreferFloatDecodeForTest).
+bool DecodeWithFloat(size_t cols);
 
-// Tests: whether DecodeQ4_0x16WithFloat may return true (default: yes, on such CPUs).
+// Tests: whether DecodeWithFloat may return true (default: yes, on such CPUs).
 void PreferFloatDecodeForTest(bool allowed);
 
 // The dispatch of LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 /

@@ -395,34 +395,39 @@ TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   EXPECT_GT(differ, 0u) << kernel.name;
 }
 
-// Where the CPU splits 512-bit instructions (Zen 4), Q4_0x16 rows of at most kFloatDecodeMaxCols
-// columns take the f32 kernel (its bits, not the digits'), longer rows the integer digits; on
-// other CPUs, and with the preference turned off, every row takes the dispatched path.
-TEST(DecodePathTest, Q4_0x16ShortRowsTakeTheFloatKernelWhereAvx512IsSplit) {
+// Where the CPU splits 512-bit instructions (Zen 4), Q4_0x16 and Q8_0x16 rows of at most
+// kFloatDecodeMaxCols columns take the f32 kernel (its bits, not the digits'), longer rows the
+// integer digits; on other CPUs, and with the preference turned off, every row takes the
+// dispatched path.
+TEST(DecodePathTest, ShortRowsTakeTheFloatKernelWhereAvx512IsSplit) {
   const bool vnni = DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni;
   for (size_t cols : {size_t{512}, size_t{1536}, kFloatDecodeMaxCols, kFloatDecodeMaxCols + 512}) {
-    EXPECT_EQ(DecodeQ4_0x16WithFloat(cols),
-              vnni && CpuSplitsAvx512() && cols <= kFloatDecodeMaxCols)
+    EXPECT_EQ(DecodeWithFloat(cols), vnni && CpuSplitsAvx512() && cols <= kFloatDecodeMaxCols)
         << cols;
   }
   PreferFloatDecodeForTest(false);
-  EXPECT_FALSE(DecodeQ4_0x16WithFloat(1536));
+  EXPECT_FALSE(DecodeWithFloat(1536));
   PreferFloatDecodeForTest(true);
   if (!vnni || !CpuSplitsAvx512()) GTEST_SKIP() << "the CPU does not split AVX-512";
-  const Format& f = kFormats[0];
-  const size_t rows = 16;
-  for (size_t cols : {size_t{1536}, kFloatDecodeMaxCols + 512}) {
-    const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 21);
-    const std::vector<float> x = test::HardActivations(cols, 22);
-    std::vector<float> dispatched(rows), f32(rows), digits(rows);
-    f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
-    f.scalar(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
-    LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
-    f.dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
-    LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
-    const std::vector<float>& want = cols <= kFloatDecodeMaxCols ? f32 : digits;
-    for (size_t r = 0; r < rows; ++r) {
-      EXPECT_TRUE(SameBits(dispatched[r], want[r])) << "cols " << cols << " row " << r;
+  for (const Format* f : {&kFormats[0], &kFormats[1]}) {
+    const size_t rows = 16;
+    for (size_t cols : {size_t{1536}, kFloatDecodeMaxCols + 512}) {
+      const std::vector<uint8_t> w = MakeMatrix(*f, rows, cols, false, 21);
+      const std::vector<float> x = test::HardActivations(cols, 22);
+      std::vector<float> dispatched(rows), f32(rows), digits(rows);
+      f->dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+      f->scalar(w.data(), x.data(), digits.data(), rows, cols, 0, rows);
+      LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+      f->dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
+      LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+      const std::vector<float>& want = cols <= kFloatDecodeMaxCols ? f32 : digits;
+      size_t differ = 0;
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(dispatched[r], want[r]))
+            << f->name << " cols " << cols << " row " << r;
+        differ += SameBits(f32[r], digits[r]) ? 0 : 1;
+      }
+      EXPECT_GT(differ, 0u) << f->name << ": the two kernels must be told apart";
     }
   }
 }

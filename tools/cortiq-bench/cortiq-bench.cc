@@ -478,15 +478,22 @@ absl::Status Run(const std::string& path) {
   if (q4_0x16_matrices > 0) {
     std::printf("decode products of the %zu q4_0x16 matrices: %s%s\n", q4_0x16_matrices,
                 ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()),
-                ops::DecodeQ4_0x16WithFloat(ops::kFloatDecodeMaxCols)
+                ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
                     ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
                                    " columns (this CPU splits 512-bit instructions)")
                           .c_str()
                     : "");
   }
   if (q8_0x16_matrices > 0) {
-    std::printf("decode products of the %zu q8_0x16 matrices: %s\n", q8_0x16_matrices,
-                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
+    const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPathQ8_0x16();
+    std::printf("decode products of the %zu q8_0x16 matrices: %s%s\n", q8_0x16_matrices,
+                ops::DecodeLinearPathName(path),
+                path == ops::DecodeLinearPath::kVnni &&
+                        ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
+                    ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
+                                   " columns (this CPU splits 512-bit instructions)")
+                          .c_str()
+                    : "");
   }
   if (q4_k_matrices > 0) {
     std::printf("decode products of the %zu q4_k matrices: %s\n", q4_k_matrices,
