@@ -325,6 +325,23 @@ struct BlockRows {
   size_t operator()(size_t i) const { return row(base + i); }
 };
 
+// Calls f(c0, c1, h, m, ahead) for the chunks [c0, c1) of RowsPerChunk rows of a block of n rows
+// and, in each chunk, for the blocks of m heads (HeadBlockAt) starting at h in [head_begin,
+// head_end): ahead is `chunk` for the first block of each KV head (it reads the chunk from memory
+// and prefetches the next one), 0 for the others (they find the chunk in L2).
+template <class F>
+HWY_INLINE void ForChunksAndHeadBlocks(size_t n, size_t chunk, size_t head_begin,
+                                       size_t head_end, size_t group, const F& f) {
+  for (size_t c0 = 0; c0 < n; c0 += chunk) {
+    const size_t c1 = n - c0 < chunk ? n : c0 + chunk;
+    for (size_t h = head_begin; h < head_end;) {
+      const size_t m = HeadBlockAt(h, head_end, group);
+      f(c0, c1, h, m, h == head_begin || h % group == 0 ? chunk : 0);
+      h += m;
+    }
+  }
+}
+
 // The partial results (ops/attention.h, AttentionPartialFloats) of the heads [head_begin,
 // head_end) over the softmax blocks [block_begin, block_end) of the view given by `row`. Per
 // block: the scores of every head in the range, in chunks of RowsPerChunk rows (the chunk's
@@ -352,48 +369,40 @@ HWY_INLINE void BlockPartials(const float* q, const KT* k_rows, const KT* v_rows
     const BlockRows<RowFn> local{row, r0};
     const size_t prefetch_end = range_end - r0;
     // Scores.
-    for (size_t c0 = 0; c0 < n; c0 += chunk) {
-      const size_t c1 = n - c0 < chunk ? n : c0 + chunk;
-      for (size_t h = head_begin; h < head_end;) {
-        const size_t m = HeadBlockAt(h, head_end, group);
-        const KT* k = k_rows + (h / group) * head_dim;
-        const float* qh[4];
-        for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
-        float* sh = scores + (h - head_begin) * stride;
-        const size_t ahead = h == head_begin || h % group == 0 ? chunk : 0;
-        WithHeadBlock(m, [&](auto block) HWY_ATTR {
-          ScoreRows<decltype(block)::value>(df, qh, k, local, row_stride, head_dim, scale, c0,
-                                            c1, stride, ahead, prefetch_end, sh);
-        });
-        h += m;
-      }
-    }
+    ForChunksAndHeadBlocks(
+        n, chunk, head_begin, head_end, group,
+        [&](size_t c0, size_t c1, size_t h, size_t m, size_t ahead) HWY_ATTR {
+      const KT* k = k_rows + (h / group) * head_dim;
+      const float* qh[4];
+      for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
+      float* sh = scores + (h - head_begin) * stride;
+      WithHeadBlock(m, [&](auto block) HWY_ATTR {
+        ScoreRows<decltype(block)::value>(df, qh, k, local, row_stride, head_dim, scale, c0, c1,
+                                          stride, ahead, prefetch_end, sh);
+      });
+    });
     // Each head's exps against the block's maximum: record = {m, l, sums...}.
     for (size_t h = head_begin; h < head_end; ++h) {
       float* rec = partials + (b * num_heads + h) * record;
       rec[1] = ExpMinusMaxInPlace(df, scores + (h - head_begin) * stride, n, &rec[0]);
     }
     // Weighted sums into the records.
-    for (size_t c0 = 0; c0 < n; c0 += chunk) {
-      const size_t c1 = n - c0 < chunk ? n : c0 + chunk;
-      for (size_t h = head_begin; h < head_end;) {
-        const size_t m = HeadBlockAt(h, head_end, group);
-        const KT* v = v_rows + (h / group) * head_dim;
-        const float* a[4];
-        float* oh[4];
-        for (size_t j = 0; j < 4; ++j) {
-          const size_t hj = h + (j < m ? j : 0);
-          a[j] = scores + (hj - head_begin) * stride;
-          oh[j] = partials + (b * num_heads + hj) * record + 2;
-        }
-        const size_t ahead = h == head_begin || h % group == 0 ? chunk : 0;
-        WithHeadBlock(m, [&](auto block) HWY_ATTR {
-          WeightedSumHeads<decltype(block)::value>(df, v, local, row_stride, c0, c1, c0 != 0, a,
-                                                   oh, head_dim, ahead, prefetch_end);
-        });
-        h += m;
+    ForChunksAndHeadBlocks(
+        n, chunk, head_begin, head_end, group,
+        [&](size_t c0, size_t c1, size_t h, size_t m, size_t ahead) HWY_ATTR {
+      const KT* v = v_rows + (h / group) * head_dim;
+      const float* a[4];
+      float* oh[4];
+      for (size_t j = 0; j < 4; ++j) {
+        const size_t hj = h + (j < m ? j : 0);
+        a[j] = scores + (hj - head_begin) * stride;
+        oh[j] = partials + (b * num_heads + hj) * record + 2;
       }
-    }
+      WithHeadBlock(m, [&](auto block) HWY_ATTR {
+        WeightedSumHeads<decltype(block)::value>(df, v, local, row_stride, c0, c1, c0 != 0, a, oh,
+                                                 head_dim, ahead, prefetch_end);
+      });
+    });
   }
 }
 

@@ -475,25 +475,24 @@ absl::Status Run(const std::string& path) {
       std::printf("prefill products: exact (f32 FMA)\n");
     }
   }
+  // Where the CPU splits 512-bit instructions, short Q4_0x16 / Q8_0x16 rows leave the integer
+  // digits for the f32 kernel (ops::DecodeWithFloat).
+  const std::string short_rows =
+      ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
+          ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
+                         " columns (this CPU splits 512-bit instructions)")
+          : "";
   if (q4_0x16_matrices > 0) {
+    const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPath();
     std::printf("decode products of the %zu q4_0x16 matrices: %s%s\n", q4_0x16_matrices,
-                ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()),
-                ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
-                    ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
-                                   " columns (this CPU splits 512-bit instructions)")
-                          .c_str()
-                    : "");
+                ops::DecodeLinearPathName(path),
+                path == ops::DecodeLinearPath::kFloat ? "" : short_rows.c_str());
   }
   if (q8_0x16_matrices > 0) {
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPathQ8_0x16();
     std::printf("decode products of the %zu q8_0x16 matrices: %s%s\n", q8_0x16_matrices,
                 ops::DecodeLinearPathName(path),
-                path == ops::DecodeLinearPath::kVnni &&
-                        ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
-                    ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
-                                   " columns (this CPU splits 512-bit instructions)")
-                          .c_str()
-                    : "");
+                path == ops::DecodeLinearPath::kFloat ? "" : short_rows.c_str());
   }
   if (q4_k_matrices > 0) {
     std::printf("decode products of the %zu q4_k matrices: %s\n", q4_k_matrices,

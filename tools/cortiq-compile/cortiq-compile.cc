@@ -230,6 +230,7 @@ int main(int argc, char** argv) {
   // The tokenizer, the stop ids, the sampling defaults and the chat template travel inside the
   // artifact as its tokenizer section (runtime/text/tokenizer_section.h), read here once.
   std::vector<uint8_t> tokenizer_section;
+  size_t tokenizer_vocab = 0;  // ids the shipped tokenizer has
   std::string tokenizer_note = "no tokenizer";
   if (!f.no_tokenizer) {
     absl::StatusOr<std::optional<cortiq::text::TokenizerSpec>> spec =
@@ -250,12 +251,12 @@ int main(int argc, char** argv) {
       // Built once as cortiq-run will build it (its pre-tokenizer regexes compiled): a tokenizer
       // that cannot be built is refused here, not written into an artifact whose every text run
       // would fail.
-      if (absl::StatusOr<cortiq::text::Tokenizer> built =
-              cortiq::text::Tokenizer::FromSection(*bytes);
-          !built.ok()) {
+      absl::StatusOr<cortiq::text::Tokenizer> built = cortiq::text::Tokenizer::FromSection(*bytes);
+      if (!built.ok()) {
         return Fail(absl::StrCat(built.status().message(),
                                  " (--no-tokenizer compiles the model without its tokenizer)"));
       }
+      tokenizer_vocab = built->vocab_size();
       tokenizer_section = *std::move(bytes);
       const cortiq::text::ChatTemplateSpec& chat = (*spec)->chat_template;
       tokenizer_note = absl::StrCat(
@@ -325,18 +326,13 @@ int main(int argc, char** argv) {
   if (!checkpoint.ok()) return Fail(std::string(checkpoint.status().message()));
   const std::vector<cortiq::WeightEntry> entries = plan->weights;
   cortiq::WeightMaterializer materializer(**module, **checkpoint);
-  if (!tokenizer_section.empty()) {
-    // Ids the tokenizer has but the model has no logit for can be encoded but never evaluated.
-    absl::StatusOr<cortiq::text::TokenizerSection> view =
-        cortiq::text::TokenizerSection::Load(tokenizer_section);
-    if (!view.ok()) return Fail(std::string(view.status().message()));
-    if (static_cast<int64_t>(view->vocab_size()) > plan->model.vocab_size) {
-      std::fprintf(stderr,
-                   "cortiq-compile: warning: the tokenizer has %u tokens, the model %lld logits: "
-                   "ids from %lld up cannot be evaluated\n",
-                   view->vocab_size(), static_cast<long long>(plan->model.vocab_size),
-                   static_cast<long long>(plan->model.vocab_size));
-    }
+  // Ids the tokenizer has but the model has no logit for can be encoded but never evaluated.
+  if (static_cast<int64_t>(tokenizer_vocab) > plan->model.vocab_size) {
+    std::fprintf(stderr,
+                 "cortiq-compile: warning: the tokenizer has %zu tokens, the model %lld logits: "
+                 "ids from %lld up cannot be evaluated\n",
+                 tokenizer_vocab, static_cast<long long>(plan->model.vocab_size),
+                 static_cast<long long>(plan->model.vocab_size));
   }
   std::vector<cortiq::ArtifactSectionData> sections;
   if (!tokenizer_section.empty()) {
