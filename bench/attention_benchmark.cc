@@ -166,6 +166,8 @@ void Shapes(benchmark::internal::Benchmark *b) {
     for (int64_t kv_heads : {1, 2}) b->Args({16384, kv_heads, f16, 1});
   }
   b->Args({4096, 1, 0, 1});
+  // One softmax block (1 MiB of f16 keys and values): from L2, the arithmetic alone.
+  b->Args({512, 1, 1, 1});
   // From DRAM: 8 caches of 32 MiB (E2B f16) to 128 MiB (E4B f32).
   for (int64_t f16 : {0, 1}) {
     for (int64_t kv_heads : {1, 2}) b->Args({16384, kv_heads, f16, 8});

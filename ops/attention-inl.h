@@ -97,7 +97,8 @@ HWY_INLINE void PrefetchBytes(const T* p, size_t bytes) {
 // (ReduceSum): the same operations whatever M and R, so a (head, row) score has the same bits in
 // any block of heads and rows (how threads split the heads or the rows). The M heads share each
 // load of a key row, the R rows each load of a query head: M = 4, R = 4 is 16 accumulators and 8
-// loads per 16 multiply-adds, which keeps AVX-512's two FMA pipes busy where 4 x 2 rows with two
+// loads per 16 multiply-adds (M = 8, R = 2: 10, with half the key widenings), which keeps
+// AVX-512's two FMA pipes busy where 4 x 2 rows with two
 // accumulators per dot (the earlier kernel: 12 loads per 16) ran at ~40% of them from cache
 // (Zen 5). kPrefetch: pf[r] is key row r of a later block, whose lines are prefetched along the
 // way (one per 64 bytes of k[r]). Both are template parameters because GCC 12 kept the 16
@@ -139,16 +140,37 @@ HWY_INLINE void DotHeadsRows(DF df, const KT* const* k, const float* const* q, s
   }
 }
 
-// Key rows per DotHeadsRows call of ScoreRows (the rest one at a time).
-inline constexpr size_t kScoreRowBlock = 4;
+// Key rows per DotHeadsRows call of ScoreRows for a block of M heads (the rest one at a time):
+// M x R <= 16 accumulators, half of AVX-512's registers, the rest for the M + R loads.
+template <size_t M>
+inline constexpr size_t kScoreRowBlock = M >= 8 ? 2 : 4;
+
+// The row a pass of one softmax block prefetches `a` rows into its block (a chunk ahead of the
+// row it reads): its own row a while a < n (the block's rows), then a row of the pass that
+// follows, so the stream of prefetches runs on without a gap: the keys pass goes on to the same
+// block's values (row a - n), the values pass to the next block's keys (row a of the view, up
+// to next_end, the end of the thread's share). Past the end: the last row again (cached, and a
+// valid address).
+template <typename KT, class RowFn>
+struct AheadRows {
+  const KT* own;
+  const KT* next;
+  RowFn row;
+  size_t row_stride, n, next_shift, next_end;
+  const KT* operator()(size_t a) const {
+    if (a < n) return own + row(a) * row_stride;
+    const size_t j = a - next_shift;
+    return next + row(j < next_end ? j : next_end - 1) * row_stride;
+  }
+};
 
 // ScoreRows for one (kPrefetch, kTail): see ScoreRows.
-template <size_t M, bool kPrefetch, bool kTail, class DF, typename KT, class RowFn>
+template <size_t M, bool kPrefetch, bool kTail, class DF, typename KT, class RowFn, class Ahead>
 HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
                            size_t row_stride, size_t head_dim, float scale, size_t row_begin,
                            size_t row_end, size_t num_rows, size_t prefetch_rows,
-                           size_t prefetch_end, float* scores) {
-  constexpr size_t R = kScoreRowBlock;
+                           const Ahead& ahead, float* scores) {
+  constexpr size_t R = kScoreRowBlock<M>;
   size_t i = row_begin;
 #if !HWY_HAVE_SCALABLE  // no arrays of sizeless vectors beyond one row
   for (; i + R <= row_end; i += R) {
@@ -156,11 +178,7 @@ HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const
     const KT* pf[R] = {};
     for (size_t r = 0; r < R; ++r) {
       k[r] = k_rows + row(i + r) * row_stride;
-      if constexpr (kPrefetch) {
-        // Past the end: the last row again (already cached, and a valid address).
-        const size_t ahead = i + r + prefetch_rows;
-        pf[r] = k_rows + row(ahead < prefetch_end ? ahead : prefetch_end - 1) * row_stride;
-      }
+      if constexpr (kPrefetch) pf[r] = ahead(i + r + prefetch_rows);
     }
     float dots[R * M];
     DotHeadsRows<M, R, kPrefetch, kTail>(df, k, q, head_dim, pf, dots);
@@ -170,7 +188,7 @@ HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const
   }
 #else
   (void)prefetch_rows;
-  (void)prefetch_end;
+  (void)ahead;
 #endif
   for (; i < row_end; ++i) {
     const KT* k[1] = {k_rows + row(i) * row_stride};
@@ -182,25 +200,25 @@ HWY_INLINE void ScoreRowsT(DF df, const float* const* q, const KT* k_rows, const
 }
 
 // The scores of M heads (q[m], the key rows of one KV head from k_rows) against the rows i in
-// [row_begin, row_end) given by `row`: scores[m * num_rows + i] = scale * dot, kScoreRowBlock
+// [row_begin, row_end) given by `row`: scores[m * num_rows + i] = scale * dot, kScoreRowBlock<M>
 // rows at a time (DotHeadsRows: the same bits one row at a time). With prefetch_rows > 0, the
-// rows i + prefetch_rows (while < prefetch_end, prefetch_end >= 1) are prefetched along the way.
-template <size_t M, class DF, typename KT, class RowFn>
+// rows ahead(i + prefetch_rows) (AheadRows) are prefetched along the way.
+template <size_t M, class DF, typename KT, class RowFn, class Ahead>
 HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const RowFn& row,
                           size_t row_stride, size_t head_dim, float scale, size_t row_begin,
                           size_t row_end, size_t num_rows, size_t prefetch_rows,
-                          size_t prefetch_end, float* scores) {
+                          const Ahead& ahead, float* scores) {
   const bool tail = head_dim % hn::Lanes(df) != 0;
   if (prefetch_rows != 0 && !tail) {
     ScoreRowsT<M, true, false>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
-                               row_end, num_rows, prefetch_rows, prefetch_end, scores);
+                               row_end, num_rows, prefetch_rows, ahead, scores);
   } else if (!tail) {
     ScoreRowsT<M, false, false>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
-                                row_end, num_rows, 0, 0, scores);
+                                row_end, num_rows, 0, ahead, scores);
   } else {
     // A head_dim that is not a whole number of vectors: correct, without the prefetch.
     ScoreRowsT<M, false, true>(df, q, k_rows, row, row_stride, head_dim, scale, row_begin,
-                               row_end, num_rows, 0, 0, scores);
+                               row_end, num_rows, 0, ahead, scores);
   }
 }
 
@@ -210,19 +228,19 @@ HWY_INLINE void ScoreRows(DF df, const float* const* q, const KT* k_rows, const 
 // sum bit for bit, as the f32 accumulators pass through memory unchanged): columns are
 // accumulated in registers, kColumns vectors at a time, and the M heads share each load of v.
 //
-// With prefetch_rows > 0, each column block prefetches its lines of row i + prefetch_rows (while
-// < prefetch_end) as it reads row i: a block reads one or two lines of each row, a stride the
+// With prefetch_rows > 0, each column block prefetches its lines of row ahead(i + prefetch_rows)
+// (AheadRows) as it reads row i: a block reads one or two lines of each row, a stride the
 // hardware prefetchers follow poorly (E2B's 1 KiB f16 rows from DRAM: ~11 GB/s without, one
 // thread; ~20 with).
-template <size_t M, class DF, typename VT, class RowFn>
+template <size_t M, class DF, typename VT, class RowFn, class Ahead>
 HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const RowFn& row,
                                  size_t row_stride, size_t row_begin, size_t row_end,
                                  bool resume, const float* const* a, float* const* out,
-                                 size_t n, size_t prefetch_rows, size_t prefetch_end) {
+                                 size_t n, size_t prefetch_rows, const Ahead& ahead) {
   using V = hn::VFromD<DF>;
   const size_t N = hn::Lanes(df);
-  // M * kColumns accumulators: 16 of AVX-512's 32 registers for M = 4.
-  constexpr size_t kColumns = 4;
+  // M * kColumns accumulators: 16 of AVX-512's 32 registers for M = 4 or 8.
+  constexpr size_t kColumns = M >= 8 ? 2 : 4;
   size_t d = 0;
   for (; d + kColumns * N <= n; d += kColumns * N) {
     V acc[M][kColumns];
@@ -231,13 +249,10 @@ HWY_INLINE void WeightedSumHeads(DF df, const VT* HWY_RESTRICT v_rows, const Row
         acc[m][c] = resume ? hn::LoadU(df, out[m] + d + c * N) : hn::Zero(df);
       }
     }
-    // Rows i < prefetch_stop prefetch row i + prefetch_rows (< prefetch_end).
-    const size_t prefetch_stop =
-        prefetch_rows != 0 && prefetch_end > prefetch_rows ? prefetch_end - prefetch_rows : 0;
     for (size_t i = row_begin; i < row_end; ++i) {
       const VT* vr = v_rows + row(i) * row_stride + d;
-      if (i < prefetch_stop) {
-        PrefetchBytes(v_rows + row(i + prefetch_rows) * row_stride + d, kColumns * N * sizeof(VT));
+      if (prefetch_rows != 0) {
+        PrefetchBytes(ahead(i + prefetch_rows) + d, kColumns * N * sizeof(VT));
       }
       V vv[kColumns];
       for (size_t c = 0; c < kColumns; ++c) vv[c] = LoadAsF32(df, vr + c * N);
@@ -274,30 +289,39 @@ inline RingRows MakeRingRows(size_t ring_rows, size_t first_row, size_t num_rows
   return {num_rows < ring_rows - first_row ? num_rows : ring_rows - first_row, first_row};
 }
 
+// The most query heads one kernel call takes.
+inline constexpr size_t kMaxHeadBlock = 8;
+
 // The number of heads of one KV head (group heads each) that the block starting at head h <
-// head_end takes: 4, 2 or 1 (kAttentionHeadBlock); always 1 on scalable targets, which allow no
-// arrays of sizeless vectors.
+// head_end takes: 8, 4, 2 or 1; always 1 on scalable targets, which allow no arrays of sizeless
+// vectors. With 8 (E2B: one KV head for 8 query heads) every key and value row is read and
+// widened once per block of rows for all the heads, in one pass: with two blocks of 4 the second
+// pass found the rows in L2 but the first had to fetch them at twice the rate (E2B's shape at
+// 16k positions, f16, from DRAM on a Zen 4 VM: 6.2 -> 4.5 ms on one thread, 3.0 -> 2.1 ms on
+// two sharing the blocks).
 inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
-  static_assert(kAttentionHeadBlock == 4, "blocks of 4, 2 and 1 heads");
+  static_assert(kAttentionHeadBlock == 4 && kMaxHeadBlock == 8, "blocks of 8, 4, 2 and 1 heads");
   const size_t kv_end = (h / group + 1) * group;
   const size_t left = (head_end < kv_end ? head_end : kv_end) - h;
 #if HWY_HAVE_SCALABLE
   (void)left;
   return 1;
 #else
-  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 #endif
 }
 
 // Calls f(std::integral_constant<size_t, M>()) for a block of m = HeadBlockAt(...) heads, so the
-// kernels templated on M are instantiated for 4, 2 and 1 (1 only on scalable targets).
+// kernels templated on M are instantiated for 8, 4, 2 and 1 (1 only on scalable targets).
 template <class F>
 HWY_INLINE void WithHeadBlock(size_t m, const F& f) {
 #if HWY_HAVE_SCALABLE
   (void)m;
   f(std::integral_constant<size_t, 1>());
 #else
-  if (m == 4) {
+  if (m == 8) {
+    f(std::integral_constant<size_t, 8>());
+  } else if (m == 4) {
     f(std::integral_constant<size_t, 4>());
   } else if (m == 2) {
     f(std::integral_constant<size_t, 2>());
@@ -371,14 +395,16 @@ HWY_INLINE void BlockPartials(const float* q, const KT* k_rows, const KT* v_rows
     // Scores.
     ForChunksAndHeadBlocks(
         n, chunk, head_begin, head_end, group,
-        [&](size_t c0, size_t c1, size_t h, size_t m, size_t ahead) HWY_ATTR {
+        [&](size_t c0, size_t c1, size_t h, size_t m, size_t lead) HWY_ATTR {
       const KT* k = k_rows + (h / group) * head_dim;
-      const float* qh[4];
-      for (size_t j = 0; j < 4; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
+      const KT* v = v_rows + (h / group) * head_dim;
+      const AheadRows<KT, BlockRows<RowFn>> ahead{k, v, local, row_stride, n, n, n};
+      const float* qh[kMaxHeadBlock];
+      for (size_t j = 0; j < kMaxHeadBlock; ++j) qh[j] = q + (h + (j < m ? j : 0)) * head_dim;
       float* sh = scores + (h - head_begin) * stride;
       WithHeadBlock(m, [&](auto block) HWY_ATTR {
         ScoreRows<decltype(block)::value>(df, qh, k, local, row_stride, head_dim, scale, c0, c1,
-                                          stride, ahead, prefetch_end, sh);
+                                          stride, lead, ahead, sh);
       });
     });
     // Each head's exps against the block's maximum: record = {m, l, sums...}.
@@ -389,18 +415,20 @@ HWY_INLINE void BlockPartials(const float* q, const KT* k_rows, const KT* v_rows
     // Weighted sums into the records.
     ForChunksAndHeadBlocks(
         n, chunk, head_begin, head_end, group,
-        [&](size_t c0, size_t c1, size_t h, size_t m, size_t ahead) HWY_ATTR {
+        [&](size_t c0, size_t c1, size_t h, size_t m, size_t lead) HWY_ATTR {
+      const KT* k = k_rows + (h / group) * head_dim;
       const KT* v = v_rows + (h / group) * head_dim;
-      const float* a[4];
-      float* oh[4];
-      for (size_t j = 0; j < 4; ++j) {
+      const AheadRows<KT, BlockRows<RowFn>> ahead{v, k, local, row_stride, n, 0, prefetch_end};
+      const float* a[kMaxHeadBlock];
+      float* oh[kMaxHeadBlock];
+      for (size_t j = 0; j < kMaxHeadBlock; ++j) {
         const size_t hj = h + (j < m ? j : 0);
         a[j] = scores + (hj - head_begin) * stride;
         oh[j] = partials + (b * num_heads + hj) * record + 2;
       }
       WithHeadBlock(m, [&](auto block) HWY_ATTR {
         WeightedSumHeads<decltype(block)::value>(df, v, local, row_stride, c0, c1, c0 != 0, a, oh,
-                                                 head_dim, ahead, prefetch_end);
+                                                 head_dim, lead, ahead);
       });
     });
   }

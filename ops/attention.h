@@ -11,11 +11,12 @@
 namespace cortiq {
 namespace ops {
 
-// Query heads of one KV head scored and summed together: they share every load of a key and a
-// value row (scores: 4 heads x 4 key rows, one accumulator each = 16 of AVX-512's 32 vector
-// registers; weighted sums: 4 heads x 4 column vectors). Each head is computed with the same
-// operations in the same order whatever block it is in, so the results do not depend on the
-// blocking or on a head range.
+// A block of query heads a thread split keeps together. The kernels take up to 8 query heads
+// of one KV head at a time, which share every load of a key and a value row (scores: 8 heads x 2
+// key rows or 4 x 4, one accumulator each = 16 of AVX-512's 32 vector registers; weighted sums:
+// 8 heads x 2 column vectors or 4 x 4). Each head is computed with the same operations in the
+// same order whatever block it is in, so the results do not depend on the blocking or on a head
+// range; blocks of 4 keep threads that split the heads on the 4-head kernels.
 inline constexpr size_t kAttentionHeadBlock = 4;
 
 // Rows of one softmax block: the visible rows are cut into blocks of this many (the last one

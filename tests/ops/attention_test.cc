@@ -330,13 +330,14 @@ void TestRing() {
   }
 }
 
-// Heads are computed the same way whatever block of kAttentionHeadBlock they fall in and
+// Heads are computed the same way whatever block of heads (8, 4, 2 or 1) they fall in and
 // whatever head range is asked for: AttentionRingHeads over any split of the heads (one head at
 // a time, ranges crossing KV heads and blocks) is bit-identical to AttentionRing, and writes
 // nothing outside its heads. Head dims that are and are not multiples of the vector length, 4
-// and 16 vectors, and groups of 1, 3, 4 and 8 heads.
+// and 16 vectors, and groups of 1, 3, 4, 7, 8, 11 (8 + 2 + 1) and 16 heads.
 void TestHeadRangesAreBitIdentical() {
-  const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 512}, {12, 4, 20}, {6, 6, 64}, {7, 1, 37}};
+  const size_t kShapes[][3] = {{8, 1, 256}, {8, 2, 512}, {12, 4, 20}, {6, 6, 64},
+                               {7, 1, 37},  {11, 1, 48}, {32, 2, 64}};
   uint32_t seed = 900;
   for (const auto& hs : kShapes) {
     const size_t rows = 13, ring = 17, first = 9;
