@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/absl_compat.h"
 #include "base/status_macros.h"
@@ -478,6 +479,26 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
   }
 
   CORTIQ_RETURN_IF_ERROR(ValidateGemma4TextConfig(config, gguf.path()));
+  // A decoder tensor cortiq has no name for (a bias, a norm of a newer variant, a block beyond
+  // block_count) would change the model's numbers: ignoring it would run a different model.
+  // Tensors of other parts of a model file (vision or audio towers, a draft head) are skipped.
+  for (const GgufTensorInfo& info : gguf.tensors()) {
+    if (info.name == "rope_freqs.weight" ||
+        Gemma4HfTensorName(info.name, config.num_hidden_layers).has_value()) {
+      continue;
+    }
+    const bool decoder = absl::StartsWith(info.name, "blk.") ||
+                         absl::StartsWith(info.name, "token_embd.") ||
+                         absl::StartsWith(info.name, "output.") ||
+                         absl::StartsWith(info.name, "output_norm.") ||
+                         absl::StartsWith(info.name, "per_layer_");
+    if (decoder) {
+      return keys.Error(absl::StrCat(
+          "tensor ", info.name, " is not part of the Gemma 4 E-series text decoder (",
+          config.num_hidden_layers, " blocks) that cortiq runs; refusing the file rather than "
+          "running the model without it"));
+    }
+  }
   return config;
 }
 

@@ -9,6 +9,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
 #include "formats/checkpoint_reader.h"
 #include "formats/gguf.h"
@@ -307,6 +309,39 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     if (it->second.dtype == DType::kUnsupported) {
       return absl::InvalidArgumentError(absl::StrCat(
           source_name, ": tensor '", spec.name, "' has an unsupported dtype (F32, BF16, F16 and llama.cpp's ", kReadableGgufTypes, " are)"));
+    }
+  }
+  // A decoder tensor the config does not imply (a bias, a norm of a newer variant, a layer
+  // beyond num_hidden_layers) would change the model's numbers: ignoring it would run a
+  // different model. The exception is what the official checkpoints ship for KV-shared layers
+  // and never read (spec §2.1: their k/v projections and norms). Tensors outside the decoder's
+  // prefix, and the vision and audio parts of a multimodal checkpoint, are not the decoder's.
+  absl::flat_hash_set<std::string> expected_names;
+  for (const TensorSpec& spec : expected) expected_names.insert(spec.name);
+  const int64_t first_shared = config.num_hidden_layers - config.num_kv_shared_layers;
+  for (const TensorSpec& t : tensors) {
+    if (!absl::StartsWith(t.name, prefix) || expected_names.contains(t.name)) continue;
+    absl::string_view rest = absl::string_view(t.name).substr(prefix.size());
+    if (absl::StartsWith(rest, "vision_tower.") || absl::StartsWith(rest, "audio_tower.") ||
+        absl::StartsWith(rest, "embed_vision.") || absl::StartsWith(rest, "embed_audio.")) {
+      continue;
+    }
+    int64_t layer = -1;
+    if (absl::ConsumePrefix(&rest, "layers.")) {
+      const size_t dot = rest.find('.');
+      if (dot != absl::string_view::npos && !absl::SimpleAtoi(rest.substr(0, dot), &layer)) {
+        layer = -1;
+      }
+      if (dot != absl::string_view::npos) rest.remove_prefix(dot + 1);
+    }
+    const bool shared_kv = layer >= first_shared && layer < config.num_hidden_layers &&
+                           (rest == "self_attn.k_proj.weight" || rest == "self_attn.v_proj.weight" ||
+                            rest == "self_attn.k_norm.weight" || rest == "self_attn.v_norm.weight");
+    if (!shared_kv) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source_name, ": tensor '", t.name, "' is not part of the Gemma 4 E-series text decoder "
+          "its config describes; refusing the checkpoint rather than running the model without "
+          "it"));
     }
   }
   DecoderBuilder builder(context, config, std::move(by_name), prefix);

@@ -226,6 +226,24 @@ TEST(Gemma4GgufTest, TensorsUnderHfNamesAndShapes) {
   }
 }
 
+// A decoder tensor with no HF name would change the numbers if it were read: the file is refused,
+// naming it. Tensors of other parts of a model file are skipped.
+TEST(Gemma4GgufTest, UnknownDecoderTensorsAreRefused) {
+  const std::string bias = F32Bytes(std::vector<float>(64, 0.5f));
+  for (const char* name : {"blk.3.attn_q.bias", "blk.8.attn_q.weight", "output_norm.bias",
+                           "token_embd.scale", "per_layer_token_embd.bias"}) {
+    SCOPED_TRACE(name);
+    EXPECT_THAT(EditError({}, [&](GgufBuilder& b) { b.Tensor(name, {64}, kF32, bias); }),
+                HasSubstr(absl::StrCat("tensor ", name,
+                                       " is not part of the Gemma 4 E-series text decoder")));
+  }
+  for (const char* name : {"v.patch_embd.weight", "mm.input_projection.weight",
+                           "mtp.pre_proj.weight"}) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(EditedConfig({}, [&](GgufBuilder& b) { b.Tensor(name, {64}, kF32, bias); }).ok());
+  }
+}
+
 TEST(Gemma4GgufTest, MissingAndMistypedKeys) {
   EXPECT_THAT(EditError({"gemma4.block_count"}, nullptr),
               HasSubstr("/model.gguf: missing key gemma4.block_count"));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/dialect/CortiqDialect.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -123,6 +124,42 @@ TEST(ImporterTest, TextOnlyPrefixAndExtraTensorsAreAccepted) {
   EXPECT_TRUE((*module).get().lookupSymbol<WeightOp>("model.embed_tokens.weight"));
   EXPECT_FALSE((*module).get().lookupSymbol<WeightOp>("model.layers.5.self_attn.k_proj.weight"));
   EXPECT_FALSE((*module).get().lookupSymbol<WeightOp>("model.vision_tower.patch.weight"));
+}
+
+// A decoder tensor the config does not imply would change the numbers if it were read: the
+// checkpoint is refused, naming it (a bias, an unknown global, a layer past num_hidden_layers,
+// k/v weights of a KV-owning layer's wrong kind). The KV-shared layers' k/v projections and
+// norms, which the official checkpoints ship unread, are accepted.
+TEST(ImporterTest, UnknownDecoderTensorsAreRefused) {
+  Gemma4TextConfig config = TinyConfig();
+  const int64_t first_shared = config.num_hidden_layers - config.num_kv_shared_layers;
+  ASSERT_GT(first_shared, 0);
+  const std::string shared = absl::StrCat("model.language_model.layers.", first_shared, ".");
+  for (const std::string& name :
+       {std::string("model.language_model.layers.0.self_attn.q_proj.bias"),
+        std::string("model.language_model.norm.bias"),
+        std::string("model.language_model.altup_projections.0.weight"),
+        absl::StrCat("model.language_model.layers.", config.num_hidden_layers,
+                     ".self_attn.k_proj.weight"),
+        absl::StrCat(shared, "self_attn.k_proj.bias"),
+        absl::StrCat("model.language_model.layers.", first_shared - 1, ".self_attn.v_norm.weight")}) {
+    SCOPED_TRACE(name);
+    std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+    tensors.push_back(TensorSpec{name, DType::kF32, {4}});
+    EXPECT_THAT(ImportError(config, tensors),
+                HasSubstr(absl::StrCat("tensor '", name,
+                                       "' is not part of the Gemma 4 E-series text decoder")));
+  }
+  std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+  for (const char* part : {"self_attn.k_proj.weight", "self_attn.v_proj.weight",
+                           "self_attn.k_norm.weight", "self_attn.v_norm.weight"}) {
+    tensors.push_back(TensorSpec{absl::StrCat(shared, part), DType::kF32, {4}});
+  }
+  tensors.push_back(TensorSpec{"model.language_model.vision_tower.x.weight", DType::kF32, {4}});
+  tensors.push_back(TensorSpec{"model.audio_tower.x.weight", DType::kF32, {4}});
+  mlir::MLIRContext context;
+  auto module = ImportGemma4Text(context, config, tensors, "ckpt");
+  EXPECT_TRUE(module.ok()) << module.status();
 }
 
 TEST(ImporterTest, ConfigErrorsPropagateWithTheFieldName) {
