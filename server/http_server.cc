@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,8 +59,16 @@ struct HttpServer::Impl {
   HttpServerOptions options;
   httplib::Server http;
   RequestCounter requests;
+  // Method of each route ("GET" or "POST"), filled by Routes(): a request for a route with the
+  // other method is answered 405 (with Allow), and /metrics labels requests by route, with
+  // every unknown path as "other" (a label per path a client invents would grow without bound).
+  std::map<std::string, std::string> route_methods;
 
   void Routes();
+  // The /metrics label of a request path: the path if it is a route, else "other".
+  std::string Endpoint(const std::string& path) const {
+    return route_methods.count(path) != 0 ? path : "other";
+  }
   void Completions(ApiKind kind, const httplib::Request& req, httplib::Response& res);
   // The scheduler job of a parsed request, or the error to answer with.
   std::optional<ApiError> MakeJob(const CompletionRequest& request, Job* job);
@@ -68,7 +78,7 @@ struct HttpServer::Impl {
 
 HttpServer::HttpServer(Scheduler* scheduler, const text::Tokenizer* tokenizer, ModelInfo model,
                        HttpServerOptions options)
-    : impl_(new Impl{scheduler, tokenizer, std::move(model), std::move(options), {}, {}}) {
+    : impl_(new Impl{scheduler, tokenizer, std::move(model), std::move(options), {}, {}, {}}) {
   impl_->Routes();
 }
 
@@ -128,17 +138,27 @@ void HttpServer::Impl::Routes() {
           auth.empty() ? "no API key: send the header 'Authorization: Bearer KEY'"
                        : "invalid API key"));
       SendError(res, error);
-      requests.Count(req.path, res.status);
+      requests.Count(Endpoint(req.path), res.status);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    if (res.status != 401) requests.Count(req.path, res.status);
+    if (res.status != 401) requests.Count(Endpoint(req.path), res.status);
   });
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     ApiError error;
+    if (res.status == 404 && route_methods.count(req.path) != 0) {
+      // A route asked with the other method (GET /v1/chat/completions): 405, as HTTP says.
+      const std::string& allowed = route_methods.at(req.path);
+      res.status = 405;
+      res.set_header("Allow", allowed);
+      error.status = 405;
+      error.message = absl::StrCat(req.method, " ", req.path, ": this route takes ", allowed);
+      SendError(res, error);
+      return;
+    }
     error.status = res.status;
     if (res.status == 404) {
       error.type = "not_found_error";
@@ -168,6 +188,13 @@ void HttpServer::Impl::Routes() {
         SendError(res, ErrorFromStatus(absl::InternalError(what)));
       });
 
+  for (const char* path : {"/v1/chat/completions", "/chat/completions", "/v1/completions",
+                           "/completions", "/tokenize", "/detokenize"}) {
+    route_methods[path] = "POST";
+  }
+  for (const char* path : {"/v1/models", "/models", "/health", "/v1/health", "/metrics"}) {
+    route_methods[path] = "GET";
+  }
   for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
     http.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       Completions(ApiKind::kChat, req, res);

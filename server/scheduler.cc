@@ -153,8 +153,10 @@ absl::StatusOr<std::shared_ptr<JobHandle>> Scheduler::Submit(Job job) {
     const int free_slots = static_cast<int>(slots_.size()) - stats_.slots_busy;
     if (static_cast<int>(queue_.size()) - free_slots >= options_.max_queued) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "too many requests: ", queue_.size(), " are waiting for one of the ", slots_.size(),
-          " slots (cortiq-server --parallel, --queue); retry later"));
+          "too many requests: ", queue_.size(), " waiting for ",
+          slots_.size() == 1 ? "the only slot" : absl::StrCat("one of the ", slots_.size(),
+                                                                " slots"),
+          " (cortiq-server --parallel, --queue); retry later"));
     }
     queue_.push_back(Pending{std::move(job), handle, std::move(sampler), std::move(stop),
                              Clock::now()});

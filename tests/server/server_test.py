@@ -418,6 +418,17 @@ class ServerTest(unittest.TestCase):
 
     def test_unknown_route(self):
         self.assertError(self.server.request("GET", "/v1/nothing"), 404)
+        # /metrics labels requests by route; an invented path counts as "other", not a new label.
+        status, text = self.server.request("GET", "/metrics")
+        self.assertNotIn("/v1/nothing", text)
+        self.assertIn('endpoint="other"', text)
+
+    def test_wrong_method_is_405(self):
+        error = self.assertError(self.server.request("GET", "/v1/chat/completions"), 405,
+                                 contains="this route takes POST")
+        self.assertIn("GET /v1/chat/completions", error["message"])
+        self.assertError(self.server.request("POST", "/v1/models", body={}), 405,
+                         contains="this route takes GET")
 
     # The other routes.
     def test_models_health_metrics(self):

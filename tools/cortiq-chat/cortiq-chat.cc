@@ -93,6 +93,9 @@ absl::Status WriteOut(absl::string_view text) {
   return absl::OkStatus();
 }
 
+// "1 exchange", "3 exchanges".
+std::string Exchanges(int n) { return absl::StrCat(n, n == 1 ? " exchange" : " exchanges"); }
+
 void Say(const std::string& text) {
   std::fprintf(stderr, "%s\n", text.c_str());
   std::fflush(stderr);
@@ -118,7 +121,7 @@ void SaveChat(const ChatSession& chat, const Sequence& sequence, const std::stri
     Say(absl::StrCat("cortiq-chat: /save: ", s.message()));
     return;
   }
-  Say(absl::StrCat("cortiq-chat: saved the conversation (", chat.exchanges(), " exchanges, ",
+  Say(absl::StrCat("cortiq-chat: saved the conversation (", Exchanges(chat.exchanges()), ", ",
                    sequence.length(), " positions) to ", path));
 }
 
@@ -140,7 +143,7 @@ void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& pa
     Say(absl::StrCat("cortiq-chat: /load: ", message, "; the conversation is unchanged"));
     return;
   }
-  Say(absl::StrCat("cortiq-chat: loaded ", path, " (", chat->exchanges(), " exchanges, ",
+  Say(absl::StrCat("cortiq-chat: loaded ", path, " (", Exchanges(chat->exchanges()), ", ",
                    sequence.length(), " positions", chat->enable_thinking() ? ", thinking on" : "",
                    ")"));
 }
@@ -223,7 +226,8 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       } else if (command == "/drop") {
         if (chat.DropOldestExchange()) {
           Say(absl::StrCat("cortiq-chat: dropped the oldest exchange (", chat.exchanges(),
-                           " left; the next turn re-evaluates them)"));
+                           " left; the next turn re-evaluates ",
+                           chat.exchanges() == 1 ? "it)" : "them)"));
         } else {
           Say("cortiq-chat: the conversation is empty");
         }
