@@ -27,6 +27,8 @@
 #include "ops/amx.h"
 #include "ops/cpu_features.h"
 #include "ops/quantize.h"
+#include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -62,33 +64,71 @@ struct QuantizedActivations {
   alignas(64) int32_t sum[kTokenBlock][kChunkBlocks];
 };
 
+float Scale(const uint8_t* block) {
+  uint16_t bits;
+  memcpy(&bits, block, sizeof(bits));
+  return F16BitsToF32(bits);
+}
+
+// Where the 32-weight block b of a row is and how its quants read as unsigned bytes: Scale(row,
+// b) is the block's f16 scale, Unsigned(row, b, u) its 32 quants in column order, shifted by
+// kOffset to be unsigned.
 struct Q8_0Layout {
-  static constexpr size_t kBlockBytes = kQ8_0BlockBytes;
   static constexpr int32_t kOffset = 128;
   static size_t RowBytes(size_t cols) { return Q8_0RowBytes(cols); }
+  static float Scale(const uint8_t* row, size_t b) {
+    return ::cortiq::ops::Scale(row + b * kQ8_0BlockBytes);
+  }
   // The block's 32 quants as unsigned bytes q + 128.
-  static void Unsigned(const uint8_t* block, uint8_t* u) {
+  static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
+    const uint8_t* block = row + b * kQ8_0BlockBytes;
     for (size_t j = 0; j < kBlock; ++j) u[j] = block[2 + j] ^ 0x80;
   }
 };
 struct Q4_0Layout {
-  static constexpr size_t kBlockBytes = kQ4_0BlockBytes;
   static constexpr int32_t kOffset = 8;
   static size_t RowBytes(size_t cols) { return Q4_0RowBytes(cols); }
+  static float Scale(const uint8_t* row, size_t b) {
+    return ::cortiq::ops::Scale(row + b * kQ4_0BlockBytes);
+  }
   // The block's 32 nibbles (weights 0-15 in the low nibbles, 16-31 in the high ones).
-  static void Unsigned(const uint8_t* block, uint8_t* u) {
+  static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
+    const uint8_t* block = row + b * kQ4_0BlockBytes;
     for (size_t j = 0; j < 16; ++j) {
       u[j] = block[2 + j] & 0x0F;
       u[j + 16] = block[2 + j] >> 4;
     }
   }
 };
-
-float Scale(const uint8_t* block) {
-  uint16_t bits;
-  memcpy(&bits, block, sizeof(bits));
-  return F16BitsToF32(bits);
-}
+// The regrouped layouts (ops/quantize_q4_0x16.h, ops/quantize_q8_0x16.h): the same blocks, so
+// the same bits as the Q4_0 / Q8_0 rows they were made from. Block b is block j = b % 16 of the
+// row's 512-weight group b / 16: scale at byte 2 j, quant byte k at 32 + 64 (k / 4) + 4 j + k % 4.
+struct Q4_0x16Layout {
+  static constexpr int32_t kOffset = 8;
+  static size_t RowBytes(size_t cols) { return Q4_0x16RowBytes(cols); }
+  static float Scale(const uint8_t* row, size_t b) {
+    return ::cortiq::ops::Scale(row + b / 16 * kQ4_0x16BlockBytes + 2 * (b % 16));
+  }
+  static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
+    const uint8_t* quants = row + b / 16 * kQ4_0x16BlockBytes + 32 + 4 * (b % 16);
+    for (size_t k = 0; k < 16; ++k) {
+      const uint8_t byte = quants[64 * (k / 4) + k % 4];
+      u[k] = byte & 0x0F;
+      u[k + 16] = byte >> 4;
+    }
+  }
+};
+struct Q8_0x16Layout {
+  static constexpr int32_t kOffset = 128;
+  static size_t RowBytes(size_t cols) { return Q8_0x16RowBytes(cols); }
+  static float Scale(const uint8_t* row, size_t b) {
+    return ::cortiq::ops::Scale(row + b / 16 * kQ8_0x16BlockBytes + 2 * (b % 16));
+  }
+  static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
+    const uint8_t* quants = row + b / 16 * kQ8_0x16BlockBytes + 32 + 4 * (b % 16);
+    for (size_t k = 0; k < kBlock; ++k) u[k] = quants[64 * (k / 4) + k % 4] ^ 0x80;
+  }
+};
 
 // Decodes rows [r0, r0 + num_rows) (num_rows <= 64) of chunk [k0, k0 + n) into `out`; the
 // rows after them up to the end of their pair of groups (the VNNI tile runs two groups and reads
@@ -108,11 +148,11 @@ void DecodeRowBlock(const uint8_t* w, size_t row_bytes, size_t r0, size_t num_ro
       }
       continue;
     }
-    const uint8_t* block = w + (r0 + i) * row_bytes + k0 / kBlock * Layout::kBlockBytes;
-    for (size_t b = 0; b < blocks; ++b, block += Layout::kBlockBytes) {
-      out->d[g][b][lane] = Scale(block);
+    const uint8_t* row = w + (r0 + i) * row_bytes;
+    for (size_t b = 0; b < blocks; ++b) {
+      out->d[g][b][lane] = Layout::Scale(row, k0 / kBlock + b);
       uint8_t u[kBlock];
-      Layout::Unsigned(block, u);
+      Layout::Unsigned(row, k0 / kBlock + b, u);
       for (size_t k = 0; k < kBlock / 4; ++k) memcpy(out->q[g][b * 8 + k][lane], u + 4 * k, 4);
     }
   }
@@ -444,6 +484,22 @@ void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, flo
                              size_t row_begin, size_t row_end) {
   (void)rows;
   MatMulQ8Activations<Q4_0Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin, row_end);
+}
+
+void MatMulQ8_0x16Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulQ8Activations<Q8_0x16Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin,
+                                     row_end);
+}
+
+void MatMulQ4_0x16Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                size_t row_begin, size_t row_end) {
+  (void)rows;
+  MatMulQ8Activations<Q4_0x16Layout>(w, x, x_stride, y, y_stride, batch, cols, row_begin,
+                                     row_end);
 }
 
 Q8ActivationsPath DispatchedQ8ActivationsPath() { return Dispatched(); }

@@ -41,6 +41,17 @@ void MatMulQ4_0Q8Activations(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end);
 
+// The same for the regrouped layouts Q8_0x16 and Q4_0x16 (ops/quantize_q8_0x16.h,
+// ops/quantize_q4_0x16.h; cols a multiple of 512, w row r at byte r * Q8_0x16RowBytes(cols) /
+// Q4_0x16RowBytes(cols)): the same blocks, so the same bits as MatMulQ8_0Q8Activations /
+// MatMulQ4_0Q8Activations on the Q8_0 / Q4_0 rows they were made from.
+void MatMulQ8_0x16Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                size_t row_begin, size_t row_end);
+void MatMulQ4_0x16Q8Activations(const void* w, const float* x, size_t x_stride, float* y,
+                                size_t y_stride, size_t batch, size_t rows, size_t cols,
+                                size_t row_begin, size_t row_end);
+
 // The implementations, fastest first; all give the same bits.
 enum class Q8ActivationsPath {
   kAmx,       // AMX-INT8 tile products (TDPBSUD: 16 tokens x 16 rows x 32 columns each)

@@ -575,6 +575,8 @@ absl::Status Session::Prepare(SessionOptions options) {
       if (options.prefill_activations == PrefillActivations::kQ8_0) {
         if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
         if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
+        if (w.format == WeightFormat::kQ8_0x16) p.matmul = ops::MatMulQ8_0x16Q8Activations;
+        if (w.format == WeightFormat::kQ4_0x16) p.matmul = ops::MatMulQ4_0x16Q8Activations;
       }
       if (options.prefill_activations == PrefillActivations::kBF16 &&
           w.format == WeightFormat::kBF16) {

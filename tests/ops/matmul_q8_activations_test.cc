@@ -17,6 +17,8 @@
 
 #include "gtest/gtest.h"
 #include "ops/quantize.h"
+#include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q8_0x16.h"
 #include "ops/reference.h"
 
 namespace cortiq {
@@ -72,6 +74,27 @@ void CheckShape(bool q4_0, const Shape& s, Q8ActivationsPath limit) {
     }
   }
   EXPECT_EQ(mismatches, 0u);
+  // The regrouped layouts (rows of whole 512-weight groups) give the same bits as the rows they
+  // were made from.
+  if (s.cols % kQ4_0x16BlockWeights == 0) {
+    const size_t x16_bytes = q4_0 ? Q4_0x16RowBytes(s.cols) : Q8_0x16RowBytes(s.cols);
+    ASSERT_EQ(x16_bytes, row_bytes);
+    std::vector<uint8_t> w16(w.size());
+    for (size_t r = 0; r < s.rows; ++r) {
+      if (q4_0) {
+        Q4_0ToQ4_0x16(w.data() + r * row_bytes, s.cols, w16.data() + r * row_bytes);
+      } else {
+        Q8_0ToQ8_0x16(w.data() + r * row_bytes, s.cols, w16.data() + r * row_bytes);
+      }
+    }
+    LimitQ8ActivationsPathForTest(limit);
+    std::vector<float> y16(s.batch * y_stride, -7.0f);
+    (q4_0 ? MatMulQ4_0x16Q8Activations : MatMulQ8_0x16Q8Activations)(
+        w16.data(), x.data(), x_stride, y16.data(), y_stride, s.batch, s.rows, s.cols,
+        s.row_begin, s.row_end);
+    LimitQ8ActivationsPathForTest(Q8ActivationsPath::kAmx);
+    EXPECT_EQ(0, memcmp(y16.data(), y.data(), y.size() * sizeof(float))) << "x16 layout";
+  }
 }
 
 TEST(MatMulQ8ActivationsTest, MatchesTheReferenceBitForBit) {
@@ -80,6 +103,7 @@ TEST(MatMulQ8ActivationsTest, MatchesTheReferenceBitForBit) {
       {6, 64, 512, 0, 64},      {13, 70, 544, 3, 69},     {5, 130, 1056, 16, 129},
       {300, 40, 96, 0, 40},     {2, 33, 2048, 1, 32},     {12, 256, 640, 100, 230},
       {40, 48, 1024, 0, 48},    {17, 16, 96, 0, 16},      {33, 80, 160, 5, 75},
+      {9, 21, 1536, 2, 20},
   };
   for (const bool q4_0 : {false, true}) {
     for (const Shape& s : shapes) {

@@ -103,11 +103,11 @@ int main(int argc, char** argv) {
   flags.AddBool("--keep-q4_0-layout", &f.keep_q4_0_layout,
                 "store Q4_0 matrices in GGUF's block layout; by default those whose rows are whole "
                 "groups of 16 blocks are stored as q4_0x16, the same blocks regrouped for a faster "
-                "decode (--prefill-activations q8_0 then leaves them exact)");
+                "decode");
   flags.AddBool("--keep-q8_0-layout", &f.keep_q8_0_layout,
                 "store Q8_0 matrices in GGUF's block layout; by default those whose rows are whole "
                 "groups of 16 blocks are stored as q8_0x16, the same blocks regrouped for a faster "
-                "decode (--prefill-activations q8_0 then leaves them exact)");
+                "decode");
   flags.AddInt("--max-batch", "N", &f.max_batch, 1, cortiq::kMaxBatch,
                "largest prefill batch the artifact supports (tokens per batched evaluation; "
                "sessions hold this many rows of activations, lowered so that they take at most "
