@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 // Pending connections the listening socket queues (cpp-httplib's default, 5, refuses a burst of
 // clients connecting at once; llama-server's httplib build uses the same constant).
@@ -127,6 +128,19 @@ void HttpServer::Impl::Routes() {
       res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
       return httplib::Server::HandlerResponse::Handled;
     }
+    // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc": the body is then taken for
+    // the next request) or as too large (-5): refuse it, saying why.
+    if (const std::string length = req.get_header_value("Content-Length"); !length.empty()) {
+      uint64_t bytes = 0;
+      if (!absl::SimpleAtoi(length, &bytes)) {
+        ApiError error = ErrorFromStatus(absl::InvalidArgumentError(absl::StrCat(
+            "the Content-Length header '", length, "' is not a number of bytes")));
+        SendError(res, error);
+        res.set_header("Connection", "close");
+        requests.Count(Endpoint(req.path), res.status);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     if (options.api_key.empty() || req.path == "/health" || req.path == "/v1/health") {
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -164,7 +178,17 @@ void HttpServer::Impl::Routes() {
       error.type = "not_found_error";
       error.message = absl::StrCat("no route ", req.method, " ", req.path);
     } else if (res.status == 413) {
-      error.message = "the request body is too large";
+      // cpp-httplib reads a Content-Length it cannot parse (-5, "abc") as too large: say what
+      // is wrong with it instead.
+      const std::string length = req.get_header_value("Content-Length");
+      uint64_t bytes = 0;
+      if (!length.empty() && !absl::SimpleAtoi(length, &bytes)) {
+        res.status = error.status = 400;
+        error.message = absl::StrCat("the Content-Length header '", length,
+                                     "' is not a number of bytes");
+      } else {
+        error.message = "the request body is too large";
+      }
     } else if (res.status == 400) {
       // cpp-httplib answers a request it cannot read before any route sees it: malformed HTTP,
       // or a POST without a Content-Length (or chunked encoding), which `curl -X POST URL` sends.

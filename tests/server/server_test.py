@@ -423,6 +423,14 @@ class ServerTest(unittest.TestCase):
         self.assertNotIn("/v1/nothing", text)
         self.assertIn('endpoint="other"', text)
 
+    def test_malformed_content_length_is_400(self):
+        for length in ["-5", "abc"]:
+            error = self.assertError(
+                self.server.request("POST", "/v1/completions", raw='{"prompt": "x"}',
+                                    headers={"Content-Length": length}), 400,
+                contains="is not a number of bytes")
+            self.assertIn("'" + length + "'", error["message"])
+
     def test_wrong_method_is_405(self):
         error = self.assertError(self.server.request("GET", "/v1/chat/completions"), 405,
                                  contains="this route takes POST")

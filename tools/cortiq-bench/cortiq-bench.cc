@@ -64,11 +64,16 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 absl::StatusOr<std::vector<int64_t>> ParseList(const std::string& flag, const std::string& text,
                                                int64_t min_value) {
   std::vector<int64_t> values;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
     int64_t v = 0;
-    if (!absl::SimpleAtoi(part, &v) || v < min_value || v > (int64_t{1} << 30)) {
+    if (!absl::SimpleAtoi(part, &v)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("-", flag, ": '", part, "' is not an integer >= ", min_value));
+          part.empty() ? absl::StrCat("-", flag, ": '", text, "' has an empty entry")
+                       : absl::StrCat("-", flag, ": '", part, "' is not an integer"));
+    }
+    if (v < min_value || v > (int64_t{1} << 30)) {
+      return absl::InvalidArgumentError(absl::StrCat("-", flag, ": ", v, " is not in [", min_value,
+                                                     ", ", int64_t{1} << 30, "]"));
     }
     values.push_back(v);
   }
@@ -435,7 +440,10 @@ absl::Status Run(const std::string& path) {
               static_cast<double>(bytes_with_head) / 1e9,
               static_cast<double>(bytes_without_head) / 1e9);
   for (size_t i = 0; i < threads.size(); ++i) {
-    if (bandwidth[i] > 0) {
+    if (bandwidth[i] > 0 && flag_values.bandwidth_gbs > 0) {
+      std::printf("read bandwidth, %lld thread(s): %.2f GB/s (--bandwidth-gbs, not measured)\n",
+                  static_cast<long long>(threads[i]), bandwidth[i] / 1e9);
+    } else if (bandwidth[i] > 0) {
       std::printf("read bandwidth, %lld thread(s): %.2f GB/s (%s loads, 1 GiB, best of 5)\n",
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
