@@ -479,20 +479,21 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
   }
 
   CORTIQ_RETURN_IF_ERROR(ValidateGemma4TextConfig(config, gguf.path()));
-  // A decoder tensor cortiq has no name for (a bias, a norm of a newer variant, a block beyond
-  // block_count) would change the model's numbers: ignoring it would run a different model.
-  // Tensors of other parts of a model file (vision or audio towers, a draft head) are skipped.
+  // A tensor cortiq has no name for may belong to the decoder (a bias, a norm of a newer
+  // variant, a block beyond block_count) and change the model's numbers: ignoring it would run
+  // a different model, so it is refused. Only the parts of a model file that are not the text
+  // decoder are skipped: vision (v.) and audio (a.) towers, their projector (mm.), a draft head
+  // (mtp.), and rope_freqs.weight (read above).
   for (const GgufTensorInfo& info : gguf.tensors()) {
     if (info.name == "rope_freqs.weight" ||
         Gemma4HfTensorName(info.name, config.num_hidden_layers).has_value()) {
       continue;
     }
-    const bool decoder = absl::StartsWith(info.name, "blk.") ||
-                         absl::StartsWith(info.name, "token_embd.") ||
-                         absl::StartsWith(info.name, "output.") ||
-                         absl::StartsWith(info.name, "output_norm.") ||
-                         absl::StartsWith(info.name, "per_layer_");
-    if (decoder) {
+    const bool other_part = absl::StartsWith(info.name, "v.") ||
+                            absl::StartsWith(info.name, "a.") ||
+                            absl::StartsWith(info.name, "mm.") ||
+                            absl::StartsWith(info.name, "mtp.");
+    if (!other_part) {
       return keys.Error(absl::StrCat(
           "tensor ", info.name, " is not part of the Gemma 4 E-series text decoder (",
           config.num_hidden_layers, " blocks) that cortiq runs; refusing the file rather than "

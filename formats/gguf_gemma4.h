@@ -78,10 +78,10 @@ inline constexpr double kGgufUnrotatedFreqFactor = 1e20;
 // key_length, a vocab_size key that disagrees with token_embd.weight, token_embd.weight or
 // per_layer_token_embd.weight missing or not 2-D, token_embd.weight's ne[0] ≠ embedding_length,
 // blk.N.ffn_gate.weight's width ≠ feed_forward_length[N], rope_freqs.weight not
-// global_head_dim/2 entries or rotating no pair, a decoder tensor with no HF name (a name
-// starting blk., token_embd., output., output_norm. or per_layer_ that Gemma4HfTensorName does
-// not map: an unknown suffix, a block >= block_count; other tensors, such as a vision tower's,
-// are skipped); and every ValidateGemma4TextConfig error.
+// global_head_dim/2 entries or rotating no pair, a tensor with no HF name (Gemma4HfTensorName:
+// an unknown suffix, a block >= block_count, an unknown global), except rope_freqs.weight and
+// the parts of a model file that are not the text decoder, which are skipped (names starting
+// v., a., mm. or mtp.); and every ValidateGemma4TextConfig error.
 // Unimplemented for: general.architecture other than "gemma4" (InvalidArgument if missing),
 // expert_count > 0, head_count / head_count_kv arrays that differ between layers, a
 // rope_freqs.weight entry neither 1 nor ≥ kGgufUnrotatedFreqFactor (or a 1 after such an entry),

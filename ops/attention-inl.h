@@ -158,6 +158,7 @@ struct AheadRows {
   RowFn row;
   size_t row_stride, n, next_shift, next_end;
   const KT* operator()(size_t a) const {
+    HWY_DASSERT(next_shift <= n && next_end >= 1);
     if (a < n) return own + row(a) * row_stride;
     const size_t j = a - next_shift;
     return next + row(j < next_end ? j : next_end - 1) * row_stride;
@@ -293,9 +294,10 @@ inline RingRows MakeRingRows(size_t ring_rows, size_t first_row, size_t num_rows
 inline constexpr size_t kMaxHeadBlock = 8;
 
 // The number of heads of one KV head (group heads each) that the block starting at head h <
-// head_end takes: 8, 4, 2 or 1; always 1 on scalable targets, which allow no arrays of sizeless
-// vectors. With 8 (E2B: one KV head for 8 query heads) every key and value row is read and
-// widened once per block of rows for all the heads, in one pass: with two blocks of 4 the second
+// head_end takes: 8, 4, 2 or 1 on AVX-512 (32 vector registers), at most 4 on other fixed-width
+// targets; always 1 on scalable targets, which allow no arrays of sizeless vectors. With 8 (E2B:
+// one KV head for 8 query heads) every key and value row is read and widened once per block of
+// rows for all the heads, in one pass: with two blocks of 4 the second
 // pass found the rows in L2 but the first had to fetch them at twice the rate (E2B's shape at
 // 16k positions, f16, from DRAM on a Zen 4 VM: 6.2 -> 4.5 ms on one thread, 3.0 -> 2.1 ms on
 // two sharing the blocks).
@@ -306,8 +308,11 @@ inline size_t HeadBlockAt(size_t h, size_t head_end, size_t group) {
 #if HWY_HAVE_SCALABLE
   (void)left;
   return 1;
-#else
+#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+#else
+  // 16 vector registers (AVX2, SSE4): 8 heads' 16 accumulators and their loads would spill.
+  return left >= 4 ? 4 : left >= 2 ? 2 : 1;
 #endif
 }
 
@@ -349,10 +354,11 @@ struct BlockRows {
   size_t operator()(size_t i) const { return row(base + i); }
 };
 
-// Calls f(c0, c1, h, m, ahead) for the chunks [c0, c1) of RowsPerChunk rows of a block of n rows
+// Calls f(c0, c1, h, m, lead) for the chunks [c0, c1) of RowsPerChunk rows of a block of n rows
 // and, in each chunk, for the blocks of m heads (HeadBlockAt) starting at h in [head_begin,
-// head_end): ahead is `chunk` for the first block of each KV head (it reads the chunk from memory
-// and prefetches the next one), 0 for the others (they find the chunk in L2).
+// head_end): lead is `chunk` for the first block of each KV head (it reads the chunk from memory
+// and prefetches the rows a chunk ahead, AheadRows), 0 for the others (they find the chunk in
+// L2; with 8 heads per block, E2B's one KV head has no others).
 template <class F>
 HWY_INLINE void ForChunksAndHeadBlocks(size_t n, size_t chunk, size_t head_begin,
                                        size_t head_end, size_t group, const F& f) {
@@ -371,7 +377,8 @@ HWY_INLINE void ForChunksAndHeadBlocks(size_t n, size_t chunk, size_t head_begin
 // block: the scores of every head in the range, in chunks of RowsPerChunk rows (the chunk's
 // key rows stay in L2 while each head block reads them); each head's exps against the block's
 // maximum; then the weighted sums, in the same chunks. The first head block of each KV head
-// prefetches the next chunk (to the end of the last block: a thread's share of the rows).
+// prefetches the rows a chunk ahead in the order they are read (AheadRows: past the block's
+// keys, its values; past its values, the next block's keys, to the end of the thread's share).
 // `scores`: AttentionBlockScoreFloats(num_rows, head_end - head_begin) floats.
 template <typename KT, class RowFn>
 HWY_INLINE void BlockPartials(const float* q, const KT* k_rows, const KT* v_rows,

@@ -128,17 +128,17 @@ void HttpServer::Impl::Routes() {
       res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
       return httplib::Server::HandlerResponse::Handled;
     }
-    // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc": the body is then taken for
-    // the next request) or as too large (-5): refuse it, saying why.
+    // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc") or as too large (-5):
+    // refuse it, saying why (a number too large for 64 bits is left to the 413 below). The
+    // connection stays open (httplib decides that from the request's headers alone), so the
+    // unread body is parsed as the next request, as it would be by httplib without this check.
     if (const std::string length = req.get_header_value("Content-Length"); !length.empty()) {
       uint64_t bytes = 0;
-      if (!absl::SimpleAtoi(length, &bytes)) {
-        ApiError error = ErrorFromStatus(absl::InvalidArgumentError(absl::StrCat(
-            "the Content-Length header '", length, "' is not a number of bytes")));
-        SendError(res, error);
-        res.set_header("Connection", "close");
-        requests.Count(Endpoint(req.path), res.status);
-        return httplib::Server::HandlerResponse::Handled;
+      if (!absl::SimpleAtoi(length, &bytes) &&
+          length.find_first_not_of("0123456789") != std::string::npos) {
+        SendError(res, ErrorFromStatus(absl::InvalidArgumentError(absl::StrCat(
+                           "the Content-Length header '", length, "' is not a number of bytes"))));
+        return httplib::Server::HandlerResponse::Handled;  // counted by the logger
       }
     }
     if (options.api_key.empty() || req.path == "/health" || req.path == "/v1/health") {
@@ -178,17 +178,7 @@ void HttpServer::Impl::Routes() {
       error.type = "not_found_error";
       error.message = absl::StrCat("no route ", req.method, " ", req.path);
     } else if (res.status == 413) {
-      // cpp-httplib reads a Content-Length it cannot parse (-5, "abc") as too large: say what
-      // is wrong with it instead.
-      const std::string length = req.get_header_value("Content-Length");
-      uint64_t bytes = 0;
-      if (!length.empty() && !absl::SimpleAtoi(length, &bytes)) {
-        res.status = error.status = 400;
-        error.message = absl::StrCat("the Content-Length header '", length,
-                                     "' is not a number of bytes");
-      } else {
-        error.message = "the request body is too large";
-      }
+      error.message = "the request body is too large";
     } else if (res.status == 400) {
       // cpp-httplib answers a request it cannot read before any route sees it: malformed HTTP,
       // or a POST without a Content-Length (or chunked encoding), which `curl -X POST URL` sends.
@@ -212,25 +202,28 @@ void HttpServer::Impl::Routes() {
         SendError(res, ErrorFromStatus(absl::InternalError(what)));
       });
 
-  for (const char* path : {"/v1/chat/completions", "/chat/completions", "/v1/completions",
-                           "/completions", "/tokenize", "/detokenize"}) {
+  // Every route is registered through these, so route_methods lists exactly the routes (httplib
+  // answers HEAD with a GET route's handler).
+  const auto post = [this](const char* path, httplib::Server::Handler handler) {
     route_methods[path] = "POST";
-  }
-  for (const char* path : {"/v1/models", "/models", "/health", "/v1/health", "/metrics"}) {
-    route_methods[path] = "GET";
-  }
+    http.Post(path, std::move(handler));
+  };
+  const auto get = [this](const char* path, httplib::Server::Handler handler) {
+    route_methods[path] = "GET, HEAD";
+    http.Get(path, std::move(handler));
+  };
   for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
-    http.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+    post(path, [this](const httplib::Request& req, httplib::Response& res) {
       Completions(ApiKind::kChat, req, res);
     });
   }
   for (const char* path : {"/v1/completions", "/completions"}) {
-    http.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+    post(path, [this](const httplib::Request& req, httplib::Response& res) {
       Completions(ApiKind::kCompletion, req, res);
     });
   }
   for (const char* path : {"/v1/models", "/models"}) {
-    http.Get(path, [this](const httplib::Request&, httplib::Response& res) {
+    get(path, [this](const httplib::Request&, httplib::Response& res) {
       json model_json = {{"id", options.model_name},
                          {"object", "model"},
                          {"created", UnixSeconds()},
@@ -243,19 +236,19 @@ void HttpServer::Impl::Routes() {
     });
   }
   for (const char* path : {"/health", "/v1/health"}) {
-    http.Get(path, [](const httplib::Request&, httplib::Response& res) {
+    get(path, [](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, {{"status", "ok"}});
     });
   }
-  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
     res.set_content(PrometheusText(requests.Snapshot(), scheduler->Stats()),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+  post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
     Tokenize(req, res);
   });
-  http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+  post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
     Detokenize(req, res);
   });
 }

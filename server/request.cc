@@ -165,8 +165,8 @@ std::optional<ApiError> ParseMessages(const json& body, CompletionRequest* out) 
     } else if (auto e = ParseContent(*c, at + ".content", &message)) {
       return e;
     }
-    // OpenAI's API: only an assistant message (one that made tool calls) may leave its content
-    // out or null; a system, developer or user turn with nothing in it is a client's mistake.
+    // OpenAI's API requires content of system, developer and user messages (an assistant's may
+    // be null, as after tool calls; it renders as an empty turn).
     if (message.content_kind == text::ChatMessage::ContentKind::kNone &&
         message.role != "assistant") {
       return InvalidRequest(absl::StrCat("'", at, ".content' is required for a '", message.role,

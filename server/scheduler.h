@@ -145,7 +145,8 @@ class Scheduler {
   // Queues `job`. Errors, nothing queued: InvalidArgument for an empty prompt, a prompt longer
   // than the context ("the prompt has N tokens, more than the context of C tokens"), an id out
   // of range, bad sampling options or stop strings (the message names the option);
-  // ResourceExhausted "too many requests: N are waiting for a slot" when max_queued wait.
+  // ResourceExhausted "too many requests: N waiting for one of the S slots ..." (or "for the
+  // only slot") when max_queued wait.
   absl::StatusOr<std::shared_ptr<JobHandle>> Submit(Job job);
 
   SchedulerStats Stats() const;

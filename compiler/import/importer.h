@@ -17,15 +17,19 @@ namespace cortiq {
 
 // Builds the decode-step module from a parsed config and the checkpoint's tensor list (names,
 // dtypes and shapes; no data). The text decoder's tensors are found under
-// "model.language_model." or, failing that, "model."; other tensors (vision/audio towers, the
-// unused k/v of KV-shared layers) are ignored. FFN widths come from the `mlp.gate_proj` shapes
+// "model.language_model." or, failing that, "model."; tensors outside that prefix, the vision
+// and audio parts under it (vision_tower., audio_tower., embed_vision., embed_audio.) and the
+// unused k/v projections and norms of KV-shared layers are ignored; any other tensor under the
+// prefix that the config does not imply is refused. FFN widths come from the `mlp.gate_proj` shapes
 // (E2B's double-wide MLP); every other shape must equal what the config implies.
 // The formulas follow HF `Gemma4TextModel` (spec §3): embedding × sqrt(hidden_size) (exact f32),
 // PLE (§3.2), per layer norms / q,k,v / RoPE / attention over the layer's own or its shared-KV
 // source's cache (§3.3), the final norm, the tied LM head and the final softcap (§3.4).
 //
-// Errors (InvalidArgument / NotFound) name the tensor: a tensor missing, a shape that differs
-// from the config, an MLP whose gate/up/down widths disagree, a dtype other than F32/BF16/F16.
+// Errors (InvalidArgument / NotFound) name the tensor: a tensor missing, a decoder tensor the
+// config does not imply (a bias, an unknown norm, a layer past num_hidden_layers), a shape that
+// differs from the config, an MLP whose gate/up/down widths disagree, a dtype other than
+// F32/BF16/F16 or llama.cpp's readable block types.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
     mlir::MLIRContext& context, const Gemma4TextConfig& config,
     const std::vector<TensorSpec>& tensors, const std::string& source_name);

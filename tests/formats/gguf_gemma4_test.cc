@@ -231,14 +231,15 @@ TEST(Gemma4GgufTest, TensorsUnderHfNamesAndShapes) {
 TEST(Gemma4GgufTest, UnknownDecoderTensorsAreRefused) {
   const std::string bias = F32Bytes(std::vector<float>(64, 0.5f));
   for (const char* name : {"blk.3.attn_q.bias", "blk.8.attn_q.weight", "output_norm.bias",
-                           "token_embd.scale", "per_layer_token_embd.bias"}) {
+                           "token_embd.scale", "per_layer_token_embd.bias",
+                           "token_embd_norm.weight", "altup_proj.weight"}) {
     SCOPED_TRACE(name);
     EXPECT_THAT(EditError({}, [&](GgufBuilder& b) { b.Tensor(name, {64}, kF32, bias); }),
                 HasSubstr(absl::StrCat("tensor ", name,
                                        " is not part of the Gemma 4 E-series text decoder")));
   }
   for (const char* name : {"v.patch_embd.weight", "mm.input_projection.weight",
-                           "mtp.pre_proj.weight"}) {
+                           "a.conv1d.0.weight", "mtp.pre_proj.weight"}) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(EditedConfig({}, [&](GgufBuilder& b) { b.Tensor(name, {64}, kF32, bias); }).ok());
   }

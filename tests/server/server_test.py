@@ -423,13 +423,21 @@ class ServerTest(unittest.TestCase):
         self.assertNotIn("/v1/nothing", text)
         self.assertIn('endpoint="other"', text)
 
+    def requests_counted(self, endpoint, status):
+        text = self.server.request("GET", "/metrics")[1]
+        match = re.search(r'cortiq_requests_total\{endpoint="%s",status="%d"\} (\d+)'
+                          % (re.escape(endpoint), status), text)
+        return int(match.group(1)) if match else 0
+
     def test_malformed_content_length_is_400(self):
         for length in ["-5", "abc"]:
+            before = self.requests_counted("/v1/completions", 400)
             error = self.assertError(
                 self.server.request("POST", "/v1/completions", raw='{"prompt": "x"}',
                                     headers={"Content-Length": length}), 400,
                 contains="is not a number of bytes")
             self.assertIn("'" + length + "'", error["message"])
+            self.assertEqual(self.requests_counted("/v1/completions", 400), before + 1)
 
     def test_wrong_method_is_405(self):
         error = self.assertError(self.server.request("GET", "/v1/chat/completions"), 405,

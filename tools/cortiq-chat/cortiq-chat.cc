@@ -226,8 +226,10 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       } else if (command == "/drop") {
         if (chat.DropOldestExchange()) {
           Say(absl::StrCat("cortiq-chat: dropped the oldest exchange (", chat.exchanges(),
-                           " left; the next turn re-evaluates ",
-                           chat.exchanges() == 1 ? "it)" : "them)"));
+                           chat.exchanges() == 0 ? " left)"
+                           : chat.exchanges() == 1
+                               ? " left; the next turn re-evaluates it)"
+                               : " left; the next turn re-evaluates them)"));
         } else {
           Say("cortiq-chat: the conversation is empty");
         }
