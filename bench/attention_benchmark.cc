@@ -149,6 +149,29 @@ void BM_BlocksShare(benchmark::State &state) {
               2.0 * kHeads * kHeadDim * rows);
 }
 
+// Thread i of n: the heads [i * 8 / n, (i + 1) * 8 / n) over every row (AttentionRingHeads), as
+// the session splits one query when there are as many KV heads as threads (E4B: 2).
+void BM_HeadsShare(benchmark::State &state) {
+  Case c(state);
+  const size_t i = static_cast<size_t>(state.thread_index());
+  const size_t n = static_cast<size_t>(state.threads());
+  const size_t h0 = kHeads * i / n, h1 = kHeads * (i + 1) / n;
+  for (auto _ : state) {
+    if (c.f16) {
+      ops::AttentionRingHeadsF16(c.q.data(), c.K16(), c.V16(), c.rows, 0, c.rows, kHeads,
+                                 c.kv_heads, kHeadDim, c.scale(), h0, h1, c.scratch.data(),
+                                 c.out.data());
+    } else {
+      ops::AttentionRingHeads(c.q.data(), c.K(), c.V(), c.rows, 0, c.rows, kHeads, c.kv_heads,
+                              kHeadDim, c.scale(), h0, h1, c.scratch.data(), c.out.data());
+    }
+    benchmark::DoNotOptimize(c.out.data());
+    c.Next();
+  }
+  SetCounters(state, c.kv_bytes() * static_cast<int64_t>(h1 - h0) / static_cast<int64_t>(kHeads),
+              2.0 * static_cast<double>(h1 - h0) * kHeadDim * static_cast<double>(c.rows));
+}
+
 void BM_Merge(benchmark::State &state) {
   Case c(state);
   c.Blocks(0, ops::AttentionRowBlockCount(c.rows));
@@ -178,6 +201,7 @@ void Shapes(benchmark::internal::Benchmark *b) {
 BENCHMARK(BM_Whole)->Apply(Shapes);
 BENCHMARK(BM_Blocks)->Apply(Shapes);
 BENCHMARK(BM_BlocksShare)->Apply(Shapes);
+BENCHMARK(BM_HeadsShare)->Apply(Shapes);
 BENCHMARK(BM_Merge)->Apply(Shapes);
 
 }  // namespace

@@ -954,13 +954,17 @@ void Session::RunAttention(const Prepared& p, const Rows& r) {
     }
     const int threads = pool_->num_threads();
     const size_t blocks = ops::AttentionRowBlockCount(visible);
-    if (p.num_kv_heads < static_cast<size_t>(threads) && blocks >= static_cast<size_t>(threads) &&
-        shared_partials_ != nullptr && visible <= static_cast<size_t>(ctx_size_)) {
-      // Fewer KV heads than threads: splitting the heads would have several threads stream the
-      // same keys and values (E2B: one KV head for 8 query heads). Share the rows instead, in
-      // two phases (ops/attention.h: each thread every head's partial results over its softmax
+    if (blocks >= static_cast<size_t>(threads) && shared_partials_ != nullptr &&
+        visible <= static_cast<size_t>(ctx_size_)) {
+      // A window of at least a softmax block per thread: the threads share the rows, in two
+      // phases (ops/attention.h: each thread every head's partial results over its softmax
       // blocks, whole key and value rows read once; then each head's merge), which give the bits
-      // of the one-thread computation whatever the split.
+      // of the one-thread computation whatever the split. Splitting the heads instead would have
+      // several threads stream the same keys and values when there are fewer KV heads than
+      // threads (E2B: one KV head for 8 query heads), and with one KV head per thread (E4B: 2)
+      // each thread read half of every row, 1 KiB of each 2 KiB: 5.1 ms per thread against 4.0
+      // for the shared rows (cortiq-attention-benchmark BM_HeadsShare / BM_BlocksShare
+      // /16384/2/1/8/threads:2, Zen 4 VM).
       const KvCache& cache = *p.CacheOf(r, t);
       const int64_t at = r.PositionOf(t);
       const size_t ring = static_cast<size_t>(cache.rows());
