@@ -682,17 +682,19 @@ TEST(SessionTest, ThreadsGiveBitIdenticalResults) {
   }
 }
 
-// One KV head for four query heads and a window of at least as many softmax blocks as threads
-// (ops::kAttentionRowBlock = 512 rows: from position 512 on with 2 threads, 1024 with 3): decode
-// attention splits the blocks and then the heads over the threads (Session::RunAttention's two
-// phases) instead of giving a thread whole heads. Every logit must keep the one-thread bits, with
-// either KV type, in a full layer, a sliding one and a layer reading another's cache, including
-// a last block of one row (positions 512 and 1024).
-TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
+// One KV head for four query heads (E2B's kind), and two KV heads (E4B's: as many as threads),
+// with a window of at least as many softmax blocks as threads (ops::kAttentionRowBlock = 512
+// rows: from position 512 on with 2 threads, 1024 with 3): decode attention splits the blocks
+// and then the heads over the threads (Session::RunAttention's two phases) instead of giving a
+// thread whole heads. Every logit must keep the one-thread bits, with either KV type, in a full
+// layer, a sliding one and a layer reading another's cache, including a last block of one row
+// (positions 512 and 1024).
+void CheckSharedDecodeAttention(int kv_heads) {
+  SCOPED_TRACE(::testing::Message() << kv_heads << " KV heads");
   ToyConfig config;
   config.hidden = 128;
   config.heads = 4;
-  config.kv_heads = 1;
+  config.kv_heads = kv_heads;
   config.head_dim = 64;
   config.rotated_pairs = 16;
   config.layers = {ToyLayer{}, ToyLayer{true, 300, -1}, ToyLayer{false, 0, 0}};
@@ -720,6 +722,11 @@ TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
       }
     }
   }
+}
+
+TEST(SessionTest, SharedDecodeAttentionGivesBitIdenticalResults) {
+  CheckSharedDecodeAttention(1);
+  CheckSharedDecodeAttention(2);
 }
 
 // With window 2 and two sliding layers, position p sees positions >= p - 1 in
