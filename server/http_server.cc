@@ -128,16 +128,26 @@ void HttpServer::Impl::Routes() {
       res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
       return httplib::Server::HandlerResponse::Handled;
     }
-    // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc") or as too large (-5):
-    // refuse it, saying why (a number too large for 64 bits is left to the 413 below). The
-    // connection stays open (httplib decides that from the request's headers alone), so the
-    // unread body is parsed as the next request, as it would be by httplib without this check.
-    if (const std::string length = req.get_header_value("Content-Length"); !length.empty()) {
-      uint64_t bytes = 0;
-      if (!absl::SimpleAtoi(length, &bytes) &&
-          length.find_first_not_of("0123456789") != std::string::npos) {
-        SendError(res, ErrorFromStatus(absl::InvalidArgumentError(absl::StrCat(
-                           "the Content-Length header '", length, "' is not a number of bytes"))));
+    // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc"), as too large (-5) or
+    // leniently (+5), and takes the first of two: refuse such a header, saying why (digits only,
+    // RFC 9110; a number too large for 64 bits is left to the 413 below). The connection stays
+    // open (httplib decides that from the request's headers alone), so the unread body is parsed
+    // as the next request, as it would be by httplib without this check.
+    if (req.has_header("Content-Length")) {
+      const std::string length = req.get_header_value("Content-Length");
+      std::string problem;
+      if (length.empty() || length.find_first_not_of("0123456789") != std::string::npos) {
+        problem = absl::StrCat("the Content-Length header '", length,
+                               "' is not a number of bytes");
+      }
+      for (size_t i = 1; problem.empty() && i < req.get_header_value_count("Content-Length");
+           ++i) {
+        if (req.get_header_value("Content-Length", i) != length) {
+          problem = "the request has Content-Length headers that disagree";
+        }
+      }
+      if (!problem.empty()) {
+        SendError(res, ErrorFromStatus(absl::InvalidArgumentError(problem)));
         return httplib::Server::HandlerResponse::Handled;  // counted by the logger
       }
     }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
@@ -322,8 +323,11 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
   for (const TensorSpec& t : tensors) {
     if (!absl::StartsWith(t.name, prefix) || expected_names.contains(t.name)) continue;
     absl::string_view rest = absl::string_view(t.name).substr(prefix.size());
-    if (absl::StartsWith(rest, "vision_tower.") || absl::StartsWith(rest, "audio_tower.") ||
-        absl::StartsWith(rest, "embed_vision.") || absl::StartsWith(rest, "embed_audio.")) {
+    // Under the text-only prefix "model." the other parts sit beside the decoder's tensors;
+    // under "model.language_model." nothing but the decoder does.
+    if (prefix == kTextOnlyPrefix &&
+        (absl::StartsWith(rest, "vision_tower.") || absl::StartsWith(rest, "audio_tower.") ||
+         absl::StartsWith(rest, "embed_vision.") || absl::StartsWith(rest, "embed_audio."))) {
       continue;
     }
     int64_t layer = -1;
@@ -338,8 +342,12 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ImportGemma4Text(
                            (rest == "self_attn.k_proj.weight" || rest == "self_attn.v_proj.weight" ||
                             rest == "self_attn.k_norm.weight" || rest == "self_attn.v_norm.weight");
     if (!shared_kv) {
+      // The name as the file has it, escaped (a NUL or a control byte would cut or garble the
+      // message) and cut at 200 bytes.
+      const std::string shown = absl::CHexEscape(
+          t.name.size() > 200 ? absl::StrCat(t.name.substr(0, 200), "...") : t.name);
       return absl::InvalidArgumentError(absl::StrCat(
-          source_name, ": tensor '", t.name, "' is not part of the Gemma 4 E-series text decoder "
+          source_name, ": tensor '", shown, "' is not part of the Gemma 4 E-series text decoder "
           "its config describes; refusing the checkpoint rather than running the model without "
           "it"));
     }

@@ -33,8 +33,8 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
                   "key and value rounded to binary16) (default: f32)");
   flags.AddString("--prefill-activations", "f32|q8_0|bf16", &values->prefill_activations,
                   "activations of the prompt's matrix products: f32 (exact) or, opt-in, lower "
-                  "precision, q8_0 (quantized to Q8_0 blocks for Q8_0 and plain Q4_0 weights, as "
-                  "llama.cpp does; q4_0x16 matrices stay exact) or bf16 (rounded to bf16 for BF16 "
+                  "precision, q8_0 (quantized to Q8_0 blocks for Q8_0 and Q4_0 weights in either "
+                  "layout, as llama.cpp does) or bf16 (rounded to bf16 for BF16 "
                   "weights); faster only on CPUs with AMX or AVX-512 VNNI (q8_0) / AVX-512 BF16 "
                   "(bf16), slower than f32 elsewhere (said on stderr); see bench/README.md "
                   "(default: f32)");

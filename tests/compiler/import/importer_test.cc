@@ -142,6 +142,7 @@ TEST(ImporterTest, UnknownDecoderTensorsAreRefused) {
         absl::StrCat("model.language_model.layers.", config.num_hidden_layers,
                      ".self_attn.k_proj.weight"),
         absl::StrCat(shared, "self_attn.k_proj.bias"),
+        std::string("model.language_model.vision_tower.x.weight"),
         absl::StrCat("model.language_model.layers.", first_shared - 1, ".self_attn.v_norm.weight")}) {
     SCOPED_TRACE(name);
     std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
@@ -150,12 +151,23 @@ TEST(ImporterTest, UnknownDecoderTensorsAreRefused) {
                 HasSubstr(absl::StrCat("tensor '", name,
                                        "' is not part of the Gemma 4 E-series text decoder")));
   }
+  // A name with a NUL is shown escaped, a very long one cut.
+  {
+    std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
+    tensors.push_back(
+        TensorSpec{std::string("model.language_model.a\0z", 24), DType::kF32, {4}});
+    EXPECT_THAT(ImportError(config, tensors), HasSubstr("'model.language_model.a\\x00z'"));
+    tensors.back().name = "model.language_model." + std::string(100000, 'x');
+    const std::string error = ImportError(config, tensors);
+    EXPECT_THAT(error, HasSubstr("xxx...' is not part of"));
+    EXPECT_LT(error.size(), 500u);
+  }
   std::vector<TensorSpec> tensors = Gemma4TextTensors(config, DType::kF32);
   for (const char* part : {"self_attn.k_proj.weight", "self_attn.v_proj.weight",
                            "self_attn.k_norm.weight", "self_attn.v_norm.weight"}) {
     tensors.push_back(TensorSpec{absl::StrCat(shared, part), DType::kF32, {4}});
   }
-  tensors.push_back(TensorSpec{"model.language_model.vision_tower.x.weight", DType::kF32, {4}});
+  tensors.push_back(TensorSpec{"model.vision_tower.x.weight", DType::kF32, {4}});
   tensors.push_back(TensorSpec{"model.audio_tower.x.weight", DType::kF32, {4}});
   mlir::MLIRContext context;
   auto module = ImportGemma4Text(context, config, tensors, "ckpt");
