@@ -1,9 +1,11 @@
 // Decode attention of one query over a long full-attention cache
 // (ops/attention.h), one thread: the whole computation (AttentionRingHeads) and
-// each of the two phases the session shares between threads when there are
-// fewer KV heads than threads (AttentionBlocks over the softmax blocks,
-// AttentionMergeBlocks). Shapes of the E-series full-attention layers
-// (global_head_dim 512): E2B 8 query heads over 1 KV head, E4B 8 over 2.
+// each of the two phases the session shares between threads when a window has
+// at least a softmax block per thread (AttentionBlocks over the softmax blocks,
+// AttentionMergeBlocks); BM_HeadsShare is the other split, each thread a share
+// of the heads over every row (the session's for shorter windows). Shapes of the
+// E-series full-attention layers (global_head_dim 512): E2B 8 query heads over 1
+// KV head, E4B 8 over 2.
 //
 //   build/bin/cortiq-attention-benchmark [--benchmark_filter=...]
 //
