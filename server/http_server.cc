@@ -124,7 +124,7 @@ void HttpServer::Impl::Routes() {
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "OPTIONS") {
       res.status = 204;
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
       res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
       return httplib::Server::HandlerResponse::Handled;
     }

@@ -439,6 +439,15 @@ class ServerTest(unittest.TestCase):
             self.assertIn("'" + length + "'", error["message"])
             self.assertEqual(self.requests_counted("/v1/completions", 400), before + 1)
 
+    def test_cors_preflight(self):
+        conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=TIMEOUT)
+        conn.request("OPTIONS", "/v1/chat/completions")
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        self.assertEqual(resp.status, 204)
+        self.assertEqual(resp.getheader("Access-Control-Allow-Methods"), "GET, HEAD, POST, OPTIONS")
+
     def test_wrong_method_is_405(self):
         error = self.assertError(self.server.request("GET", "/v1/chat/completions"), 405,
                                  contains="this route takes POST")
