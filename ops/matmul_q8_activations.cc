@@ -74,61 +74,63 @@ float Scale(const uint8_t* block) {
 // b) is the block's f16 scale, Unsigned(row, b, u) its 32 quants in column order, shifted by
 // kOffset to be unsigned.
 struct Q8_0Layout {
+  static constexpr size_t kBlockBytes = kQ8_0BlockBytes;
   static constexpr int32_t kOffset = 128;
   static size_t RowBytes(size_t cols) { return Q8_0RowBytes(cols); }
   static float Scale(const uint8_t* row, size_t b) {
-    return ::cortiq::ops::Scale(row + b * kQ8_0BlockBytes);
+    return ::cortiq::ops::Scale(row + b * kBlockBytes);
   }
   // The block's 32 quants as unsigned bytes q + 128.
   static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
-    const uint8_t* block = row + b * kQ8_0BlockBytes;
+    const uint8_t* block = row + b * kBlockBytes;
     for (size_t j = 0; j < kBlock; ++j) u[j] = block[2 + j] ^ 0x80;
   }
 };
 struct Q4_0Layout {
+  static constexpr size_t kBlockBytes = kQ4_0BlockBytes;
   static constexpr int32_t kOffset = 8;
   static size_t RowBytes(size_t cols) { return Q4_0RowBytes(cols); }
   static float Scale(const uint8_t* row, size_t b) {
-    return ::cortiq::ops::Scale(row + b * kQ4_0BlockBytes);
+    return ::cortiq::ops::Scale(row + b * kBlockBytes);
   }
   // The block's 32 nibbles (weights 0-15 in the low nibbles, 16-31 in the high ones).
   static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
-    const uint8_t* block = row + b * kQ4_0BlockBytes;
+    const uint8_t* block = row + b * kBlockBytes;
     for (size_t j = 0; j < 16; ++j) {
       u[j] = block[2 + j] & 0x0F;
       u[j + 16] = block[2 + j] >> 4;
     }
   }
 };
-// The regrouped layouts (ops/quantize_q4_0x16.h, ops/quantize_q8_0x16.h): the same blocks, so
-// the same bits as the Q4_0 / Q8_0 rows they were made from. Block b is block j = b % 16 of the
-// row's 512-weight group b / 16: scale at byte 2 j, quant byte k at 32 + 64 (k / 4) + 4 j + k % 4.
-struct Q4_0x16Layout {
-  static constexpr int32_t kOffset = 8;
-  static size_t RowBytes(size_t cols) { return Q4_0x16RowBytes(cols); }
+// The regrouped layout of Plain's blocks (Q4_0x16, Q8_0x16: ops/quantize_q4_0x16.h,
+// ops/quantize_q8_0x16.h), the same bytes per row: block b is block j = b % 16 of the row's
+// group b / 16 of 16 blocks, its scale at byte 2 j of the group and its quant byte k at 32 +
+// 64 (k / 4) + 4 j + k % 4. Unsigned reassembles the plain block and reads it as Plain does, so
+// the bits are those of the Plain rows the groups were made from.
+template <class Plain>
+struct X16Layout {
+  static constexpr size_t kGroupBytes = 16 * Plain::kBlockBytes;
+  static constexpr int32_t kOffset = Plain::kOffset;
+  static size_t RowBytes(size_t cols) { return Plain::RowBytes(cols); }
   static float Scale(const uint8_t* row, size_t b) {
-    return ::cortiq::ops::Scale(row + b / 16 * kQ4_0x16BlockBytes + 2 * (b % 16));
+    return ::cortiq::ops::Scale(row + b / 16 * kGroupBytes + 2 * (b % 16));
   }
   static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
-    const uint8_t* quants = row + b / 16 * kQ4_0x16BlockBytes + 32 + 4 * (b % 16);
-    for (size_t k = 0; k < 16; ++k) {
-      const uint8_t byte = quants[64 * (k / 4) + k % 4];
-      u[k] = byte & 0x0F;
-      u[k + 16] = byte >> 4;
+    const uint8_t* group = row + b / 16 * kGroupBytes;
+    const size_t j = b % 16;
+    uint8_t block[Plain::kBlockBytes];
+    memcpy(block, group + 2 * j, 2);
+    for (size_t k = 0; k + 2 < Plain::kBlockBytes; ++k) {
+      block[2 + k] = group[32 + 64 * (k / 4) + 4 * j + k % 4];
     }
+    Plain::Unsigned(block, 0, u);
   }
 };
-struct Q8_0x16Layout {
-  static constexpr int32_t kOffset = 128;
-  static size_t RowBytes(size_t cols) { return Q8_0x16RowBytes(cols); }
-  static float Scale(const uint8_t* row, size_t b) {
-    return ::cortiq::ops::Scale(row + b / 16 * kQ8_0x16BlockBytes + 2 * (b % 16));
-  }
-  static void Unsigned(const uint8_t* row, size_t b, uint8_t* u) {
-    const uint8_t* quants = row + b / 16 * kQ8_0x16BlockBytes + 32 + 4 * (b % 16);
-    for (size_t k = 0; k < kBlock; ++k) u[k] = quants[64 * (k / 4) + k % 4] ^ 0x80;
-  }
-};
+using Q4_0x16Layout = X16Layout<Q4_0Layout>;
+using Q8_0x16Layout = X16Layout<Q8_0Layout>;
+static_assert(Q4_0x16Layout::kGroupBytes == kQ4_0x16BlockBytes &&
+                  Q8_0x16Layout::kGroupBytes == kQ8_0x16BlockBytes,
+              "the groups of the x16 formats");
 
 // Decodes rows [r0, r0 + num_rows) (num_rows <= 64) of chunk [k0, k0 + n) into `out`; the
 // rows after them up to the end of their pair of groups (the VNNI tile runs two groups and reads
