@@ -465,6 +465,9 @@ int main(int argc, char** argv) {
   // may take (ops/linear_vnni.h), to set the integer kernels against the f32
   // ones in one binary.
   const std::string path_flag = "--decode_path=";
+  // --row_streaming=cpu|pairs|quads: how the VNNI kernels of Q4_0x16 / Q8_0x16 read their rows
+  // (ops::RowStreamingChoice), to compare the two on one machine.
+  const std::string streaming_flag = "--row_streaming=";
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -480,6 +483,19 @@ int main(int argc, char** argv) {
         cortiq::ops::LimitDecodeLinearPathForTest(cortiq::ops::DecodeLinearPath::kFloat);
       } else {
         std::fprintf(stderr, "--decode_path: %s is not vnni, avx2 or float\n", path.c_str());
+        return 1;
+      }
+    } else if (arg.compare(0, streaming_flag.size(), streaming_flag) == 0) {
+      const std::string streaming = arg.substr(streaming_flag.size());
+      if (streaming == "cpu") {
+        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kCpu);
+      } else if (streaming == "pairs") {
+        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kPairs);
+      } else if (streaming == "quads") {
+        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kQuads);
+      } else {
+        std::fprintf(stderr, "--row_streaming: %s is not cpu, pairs or quads\n",
+                     streaming.c_str());
         return 1;
       }
     } else {

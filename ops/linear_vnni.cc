@@ -201,16 +201,17 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&sum)[kDigits], const u
 // of 8 vpdpbusd (latency 5) per group: shorter than the group's 64 issue
 // cycles; the rows share each load of the digit vectors.
 //
-// Prefetch: with `next` null, each row kPrefetchBytes ahead of its reads
-// (one row after the other is one sequential stream); otherwise the reads
-// that follow this call are elsewhere (ColumnBlockedRowsVnni), and group i of
-// the span prefetches lines [i * next_lines, (i + 1) * next_lines) of each of
-// the kRows rows at `next` (row stride row_bytes).
-template <class Layout, int kRows>
+// Prefetch: with `next` null, each row `ahead` bytes ahead of its reads, into
+// L1 (kToL2 false) or L2 (true); otherwise the reads that follow this call are
+// elsewhere (ColumnBlockedRowsVnni), and group i of the span prefetches lines
+// [i * next_lines, (i + 1) * next_lines) of each of the kRows rows at `next`
+// (row stride row_bytes).
+template <class Layout, int kRows, bool kToL2 = false>
 CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, size_t s_begin,
                                         size_t s_end, const ActivationDigitsView& a,
                                         const int32_t* offsets, __m512 (&acc)[kRows],
-                                        const uint8_t* next, size_t next_lines) {
+                                        const uint8_t* next, size_t next_lines,
+                                        size_t ahead = kPrefetchBytes) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
   for (size_t s = s_begin; s < s_end; ++s) {
@@ -219,7 +220,12 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
         for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(g[r]) + line + kPrefetchBytes, _MM_HINT_T0);
+          const char* at = reinterpret_cast<const char*>(g[r]) + line + ahead;
+          if constexpr (kToL2) {
+            _mm_prefetch(at, _MM_HINT_T1);
+          } else {
+            _mm_prefetch(at, _MM_HINT_T0);
+          }
         }
       }
     } else {
@@ -264,14 +270,15 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
   }
 }
 
-// kRows whole rows (SpanVnni over every group), reduced to y[0..kRows).
-template <class Layout, int kRows>
+// kRows whole rows (SpanVnni over every group, prefetching `ahead` bytes
+// ahead into L1 or, kToL2, L2), reduced to y[0..kRows).
+template <class Layout, int kRows, bool kToL2 = false>
 CORTIQ_VNNI_TARGET void RowsVnni(const uint8_t* row, size_t row_bytes, size_t groups,
                                  const ActivationDigitsView& a, const int32_t* offsets,
-                                 float* y) {
+                                 float* y, size_t ahead = kPrefetchBytes) {
   __m512 acc[kRows];
   for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-  SpanVnni<Layout, kRows>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0);
+  SpanVnni<Layout, kRows, kToL2>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0, ahead);
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Vnni(acc[r]);
 }
 
@@ -316,14 +323,22 @@ CORTIQ_VNNI_TARGET void ColumnBlockedRowsVnni(const uint8_t* base, size_t row_by
   }
 }
 
-// Rows [row_begin, row_end) of one token, two at a time (four at a
-// time measured slower), long rows in column blocks.
+// Rows [row_begin, row_end) of one token as `streaming` says (Zen 4: four at
+// a time prefetched into L2 whole passes ahead; elsewhere two at a time, four
+// measured slower there, long rows in column blocks).
 template <class Layout>
 CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size_t groups,
                                      const ActivationDigitsView& a, const int32_t* offsets,
-                                     size_t row_begin, size_t row_end, float* y) {
+                                     size_t row_begin, size_t row_end, float* y,
+                                     const RowStreaming& streaming) {
   size_t r = row_begin;
-  if (groups >= kColumnBlockedMinGroups) {
+  if (streaming.rows_per_pass == 4) {
+    const size_t ahead = RowStreamingAhead(streaming, row_bytes);
+    for (; r + 4 <= row_end; r += 4) {
+      RowsVnni<Layout, 4, true>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r,
+                                ahead);
+    }
+  } else if (groups >= streaming.column_blocked_min_groups) {
     r = row_begin + (row_end - row_begin) / 2 * 2;
     ColumnBlockedRowsVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, r, y);
   }
@@ -339,6 +354,24 @@ CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size
 
 std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
 std::atomic<bool> g_float_preference_allowed{true};  // PreferFloatDecodeForTest
+
+std::atomic<int> g_row_streaming_for_test{static_cast<int>(RowStreamingChoice::kCpu)};
+
+RowStreaming RowStreamingForCpu() {
+  constexpr RowStreaming kPairs = {2, 0, kColumnBlockedMinGroups};
+  constexpr RowStreaming kQuads = {4, 12288, SIZE_MAX};
+  static const bool splits = CpuSplitsAvx512();
+  switch (static_cast<RowStreamingChoice>(
+      g_row_streaming_for_test.load(std::memory_order_relaxed))) {
+    case RowStreamingChoice::kPairs:
+      return kPairs;
+    case RowStreamingChoice::kQuads:
+      return kQuads;
+    case RowStreamingChoice::kCpu:
+      break;
+  }
+  return splits ? kQuads : kPairs;
+}
 
 bool VnniAvailable() {
   static const bool available = CpuHasAvx512Vnni();
@@ -413,7 +446,11 @@ void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
 }
 
-bool DecodeWithFloat(size_t cols) {
+void SetRowStreamingForTest(RowStreamingChoice choice) {
+  g_row_streaming_for_test.store(static_cast<int>(choice), std::memory_order_relaxed);
+}
+
+bool DecodeQ8_0x16WithFloat(size_t cols) {
   static const bool splits = CpuSplitsAvx512();
   return splits && cols <= kFloatDecodeMaxCols &&
          g_float_preference_allowed.load(std::memory_order_relaxed) &&
@@ -446,7 +483,8 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
                 size_t row_end, float* y) {
 #if defined(__x86_64__)
   if (path == DecodeLinearPath::kVnni) {
-    return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+    return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y,
+                                RowStreamingForCpu());
   }
   if constexpr (Layout::kOffset == 8) {
     RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
@@ -561,7 +599,7 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat || DecodeWithFloat(cols)) return false;
+  if (path == DecodeLinearPath::kFloat) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
   return true;
 }
@@ -569,14 +607,14 @@ bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat || DecodeWithFloat(cols)) return false;
+  if (path == DecodeLinearPath::kFloat) return false;
   LinearRowsDigits<Q4_0x16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
                                   row_begin, row_end);
   return true;
 }
 bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeWithFloat(cols)) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeQ8_0x16WithFloat(cols)) {
     return false;
   }
   LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
@@ -585,7 +623,7 @@ bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, s
 bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeWithFloat(cols)) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeQ8_0x16WithFloat(cols)) {
     return false;
   }
   LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);

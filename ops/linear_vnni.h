@@ -123,30 +123,45 @@ const char* DecodeLinearPathName(DecodeLinearPath path);
 // Tests: take no faster path than `fastest` (kVnni: no limit).
 void LimitDecodeLinearPathForTest(DecodeLinearPath fastest);
 
-// Rows of at most this many columns take the f32 kernel where CpuSplitsAvx512() (see
-// DecodeWithFloat).
+// Q8_0x16 rows of at most this many columns take the f32 kernel where CpuSplitsAvx512() (see
+// DecodeQ8_0x16WithFloat).
 inline constexpr size_t kFloatDecodeMaxCols = 4096;
 
-// True when LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 / LinearRowsQ8_0x16 over rows of
-// `cols` columns run the f32 kernel although the dispatched path has integer digits: on CPUs that
-// split 512-bit instructions (CpuSplitsAvx512, Zen 4) for cols <= kFloatDecodeMaxCols, whose f32
-// activations (<= 16 KiB) stay in L1. Measured on a Zen 4 VM (cortiq-linear-benchmark from DRAM,
-// 2 threads, Q4_0x16): 10240x2560 VNNI 19.0-20.5 GB/s, f32 26.2-26.3; 262144x2560 (an LM head)
-// 19.7-20.6 vs 26.4-27.1; but 2560x10240 20.0 vs 15.2-15.4, hence the bound. E2B decode, 2
-// threads: Q4_0 14.2-14.4 -> 19.1-20.7 tok/s, Q8_0 6.0-8.5 -> 11.6-12.0 (f32 on every row:
-// 19.1 and 11.1). Both kernels are within the f32 bound of the reference (ops/linear.h); their
-// bits differ. False when a test has limited the path (LimitDecodeLinearPathForTest with kAvx2
-// or kFloat) or turned the preference off (PreferFloatDecodeForTest).
-bool DecodeWithFloat(size_t cols);
+// True when LinearQ8_0x16 / LinearRowsQ8_0x16 over rows of `cols` columns run the f32 kernel
+// although the dispatched path has integer digits: on CPUs that split 512-bit instructions
+// (CpuSplitsAvx512, Zen 4) for cols <= kFloatDecodeMaxCols, whose f32 activations (<= 16 KiB)
+// stay in L1. Q8_0x16 carries twice Q4_0x16's bytes per weight, so on short rows the f32
+// kernel keeps up with DRAM, and E2B / E4B Q8_0 decode measured the same or better with it
+// (session 37, Zen 4 VM, 2 threads, interleaved: E2B 13.6-14.2 tok/s against 12.4-13.6 with
+// the digits on every row; E4B 6.5-7.0 against 6.8-6.9). Q4_0x16 takes the digits on every
+// row length since the rows are streamed four at a time (RowStreamingChoice): E2B Q4_0 20.1 ->
+// 24.3-29.3 tok/s, where f32 short rows gave 22.5-22.7. Both kernels are within the f32 bound
+// of the reference (ops/linear.h); their bits differ. False when a test has limited the path
+// (LimitDecodeLinearPathForTest with kAvx2 or kFloat) or turned the preference off
+// (PreferFloatDecodeForTest).
+bool DecodeQ8_0x16WithFloat(size_t cols);
 
-// Tests: whether DecodeWithFloat may return true (default: yes, on such CPUs).
+// Tests: whether DecodeQ8_0x16WithFloat may return true (default: yes, on such CPUs).
 void PreferFloatDecodeForTest(bool allowed);
+
+// How the AVX-512 VNNI kernels of Q4_0x16 and Q8_0x16 read their rows
+// (ops/linear_vnni_internal.h RowStreaming): kCpu this CPU's choice (Zen 4:
+// kQuads; elsewhere kPairs); kPairs two rows per pass sharing each digit load,
+// prefetched 3 KiB ahead into L1, rows of 4096 columns or more in column
+// blocks of 16 rows; kQuads four rows per pass, prefetched into L2 whole passes
+// (>= 12 KiB) ahead. Every choice gives the same bits: each row adds its
+// groups in column order into its own accumulator.
+enum class RowStreamingChoice { kCpu, kPairs, kQuads };
+
+// Tests: override the row streaming (kCpu restores the CPU's choice).
+void SetRowStreamingForTest(RowStreamingChoice choice);
 
 // The dispatch of LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 /
 // LinearRowsQ8_0x16 (ops/kernel_dispatch.h) to the integer kernels: if the
 // dispatched path has one for the format, runs it on the arguments (those of
-// LinearQ4_0x16Vnni etc.) and returns true; otherwise returns false and
-// writes nothing (the caller runs the f32 kernel).
+// LinearQ4_0x16Vnni etc.) and returns true; otherwise (and for Q8_0x16 where
+// DecodeQ8_0x16WithFloat(cols)) returns false and writes nothing (the caller
+// runs the f32 kernel).
 bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end);
 bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
@@ -175,11 +190,11 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
 // 512, by the digit arithmetic of the file comment. Requires the CPU to have
 // AVX-512 VNNI (DispatchedDecodeLinearPath() == kVnni); each row's result is
-// independent of the range. Rows of 4096 columns or more are read in column
-// blocks of 16 rows (the digits of a block stay in L1; each row still adds its
-// groups in column order, so the bits are the same). Scratch: a per-thread
-// buffer of ~5 bytes per column per token (digits, digit sums, scales,
-// offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
+// independent of the range. Rows are read as RowStreamingChoice says (in pairs,
+// rows of 4096 columns or more in column blocks of 16 rows whose digits stay in
+// L1; or four at a time); each row still adds its groups in column order, so
+// the bits are the same. Scratch: a per-thread buffer of ~5 bytes per column
+// per token (digits, digit sums, scales, offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 

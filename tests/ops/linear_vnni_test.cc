@@ -282,9 +282,14 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
   const IntegerKernel& kernel = GetParam();
   const Format& f = *kernel.format;
   EXPECT_STREQ(kernel.path_name, DecodeLinearPathName(DispatchedDecodeLinearPath()));
+  // Both row streamings of the VNNI kernels (the AVX2 ones have one): in
+  // pairs, 4096 columns and up go through the column blocks (two of 4 groups,
+  // three of 3, ...) in row blocks of 16, 37 rows making two whole blocks and
+  // a part; four at a time, 37 rows are 9 passes and one row, and the ranges
+  // below leave 1, 2 and 3 rows after the last pass.
+  for (RowStreamingChoice streaming : {RowStreamingChoice::kPairs, RowStreamingChoice::kQuads}) {
+  SetRowStreamingForTest(streaming);
   uint32_t seed = 100;
-  // 4096 columns and up go through the column blocks (two of 4 groups, three
-  // of 3, ...) in row blocks of 16: 37 rows make two whole blocks and a part.
   for (size_t cols : {size_t{512}, size_t{1536}, size_t{4096}, size_t{4608}, size_t{6144},
                       size_t{12288}}) {
     const size_t rows = 37;
@@ -320,6 +325,8 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
       }
     }
   }
+  }
+  SetRowStreamingForTest(RowStreamingChoice::kCpu);
 }
 
 // LinearRows (dispatched and the kernel's own) gives every token Linear's
@@ -329,6 +336,8 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
   const Format& f = *kernel.format;
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
+  for (RowStreamingChoice streaming : {RowStreamingChoice::kPairs, RowStreamingChoice::kQuads}) {
+  SetRowStreamingForTest(streaming);
   for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
     const size_t x_stride = cols + 16, y_stride = rows + 2;
     std::vector<float> x(batch * x_stride, test::Sentinel());
@@ -351,12 +360,15 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
           } else {
             EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
                                                  << " variant " << variant << " token " << t
-                                                 << " row " << r;
+                                                 << " row " << r << " streaming "
+                                                 << static_cast<int>(streaming);
           }
         }
       }
     }
   }
+  }
+  SetRowStreamingForTest(RowStreamingChoice::kCpu);
 }
 
 // Non-finite activations: the kernel's own digits (not only the dispatched
@@ -395,21 +407,24 @@ TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   EXPECT_GT(differ, 0u) << kernel.name;
 }
 
-// Where the CPU splits 512-bit instructions (Zen 4), Q4_0x16 and Q8_0x16 rows of at most
-// kFloatDecodeMaxCols columns take the f32 kernel (its bits, not the digits'), longer rows the
-// integer digits; on other CPUs, and with the preference turned off, every row takes the
+// Where the CPU splits 512-bit instructions (Zen 4), Q8_0x16 rows of at most
+// kFloatDecodeMaxCols columns take the f32 kernel (its bits, not the digits'),
+// longer rows the integer digits, and Q4_0x16 rows the digits at every length;
+// on other CPUs, and with the preference turned off, every row takes the
 // dispatched path.
-TEST(DecodePathTest, ShortRowsTakeTheFloatKernelWhereAvx512IsSplit) {
+TEST(DecodePathTest, ShortQ8_0x16RowsTakeTheFloatKernelWhereAvx512IsSplit) {
   const bool vnni = DispatchedDecodeLinearPath() == DecodeLinearPath::kVnni;
   for (size_t cols : {size_t{512}, size_t{1536}, kFloatDecodeMaxCols, kFloatDecodeMaxCols + 512}) {
-    EXPECT_EQ(DecodeWithFloat(cols), vnni && CpuSplitsAvx512() && cols <= kFloatDecodeMaxCols)
+    EXPECT_EQ(DecodeQ8_0x16WithFloat(cols),
+              vnni && CpuSplitsAvx512() && cols <= kFloatDecodeMaxCols)
         << cols;
   }
   PreferFloatDecodeForTest(false);
-  EXPECT_FALSE(DecodeWithFloat(1536));
+  EXPECT_FALSE(DecodeQ8_0x16WithFloat(1536));
   PreferFloatDecodeForTest(true);
   if (!vnni || !CpuSplitsAvx512()) GTEST_SKIP() << "the CPU does not split AVX-512";
   for (const Format* f : {&kFormats[0], &kFormats[1]}) {
+    const bool q8_0 = f == &kFormats[1];
     const size_t rows = 16;
     for (size_t cols : {size_t{1536}, kFloatDecodeMaxCols + 512}) {
       const std::vector<uint8_t> w = MakeMatrix(*f, rows, cols, false, 21);
@@ -420,7 +435,7 @@ TEST(DecodePathTest, ShortRowsTakeTheFloatKernelWhereAvx512IsSplit) {
       LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
       f->dispatched(w.data(), x.data(), f32.data(), rows, cols, 0, rows);
       LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
-      const std::vector<float>& want = cols <= kFloatDecodeMaxCols ? f32 : digits;
+      const std::vector<float>& want = q8_0 && cols <= kFloatDecodeMaxCols ? f32 : digits;
       size_t differ = 0;
       for (size_t r = 0; r < rows; ++r) {
         EXPECT_TRUE(SameBits(dispatched[r], want[r]))

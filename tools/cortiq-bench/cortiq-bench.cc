@@ -484,18 +484,17 @@ absl::Status Run(const std::string& path) {
       std::printf("prefill products: exact (f32 FMA)\n");
     }
   }
-  // Where the CPU splits 512-bit instructions, short Q4_0x16 / Q8_0x16 rows leave the integer
-  // digits for the f32 kernel (ops::DecodeWithFloat).
+  // Where the CPU splits 512-bit instructions, short Q8_0x16 rows leave the integer digits for
+  // the f32 kernel (ops::DecodeQ8_0x16WithFloat).
   const std::string short_rows =
-      ops::DecodeWithFloat(ops::kFloatDecodeMaxCols)
+      ops::DecodeQ8_0x16WithFloat(ops::kFloatDecodeMaxCols)
           ? absl::StrCat("; f32 FMA for rows of <= ", ops::kFloatDecodeMaxCols,
                          " columns (this CPU splits 512-bit instructions)")
           : "";
   if (q4_0x16_matrices > 0) {
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPath();
-    std::printf("decode products of the %zu q4_0x16 matrices: %s%s\n", q4_0x16_matrices,
-                ops::DecodeLinearPathName(path),
-                path == ops::DecodeLinearPath::kFloat ? "" : short_rows.c_str());
+    std::printf("decode products of the %zu q4_0x16 matrices: %s\n", q4_0x16_matrices,
+                ops::DecodeLinearPathName(path));
   }
   if (q8_0x16_matrices > 0) {
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPathQ8_0x16();
