@@ -1,5 +1,7 @@
-// CpuHasAvx512Vnni (ops/cpu_features.h).
+// CpuHasAvx512Vnni, CpuSplitsAvx512, DecodePrefetchIntoL2 (ops/cpu_features.h).
 #include "ops/cpu_features.h"
+
+#include <atomic>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -40,6 +42,20 @@ bool CpuSplitsAvx512() {
 #else
   return false;
 #endif
+}
+
+namespace {
+std::atomic<int> g_prefetch_into_l2_for_test{-1};
+}  // namespace
+
+bool DecodePrefetchIntoL2() {
+  static const bool splits = CpuSplitsAvx512();
+  const int forced = g_prefetch_into_l2_for_test.load(std::memory_order_relaxed);
+  return forced < 0 ? splits : forced != 0;
+}
+
+void SetDecodePrefetchIntoL2ForTest(int choice) {
+  g_prefetch_into_l2_for_test.store(choice, std::memory_order_relaxed);
 }
 
 }  // namespace ops

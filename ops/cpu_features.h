@@ -17,6 +17,17 @@ bool CpuHasAvx512Vnni();
 // short rows (ops/linear_vnni.h, DecodeWithFloat). False elsewhere and off x86-64.
 bool CpuSplitsAvx512();
 
+// Whether the decode kernels that stream weight rows from DRAM prefetch them
+// into L2 whole passes ahead (ops/dot-inl.h PrefetchIntoL2At) rather than into
+// L1 a few KiB ahead: true where CpuSplitsAvx512() (Zen 4, measured there:
+// ops/linear-inl.h, ops/linear_vnni_internal.h), unless a test has set it
+// (SetDecodePrefetchIntoL2ForTest). Cached; cheap to call per matrix.
+bool DecodePrefetchIntoL2();
+
+// Tests: 1 forces DecodePrefetchIntoL2() true, 0 false, -1 restores the CPU's
+// choice. Every choice gives the same bits (a prefetch changes no result).
+void SetDecodePrefetchIntoL2ForTest(int choice);
+
 }  // namespace ops
 }  // namespace cortiq
 

@@ -360,7 +360,6 @@ std::atomic<int> g_row_streaming_for_test{static_cast<int>(RowStreamingChoice::k
 RowStreaming RowStreamingForCpu() {
   constexpr RowStreaming kPairs = {2, 0, kColumnBlockedMinGroups};
   constexpr RowStreaming kQuads = {4, 12288, SIZE_MAX};
-  static const bool splits = CpuSplitsAvx512();
   switch (static_cast<RowStreamingChoice>(
       g_row_streaming_for_test.load(std::memory_order_relaxed))) {
     case RowStreamingChoice::kPairs:
@@ -370,7 +369,7 @@ RowStreaming RowStreamingForCpu() {
     case RowStreamingChoice::kCpu:
       break;
   }
-  return splits ? kQuads : kPairs;
+  return DecodePrefetchIntoL2() ? kQuads : kPairs;
 }
 
 bool VnniAvailable() {

@@ -145,8 +145,8 @@ bool DecodeQ8_0x16WithFloat(size_t cols);
 void PreferFloatDecodeForTest(bool allowed);
 
 // How the AVX-512 VNNI kernels of Q4_0x16 and Q8_0x16 read their rows
-// (ops/linear_vnni_internal.h RowStreaming): kCpu this CPU's choice (Zen 4:
-// kQuads; elsewhere kPairs); kPairs two rows per pass sharing each digit load,
+// (ops/linear_vnni_internal.h RowStreaming): kCpu this CPU's choice (kQuads
+// where DecodePrefetchIntoL2(), Zen 4; elsewhere kPairs); kPairs two rows per pass sharing each digit load,
 // prefetched 3 KiB ahead into L1, rows of 4096 columns or more in column
 // blocks of 16 rows; kQuads four rows per pass, prefetched into L2 whole passes
 // (>= 12 KiB) ahead. Every choice gives the same bits: each row adds its

@@ -64,8 +64,8 @@ struct RowStreaming {
   size_t column_blocked_min_groups;
 };
 
-// Zen 4 (CpuSplitsAvx512): 4 rows per pass, prefetched into L2 at least 12 KiB
-// ahead. Elsewhere (measured on Intel Emerald Rapids, session 29): pairs of
+// Where DecodePrefetchIntoL2() (Zen 4): 4 rows per pass, prefetched into L2
+// at least 12 KiB ahead (ops/dot-inl.h kIntoL2PrefetchMinBytes). Elsewhere (measured on Intel Emerald Rapids, session 29): pairs of
 // rows prefetched kPrefetchBytes ahead into L1, column blocks from
 // kColumnBlockedMinGroups groups. SetRowStreamingForTest overrides the choice.
 //

@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "ops/cpu_features.h"
 #include "ops/linear.h"
 #include "ops/reference.h"
 
@@ -45,9 +46,13 @@ void TestExactIntegers() {
 
 // Widening is exact and the summation order is the same as for f32 weights, so
 // the bf16 kernel must reproduce the f32 kernel on the widened matrix exactly
-// (this pins down that PromoteTo keeps the lane order).
+// (this pins down that PromoteTo keeps the lane order). Both weight prefetches
+// (into L1, or into L2 groups ahead where DecodePrefetchIntoL2) give those
+// bits, on the whole matrix and on a row range that starts and ends mid-group.
 void TestMatchesF32OnWidenedWeights() {
   const size_t rows = 11;
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
   for (size_t cols :
        {size_t{1}, size_t{7}, size_t{33}, size_t{1000}, size_t{2560}}) {
     const std::vector<hwy::bfloat16_t> w =
@@ -65,7 +70,13 @@ void TestMatchesF32OnWidenedWeights() {
     EXPECT_EQ(0,
               memcmp(y_dispatched.data(), y_f32.data(), rows * sizeof(float)))
         << "cols " << cols;
+    std::vector<float> y_range(rows, 0.0f);
+    ::cortiq::ops::LinearBF16(w.data(), x.data(), y_range.data(), rows, cols, 1, 10);
+    EXPECT_EQ(0, memcmp(y_range.data() + 1, y_f32.data() + 1, 9 * sizeof(float)))
+        << "cols " << cols << " into_l2 " << into_l2;
   }
+  }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -1,4 +1,4 @@
-// XorWords (tools/cortiq-bench/read_stream.h), the bandwidth probe's read loop, against the
+// XorWords and XorWordsIntoL2 (tools/cortiq-bench/read_stream.h), the bandwidth probe's read loop, against the
 // one-word-at-a-time reference: every length around the vector and unroll boundaries, and every
 // misalignment, so the probe really reads every word it is timed for.
 #include "tools/cortiq-bench/read_stream.h"
@@ -23,6 +23,9 @@ TEST(ReadStreamTest, EqualsReferenceForEveryLengthAndOffset) {
     for (size_t words = 0; words <= 300; ++words) {
       ASSERT_EQ(XorWords(data.data() + offset, words), XorWordsReference(data.data() + offset, words))
           << "offset " << offset << " words " << words;
+      ASSERT_EQ(XorWordsIntoL2(data.data() + offset, words),
+                XorWordsReference(data.data() + offset, words))
+          << "offset " << offset << " words " << words;
     }
     ASSERT_EQ(XorWords(data.data() + offset, 4096), XorWordsReference(data.data() + offset, 4096));
   }
@@ -34,6 +37,7 @@ TEST(ReadStreamTest, ChangingAnyWordChangesTheResult) {
   for (size_t i = 0; i < data.size(); ++i) {
     data[i] = 1;
     EXPECT_EQ(XorWords(data.data(), data.size()), 1u) << "word " << i;
+    EXPECT_EQ(XorWordsIntoL2(data.data(), data.size()), 1u) << "word " << i;
     data[i] = 0;
   }
 }

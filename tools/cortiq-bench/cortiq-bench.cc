@@ -444,7 +444,8 @@ absl::Status Run(const std::string& path) {
       std::printf("read bandwidth, %lld thread(s): %.2f GB/s (--bandwidth-gbs, not measured)\n",
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9);
     } else if (bandwidth[i] > 0) {
-      std::printf("read bandwidth, %lld thread(s): %.2f GB/s (%s loads, 1 GiB, best of 5)\n",
+      std::printf("read bandwidth, %lld thread(s): %.2f GB/s (%s loads, 1 GiB, best of 5 passes "
+                  "plain and 5 prefetched into L2)\n",
                   static_cast<long long>(threads[i]), bandwidth[i] / 1e9, XorWordsTarget());
     }
   }

@@ -35,8 +35,10 @@ class ReadTeam {
     for (std::thread& worker : workers_) worker.join();
   }
 
-  // One pass over the whole buffer by all threads; returns its duration in seconds.
-  double Pass() {
+  // One pass over the whole buffer by all threads (XorWordsIntoL2 if into_l2, else XorWords);
+  // returns its duration in seconds.
+  double Pass(bool into_l2) {
+    into_l2_.store(into_l2, std::memory_order_relaxed);
     for (std::atomic<bool>& d : done_) d.store(false, std::memory_order_relaxed);
     const auto start = std::chrono::steady_clock::now();
     generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -66,7 +68,9 @@ class ReadTeam {
     const size_t chunk = words_ / static_cast<size_t>(threads_);
     const uint64_t* begin = buffer_ + chunk * static_cast<size_t>(t);
     const size_t count = t + 1 == threads_ ? words_ - chunk * static_cast<size_t>(t) : chunk;
-    sink_.fetch_xor(XorWords(begin, count), std::memory_order_relaxed);
+    const bool into_l2 = into_l2_.load(std::memory_order_relaxed);
+    sink_.fetch_xor(into_l2 ? XorWordsIntoL2(begin, count) : XorWords(begin, count),
+                    std::memory_order_relaxed);
     done_[static_cast<size_t>(t)].store(true, std::memory_order_release);
   }
 
@@ -76,6 +80,7 @@ class ReadTeam {
   std::vector<std::atomic<bool>> done_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> into_l2_{false};  // published before the generation bump (acq_rel)
   std::atomic<uint64_t> sink_{0};
   std::vector<std::thread> workers_;
 };
@@ -94,8 +99,11 @@ double MeasureReadBandwidthInProcess(size_t bytes, int threads, int passes) {
   for (size_t i = 0; i < words; ++i) buffer.get()[i] = i * 0x9E3779B97F4A7C15ull;
   double best = 0.0;
   ReadTeam team(buffer.get(), words, threads);
+  // Each pass both ways, alternating: the best of either is the roofline.
   for (int pass = 0; pass < passes; ++pass) {
-    best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / team.Pass());
+    for (bool into_l2 : {false, true}) {
+      best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / team.Pass(into_l2));
+    }
   }
   return team.sink() == 42 ? best * 1.0 : best;  // keeps the reads observable
 }

@@ -12,9 +12,14 @@
 namespace cortiq {
 
 HWY_EXPORT(XorWords);
+HWY_EXPORT(XorWordsIntoL2);
 
 uint64_t XorWords(const uint64_t* data, size_t words) {
   return HWY_DYNAMIC_DISPATCH(XorWords)(data, words);
+}
+
+uint64_t XorWordsIntoL2(const uint64_t* data, size_t words) {
+  return HWY_DYNAMIC_DISPATCH(XorWordsIntoL2)(data, words);
 }
 
 uint64_t XorWordsReference(const uint64_t* data, size_t words) {

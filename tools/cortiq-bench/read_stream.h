@@ -16,6 +16,11 @@ namespace cortiq {
 uint64_t XorWords(const uint64_t* data, size_t words);
 uint64_t XorWordsReference(const uint64_t* data, size_t words);
 
+// XorWords with every 64-byte line also prefetched into L2 12 KiB ahead, as the decode kernels
+// read where ops::DecodePrefetchIntoL2() (Zen 4): there the plain loop's hardware prefetch alone
+// reads less than those kernels do, and the probe is the roofline they are held to.
+uint64_t XorWordsIntoL2(const uint64_t* data, size_t words);
+
 // Name of the Highway target XorWords dispatches to (e.g. "AVX3"), for the probe's report.
 const char* XorWordsTarget();
 
