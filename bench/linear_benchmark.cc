@@ -47,6 +47,7 @@
 #include "benchmark/benchmark.h"
 #include "hwy/base.h"
 #include "hwy/targets.h"
+#include "ops/cpu_features.h"
 #include "ops/linear.h"
 #include "ops/linear_vnni.h"
 #include "ops/quantize.h"
@@ -465,9 +466,9 @@ int main(int argc, char** argv) {
   // may take (ops/linear_vnni.h), to set the integer kernels against the f32
   // ones in one binary.
   const std::string path_flag = "--decode_path=";
-  // --row_streaming=cpu|pairs|quads: how the VNNI kernels of Q4_0x16 / Q8_0x16 read their rows
-  // (ops::RowStreamingChoice), to compare the two on one machine.
-  const std::string streaming_flag = "--row_streaming=";
+  // --prefetch_into_l2=cpu|0|1: whether the decode kernels prefetch their rows into L2 whole
+  // passes ahead (ops::DecodePrefetchIntoL2), to compare the two on one machine.
+  const std::string streaming_flag = "--prefetch_into_l2=";
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -488,14 +489,11 @@ int main(int argc, char** argv) {
     } else if (arg.compare(0, streaming_flag.size(), streaming_flag) == 0) {
       const std::string streaming = arg.substr(streaming_flag.size());
       if (streaming == "cpu") {
-        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kCpu);
-      } else if (streaming == "pairs") {
-        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kPairs);
-      } else if (streaming == "quads") {
-        cortiq::ops::SetRowStreamingForTest(cortiq::ops::RowStreamingChoice::kQuads);
+        cortiq::ops::SetDecodePrefetchIntoL2ForTest(-1);
+      } else if (streaming == "0" || streaming == "1") {
+        cortiq::ops::SetDecodePrefetchIntoL2ForTest(streaming == "1" ? 1 : 0);
       } else {
-        std::fprintf(stderr, "--row_streaming: %s is not cpu, pairs or quads\n",
-                     streaming.c_str());
+        std::fprintf(stderr, "--prefetch_into_l2: %s is not cpu, 0 or 1\n", streaming.c_str());
         return 1;
       }
     } else {
@@ -519,6 +517,8 @@ int main(int argc, char** argv) {
            cortiq::g_read_bandwidth_2 / 1e9, scalar_2 / 1e9, wide, wide_2 / 1e9);
   benchmark::AddCustomContext("read_bandwidth_2_threads", bandwidth);
   benchmark::AddCustomContext("highway_target", cortiq::DispatchedTargetName());
+  benchmark::AddCustomContext("prefetch_into_l2",
+                              cortiq::ops::DecodePrefetchIntoL2() ? "yes" : "no");
   benchmark::AddCustomContext("footprint_MiB", std::to_string(cortiq::g_min_footprint >> 20));
   namespace ops = cortiq::ops;
   benchmark::AddCustomContext(

@@ -2,6 +2,8 @@
 #include "ops/cpu_features.h"
 
 #include <atomic>
+#include <stdlib.h>
+#include <string.h>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -46,12 +48,20 @@ bool CpuSplitsAvx512() {
 
 namespace {
 std::atomic<int> g_prefetch_into_l2_for_test{-1};
+
+// CORTIQ_DECODE_PREFETCH=l1|l2 in the environment, else the CPU's choice.
+bool DecodePrefetchIntoL2ForCpu() {
+  const char* choice = getenv("CORTIQ_DECODE_PREFETCH");
+  if (choice != nullptr && strcmp(choice, "l1") == 0) return false;
+  if (choice != nullptr && strcmp(choice, "l2") == 0) return true;
+  return CpuSplitsAvx512();
+}
 }  // namespace
 
 bool DecodePrefetchIntoL2() {
-  static const bool splits = CpuSplitsAvx512();
+  static const bool for_cpu = DecodePrefetchIntoL2ForCpu();
   const int forced = g_prefetch_into_l2_for_test.load(std::memory_order_relaxed);
-  return forced < 0 ? splits : forced != 0;
+  return forced < 0 ? for_cpu : forced != 0;
 }
 
 void SetDecodePrefetchIntoL2ForTest(int choice) {

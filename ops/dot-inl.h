@@ -16,6 +16,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "ops/cpu_features.h"  // WholePassesAhead, kIntoL2PrefetchMinBytes
 #include "ops/vec_util-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -93,20 +94,6 @@ HWY_INLINE void PrefetchIntoL2At(const T* p, size_t offset) {
   __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + offset),
                      /*rw=*/0, /*locality=*/2);
 }
-
-// The smallest multiple of pass_bytes that is >= min_bytes (and >= one pass):
-// where a kernel that reads passes of pass_bytes consecutive bytes prefetches
-// into L2, so each prefetch lands at the same place of a later pass.
-HWY_INLINE size_t WholePassesAhead(size_t pass_bytes, size_t min_bytes) {
-  const size_t passes = (min_bytes + pass_bytes - 1) / pass_bytes;
-  return (passes == 0 ? 1 : passes) * pass_bytes;
-}
-
-// Bytes at least ahead of its reads that a kernel prefetching into L2 targets
-// (DotRows4 kIntoL2, the VNNI kernels' passes of four rows). Measured on a Zen 4
-// VM (session 37, 2 threads, from DRAM): 12 KiB and 24 KiB alike, 6 KiB and
-// less slower.
-constexpr size_t kIntoL2PrefetchMinBytes = 12288;
 
 // out[k] = Dot(rows[k], x, n) for the four rows rows[k] = w + k * stride, k
 // < 4.

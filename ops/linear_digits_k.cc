@@ -302,8 +302,8 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
 // the quant byte (vpsrlvd); d is not divided for the high nibbles. While
 // group g0 + i of row r is read, the group's bytes at
 // prefetch + r * row_bytes + i * (group bytes) are prefetched (a hint: any
-// address).
-template <class Format, int kRows>
+// address), into L1, or into L2 with kToL2.
+template <class Format, int kRows, bool kToL2 = false>
 CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
                                   size_t g0, size_t g1, const int8_t* kdigits,
                                   const float* klanes, const uint8_t* prefetch,
@@ -337,15 +337,24 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
     for (int r = 0; r < kRows; ++r) {
       const char* p =
           reinterpret_cast<const char*>(prefetch + r * row_bytes + (g - g0) * kGroupBytes);
-      for (size_t line = 0; line < kGroupBytes; line += 64) _mm_prefetch(p + line, _MM_HINT_T0);
+      for (size_t line = 0; line < kGroupBytes; line += 64) {
+        if constexpr (kToL2) {
+          _mm_prefetch(p + line, _MM_HINT_T1);
+        } else {
+          _mm_prefetch(p + line, _MM_HINT_T0);
+        }
+      }
     }
     const int8_t* digits = kdigits + g * kKDigitBytes;
-    __m512i sum[kRows][2][kDigits];
-    __m512i head[kRows];
+    const float* lanes = klanes + g * kKLaneFloats * 2;
+    // Each row's group from its load to its accumulator before the next row's
+    // (one row's 8 sums and 8 vectors in registers at a time).
     for (int r = 0; r < kRows; ++r) {
+      __m512i sum[2][kDigits];
+      __m512i head;
       __m512i v[8];
       __m512i qh[2];
-      LoadGroup<Format>(row + r * row_bytes, g, superblocks, v, head[r], qh);
+      LoadGroup<Format>(row + r * row_bytes, g, superblocks, v, head, qh);
       // Three butterfly stages turn the 8 per-chunk loads into 8 per-quad vectors.
       for (int s = 0; s < 3; ++s) {
         for (int n = 0; n < 8; ++n) {
@@ -356,7 +365,7 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
         }
       }
       for (int h = 0; h < 2; ++h) {
-        for (int k = 0; k < kDigits; ++k) sum[r][h][k] = _mm512_setzero_si512();
+        for (int k = 0; k < kDigits; ++k) sum[h][k] = _mm512_setzero_si512();
       }
       // v[quad] lane j: 4 quant bytes of chunk j. Q4_K's high nibbles stay in
       // place (16 q).
@@ -377,24 +386,21 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
           high = _mm512_andnot_si512(nibble, v[quad]);
         }
         for (int k = 0; k < kDigits; ++k) {
-          sum[r][0][k] = _mm512_dpbusd_epi32(
-              sum[r][0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
-          sum[r][1][k] = _mm512_dpbusd_epi32(
-              sum[r][1][k], high, _mm512_load_si512(digits + 64 * (32 + 4 * quad + k)));
+          sum[0][k] = _mm512_dpbusd_epi32(
+              sum[0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
+          sum[1][k] = _mm512_dpbusd_epi32(
+              sum[1][k], high, _mm512_load_si512(digits + 64 * (32 + 4 * quad + k)));
         }
       }
-    }
-    const float* lanes = klanes + g * kKLaneFloats * 2;
-    for (int r = 0; r < kRows; ++r) {
       // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
-      const __m512i lo = _mm512_shuffle_epi8(head[r], scale_low);
-      const __m512i hi = _mm512_shuffle_epi8(head[r], scale_high);
+      const __m512i lo = _mm512_shuffle_epi8(head, scale_low);
+      const __m512i hi = _mm512_shuffle_epi8(head, scale_high);
       const __m512i low_part = _mm512_mask_blend_epi8(
           kMinHighNibbleBytes, _mm512_and_si512(lo, scale_low_mask),
           _mm512_and_si512(_mm512_srli_epi16(lo, 4), nibble));
       const __m512i packed =
           _mm512_or_si512(low_part, _mm512_and_si512(_mm512_srli_epi16(hi, 2), high_bits));
-      const __m512i dd = _mm512_shuffle_epi32(head[r], _MM_PERM_AAAA);
+      const __m512i dd = _mm512_shuffle_epi32(head, _MM_PERM_AAAA);
       const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
       const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
       const __m512 dh[2] = {
@@ -403,7 +409,7 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
         const __m512 sc = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[h]));
         const __m512 m = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[2 + h]));
         const __m512 scale = _mm512_load_ps(lanes + 32 + 16 * h);
-        const __m512 t = CombineDigitsVnni(sum[r][h]);
+        const __m512 t = CombineDigitsVnni(sum[h]);
         acc[r] = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(dh[h], sc), scale), acc[r]);
         acc[r] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_load_ps(lanes + 16 * h), acc[r]);
       }
@@ -426,9 +432,36 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
                                       size_t groups, const int8_t* kdigits, const float* klanes,
                                       size_t row_begin, size_t row_end, float* y) {
   constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  // Long rows where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a group
+  // of each in turn, prefetched into L2 whole passes ahead (four streams, as
+  // the Q4_0x16 kernel's, ops/linear_vnni_internal.h RowStreaming); their
+  // digits then come from L2. RowsKVnni is called per row and group, not with
+  // kRows = 4: its constants, 8 sums and 8 vectors already fill the 32
+  // registers, and four accumulators more measured ~20% slower from cache.
+  // Short rows stay one at a time (as four, they measured slower: E4B 10240 x
+  // 2560 17-18 against 18-24 GB/s). Session 37, Zen 4 VM, E2B Q4_K_M decode,
+  // interleaved: 14.4-15.4 -> 16.1-17.0 tok/s (all rows in passes of four:
+  // 14.9-15.8).
+  size_t r = row_begin;
+  if (DecodePrefetchIntoL2() && groups >= kKColumnBlockedMinGroups) {
+    const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
+    for (; r + 4 <= row_end; r += 4) {
+      __m512 acc[4][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}, {_mm512_setzero_ps()},
+                          {_mm512_setzero_ps()}};
+      for (size_t g = 0; g < groups; ++g) {
+        for (size_t i = 0; i < 4; ++i) {
+          const uint8_t* row = base + (r + i) * row_bytes;
+          RowsKVnni<Format, 1, /*kToL2=*/true>(row, row_bytes, superblocks, g, g + 1, kdigits,
+                                               klanes, row + g * kGroupBytes + ahead, acc[i]);
+        }
+      }
+      for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i][0]);
+    }
+    row_begin = r;
+  }
   // One row at a time: two rows' 16 sums and 8 transposed vectors spill
   // registers (measured slower than one, Q4_K).
-  if (groups < kKColumnBlockedMinGroups) {
+  if (groups < kKColumnBlockedMinGroups || DecodePrefetchIntoL2()) {  // the < 4 leftover long rows too
     for (size_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = base + r * row_bytes;
       __m512 acc[1] = {_mm512_setzero_ps()};

@@ -290,8 +290,8 @@ CORTIQ_VNNI_TARGET inline void QuadsQ6_KVnni(const uint8_t* sb, __m512i (&quads)
 // one 512-bit vector, lane 8 h + L being RowQ6_KAvx2's lane L of acc[h]; the
 // same bits. The rows share each digit load. While super-block b0 + i is
 // read, the 256 bytes at prefetch + r * row_bytes + i * 210 are prefetched
-// for each row r (a hint: any address).
-template <int kRows>
+// for each row r (a hint: any address), into L1, or into L2 with kToL2.
+template <int kRows, bool kToL2 = false>
 CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes, size_t b0,
                                             size_t b1, const uint8_t* lanes,
                                             const uint8_t* prefetch, __m512 (&acc)[kRows]) {
@@ -305,7 +305,13 @@ CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes
     for (int r = 0; r < kRows; ++r) {
       const char* ahead = reinterpret_cast<const char*>(prefetch) + r * row_bytes +
                           (b - b0) * kQ6_KBlockBytes;
-      for (size_t line = 0; line < 256; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
+      for (size_t line = 0; line < 256; line += 64) {
+        if constexpr (kToL2) {
+          _mm_prefetch(ahead + line, _MM_HINT_T1);
+        } else {
+          _mm_prefetch(ahead + line, _MM_HINT_T0);
+        }
+      }
       QuadsQ6_KVnni(row + r * row_bytes + b * kQ6_KBlockBytes, quads[r]);
     }
     for (int k = 0; k < kDigits; ++k) {
@@ -342,13 +348,39 @@ CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes
 constexpr size_t kColumnBlockedMinSuperBlocks = 16;
 constexpr size_t kColumnBlockMaxSuperBlocks = 8;
 
-// y[r] for r in [row_begin, row_end) (rows row_bytes apart at base): short
-// rows one at a time, long rows in column blocks two at a time (sharing each
-// digit load; measured faster there and slower on short rows, Zen 5).
+// y[r] for r in [row_begin, row_end) (rows row_bytes apart at base): in
+// passes of four rows where DecodePrefetchIntoL2(); otherwise short rows one
+// at a time, long rows in column blocks two at a time (sharing each digit
+// load; measured faster there and slower on short rows, Zen 5).
 CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size_t superblocks,
                                      const uint8_t* lanes, size_t row_begin, size_t row_end,
                                      float* y) {
-  if (superblocks < kColumnBlockedMinSuperBlocks) {
+  // Where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a super-block of
+  // each in turn, prefetched into L2 whole passes ahead (four streams, as the
+  // Q4_0x16 kernel's, ops/linear_vnni_internal.h RowStreaming); SpanQ6_KVnni
+  // per row and super-block, as kRows = 4 would not fit the registers; the < 4
+  // rows left one at a time. Session 37, Zen 4 VM, 2 threads, from DRAM,
+  // interleaved: 2048 x 2560 22.3-24.9 -> 28.5-31.9 GB/s, 10240 x 2560
+  // 21.2-26.1 -> 29.1-33.0, 262144 x 2560 (an LM head) 25.2-26.6 -> 29.8-30.8;
+  // 19.0-19.8 -> 20.9-21.2 from cache, one thread.
+  size_t r = row_begin;
+  if (DecodePrefetchIntoL2()) {
+    const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
+    for (; r + 4 <= row_end; r += 4) {
+      __m512 acc[4][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}, {_mm512_setzero_ps()},
+                          {_mm512_setzero_ps()}};
+      for (size_t b = 0; b < superblocks; ++b) {
+        for (size_t i = 0; i < 4; ++i) {
+          const uint8_t* row = base + (r + i) * row_bytes;
+          SpanQ6_KVnni<1, /*kToL2=*/true>(row, row_bytes, b, b + 1, lanes,
+                                          row + b * kQ6_KBlockBytes + ahead, acc[i]);
+        }
+      }
+      for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i][0]);
+    }
+    row_begin = r;
+  }
+  if (superblocks < kColumnBlockedMinSuperBlocks || DecodePrefetchIntoL2()) {
     for (size_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = base + r * row_bytes;
       __m512 acc[1] = {_mm512_setzero_ps()};

@@ -333,7 +333,7 @@ CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size
                                      const RowStreaming& streaming) {
   size_t r = row_begin;
   if (streaming.rows_per_pass == 4) {
-    const size_t ahead = RowStreamingAhead(streaming, row_bytes);
+    const size_t ahead = WholePassesAhead(4 * row_bytes, streaming.prefetch_min_bytes);
     for (; r + 4 <= row_end; r += 4) {
       RowsVnni<Layout, 4, true>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r,
                                 ahead);
@@ -355,20 +355,9 @@ CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size
 std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
 std::atomic<bool> g_float_preference_allowed{true};  // PreferFloatDecodeForTest
 
-std::atomic<int> g_row_streaming_for_test{static_cast<int>(RowStreamingChoice::kCpu)};
-
 RowStreaming RowStreamingForCpu() {
   constexpr RowStreaming kPairs = {2, 0, kColumnBlockedMinGroups};
-  constexpr RowStreaming kQuads = {4, 12288, SIZE_MAX};
-  switch (static_cast<RowStreamingChoice>(
-      g_row_streaming_for_test.load(std::memory_order_relaxed))) {
-    case RowStreamingChoice::kPairs:
-      return kPairs;
-    case RowStreamingChoice::kQuads:
-      return kQuads;
-    case RowStreamingChoice::kCpu:
-      break;
-  }
+  constexpr RowStreaming kQuads = {4, kIntoL2PrefetchMinBytes, SIZE_MAX};
   return DecodePrefetchIntoL2() ? kQuads : kPairs;
 }
 
@@ -443,10 +432,6 @@ const char* DecodeLinearPathName(DecodeLinearPath path) {
 
 void LimitDecodeLinearPathForTest(DecodeLinearPath fastest) {
   g_fastest_allowed.store(static_cast<int>(fastest), std::memory_order_relaxed);
-}
-
-void SetRowStreamingForTest(RowStreamingChoice choice) {
-  g_row_streaming_for_test.store(static_cast<int>(choice), std::memory_order_relaxed);
 }
 
 bool DecodeQ8_0x16WithFloat(size_t cols) {

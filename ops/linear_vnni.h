@@ -134,7 +134,7 @@ inline constexpr size_t kFloatDecodeMaxCols = 4096;
 // kernel keeps up with DRAM, and E2B / E4B Q8_0 decode measured the same or better with it
 // (session 37, Zen 4 VM, 2 threads, interleaved: E2B 13.6-14.2 tok/s against 12.4-13.6 with
 // the digits on every row; E4B 6.5-7.0 against 6.8-6.9). Q4_0x16 takes the digits on every
-// row length since the rows are streamed four at a time (RowStreamingChoice): E2B Q4_0 20.1 ->
+// row length since the rows are streamed four at a time (DecodePrefetchIntoL2): E2B Q4_0 20.1 ->
 // 24.3-29.3 tok/s, where f32 short rows gave 22.5-22.7. Both kernels are within the f32 bound
 // of the reference (ops/linear.h); their bits differ. False when a test has limited the path
 // (LimitDecodeLinearPathForTest with kAvx2 or kFloat) or turned the preference off
@@ -143,18 +143,6 @@ bool DecodeQ8_0x16WithFloat(size_t cols);
 
 // Tests: whether DecodeQ8_0x16WithFloat may return true (default: yes, on such CPUs).
 void PreferFloatDecodeForTest(bool allowed);
-
-// How the AVX-512 VNNI kernels of Q4_0x16 and Q8_0x16 read their rows
-// (ops/linear_vnni_internal.h RowStreaming): kCpu this CPU's choice (kQuads
-// where DecodePrefetchIntoL2(), Zen 4; elsewhere kPairs); kPairs two rows per pass sharing each digit load,
-// prefetched 3 KiB ahead into L1, rows of 4096 columns or more in column
-// blocks of 16 rows; kQuads four rows per pass, prefetched into L2 whole passes
-// (>= 12 KiB) ahead. Every choice gives the same bits: each row adds its
-// groups in column order into its own accumulator.
-enum class RowStreamingChoice { kCpu, kPairs, kQuads };
-
-// Tests: override the row streaming (kCpu restores the CPU's choice).
-void SetRowStreamingForTest(RowStreamingChoice choice);
 
 // The dispatch of LinearQ4_0x16 / LinearRowsQ4_0x16 / LinearQ8_0x16 /
 // LinearRowsQ8_0x16 (ops/kernel_dispatch.h) to the integer kernels: if the
@@ -190,10 +178,12 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 // cols / 512 groups (row r at byte r * cols / 512 * 288), cols a multiple of
 // 512, by the digit arithmetic of the file comment. Requires the CPU to have
 // AVX-512 VNNI (DispatchedDecodeLinearPath() == kVnni); each row's result is
-// independent of the range. Rows are read as RowStreamingChoice says (in pairs,
-// rows of 4096 columns or more in column blocks of 16 rows whose digits stay in
-// L1; or four at a time); each row still adds its groups in column order, so
-// the bits are the same. Scratch: a per-thread buffer of ~5 bytes per column
+// independent of the range. Rows are read in pairs (rows of 4096 columns or
+// more in column blocks of 16 rows, whose digits stay in L1), or, where
+// DecodePrefetchIntoL2() (ops/cpu_features.h; Zen 4), four at a time
+// prefetched into L2 whole passes ahead (ops/linear_vnni_internal.h
+// RowStreaming); each row still adds its groups in column order, so the bits
+// are the same. Scratch: a per-thread buffer of ~5 bytes per column
 // per token (digits, digit sums, scales, offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/cpu_features.h"
 #include "ops/linear_vnni.h"
 #include "ops/quantize_q4_0x16.h"
 
@@ -56,8 +57,8 @@ struct RowStreaming {
   // Rows that share each load of the digits: 2, or 4 (each pass one stretch of
   // 4 consecutive rows, read as 4 interleaved streams).
   int rows_per_pass;
-  // With 4 rows per pass: each row prefetches into L2, the smallest whole
-  // number of passes ahead that is at least this many bytes.
+  // With 4 rows per pass: each row prefetches into L2 this many bytes or more
+  // ahead, a whole number of passes (WholePassesAhead, ops/cpu_features.h).
   size_t prefetch_min_bytes;
   // With 2: rows of at least this many groups go in column blocks
   // (ColumnBlockedRowsVnni); SIZE_MAX for none.
@@ -65,9 +66,9 @@ struct RowStreaming {
 };
 
 // Where DecodePrefetchIntoL2() (Zen 4): 4 rows per pass, prefetched into L2
-// at least 12 KiB ahead (ops/dot-inl.h kIntoL2PrefetchMinBytes). Elsewhere (measured on Intel Emerald Rapids, session 29): pairs of
-// rows prefetched kPrefetchBytes ahead into L1, column blocks from
-// kColumnBlockedMinGroups groups. SetRowStreamingForTest overrides the choice.
+// at least kIntoL2PrefetchMinBytes (12 KiB) ahead. Elsewhere (measured on
+// Intel Emerald Rapids, session 29): pairs of rows prefetched kPrefetchBytes
+// ahead into L1, column blocks from kColumnBlockedMinGroups groups. SetDecodePrefetchIntoL2ForTest switches.
 //
 // Measured on a Zen 4 VM (session 37, cortiq-linear-benchmark from DRAM, 2
 // threads, Q4_0x16, interleaved runs): 2560 x 10240 20.0-20.9 GB/s in pairs
@@ -76,15 +77,6 @@ struct RowStreaming {
 // stayed at 19, so did pairs or single rows with their prefetch moved into L2
 // or further ahead (20-23): it takes four streams and L2 prefetches together.
 RowStreaming RowStreamingForCpu();
-
-// The prefetch distance of a 4-row pass over rows of row_bytes: the smallest
-// multiple of 4 * row_bytes that is >= streaming.prefetch_min_bytes (each
-// row's prefetch lands at the same place of a later pass's row).
-inline size_t RowStreamingAhead(const RowStreaming& streaming, size_t row_bytes) {
-  const size_t pass = 4 * row_bytes;
-  const size_t passes = (streaming.prefetch_min_bytes + pass - 1) / pass;
-  return (passes == 0 ? 1 : passes) * pass;
-}
 
 // What a column-blocked pass reads after the pair of rows at r of the row
 // block [r0, r1) in the column block [c0, c1) of block_groups groups (of

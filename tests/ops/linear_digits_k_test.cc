@@ -22,6 +22,7 @@
 
 #include "gtest/gtest.h"
 #include "ops/linear.h"
+#include "ops/cpu_features.h"
 #include "ops/linear_vnni.h"
 #include "ops/quantize.h"
 #include "ops/quantize_k.h"
@@ -238,6 +239,10 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
   const KKernel& kernel = GetParam();
   const KFormat& f = *kernel.format;
   const size_t rows = 37;
+  // Both row streamings (DecodePrefetchIntoL2: long rows in passes of four
+  // with 1, 2 or 3 rows left, or one at a time and in column blocks).
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
   ForEachCase(f, rows, 100, 3.0f, [&](size_t cols, bool raw, bool hard,
                                       const std::vector<uint8_t>& w, const std::vector<float>& x) {
     std::vector<float> scalar(rows), got(rows), dispatched(rows);
@@ -260,12 +265,15 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
             EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
           } else {
             EXPECT_TRUE(SameBits(scalar[r], y[r]))
-                << kernel.name << " cols " << cols << " range row " << r;
+                << kernel.name << " cols " << cols << " range row " << r << " into_l2 "
+                << into_l2;
           }
         }
       }
     }
   });
+  }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // The kernel reads no byte past the matrix: the last row ends at a
@@ -275,7 +283,9 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
 TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const KFormat& f = *GetParam().format;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (int into_l2 : {0, 1})
   for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
     const size_t rows = 19, bytes = rows * RowBytes(f, cols);
     const size_t mapped = (bytes + page - 1) / page * page + page;
     void* region =
@@ -295,6 +305,7 @@ TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
     }
     munmap(region, mapped);
   }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // Every lane exactly -0 (d = -0, the min term underflowing to -0): a group's

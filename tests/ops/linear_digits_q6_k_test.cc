@@ -20,6 +20,7 @@
 
 #include "gtest/gtest.h"
 #include "ops/linear.h"
+#include "ops/cpu_features.h"
 #include "ops/linear_vnni.h"
 #include "ops/quantize.h"
 #include "ops/quantize_k.h"
@@ -172,8 +173,12 @@ class Q6_KIntegerTest : public ::testing::TestWithParam<Q6_KPath> {
 };
 
 // The kernel, the dispatched LinearQ6_K and every row range give the twin's bits.
+// Both row streamings (DecodePrefetchIntoL2: passes of four rows with 0 to 3
+// rows left, or one at a time and in column blocks).
 TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
   const size_t rows = 21;
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
   ForEachCase(rows, 100, [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
                              const std::vector<float>& x) {
     std::vector<float> scalar(rows), got(rows), dispatched(rows);
@@ -187,19 +192,22 @@ TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
       EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
     }
     for (size_t rb : {size_t{0}, size_t{5}}) {
-      for (size_t re : {rb, rb + 1, size_t{21}}) {
+      for (size_t re : {rb, rb + 1, rb + 6, rb + 7, size_t{21}}) {
         std::vector<float> y(rows, test::Sentinel());
         Kernel(w.data(), x.data(), y.data(), rows, cols, rb, re);
         for (size_t r = 0; r < rows; ++r) {
           if (r < rb || r >= re) {
             EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
           } else {
-            EXPECT_TRUE(SameBits(scalar[r], y[r])) << "cols " << cols << " range row " << r;
+            EXPECT_TRUE(SameBits(scalar[r], y[r]))
+                << "cols " << cols << " range row " << r << " into_l2 " << into_l2;
           }
         }
       }
     }
   });
+  }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // The kernel reads no byte past the matrix: the last row ends at a
@@ -207,7 +215,9 @@ TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
 // blocks).
 TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (int into_l2 : {0, 1})
   for (size_t cols : {size_t{768}, size_t{1024}, size_t{4352}}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
     const size_t rows = 19, bytes = rows * Q6_KRowBytes(cols);
     const size_t mapped = (bytes + page - 1) / page * page + page;
     void* region =
@@ -225,6 +235,7 @@ TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
     for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
     munmap(region, mapped);
   }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // Non-finite activations make the block scale NaN, so every row is NaN.

@@ -282,13 +282,13 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
   const IntegerKernel& kernel = GetParam();
   const Format& f = *kernel.format;
   EXPECT_STREQ(kernel.path_name, DecodeLinearPathName(DispatchedDecodeLinearPath()));
-  // Both row streamings of the VNNI kernels (the AVX2 ones have one): in
-  // pairs, 4096 columns and up go through the column blocks (two of 4 groups,
+  // Both row streamings of the VNNI kernels (DecodePrefetchIntoL2; the AVX2
+  // ones have one): in pairs, 4096 columns and up go through the column blocks (two of 4 groups,
   // three of 3, ...) in row blocks of 16, 37 rows making two whole blocks and
   // a part; four at a time, 37 rows are 9 passes and one row, and the ranges
   // below leave 1, 2 and 3 rows after the last pass.
-  for (RowStreamingChoice streaming : {RowStreamingChoice::kPairs, RowStreamingChoice::kQuads}) {
-  SetRowStreamingForTest(streaming);
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
   uint32_t seed = 100;
   for (size_t cols : {size_t{512}, size_t{1536}, size_t{4096}, size_t{4608}, size_t{6144},
                       size_t{12288}}) {
@@ -326,7 +326,7 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
     }
   }
   }
-  SetRowStreamingForTest(RowStreamingChoice::kCpu);
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // LinearRows (dispatched and the kernel's own) gives every token Linear's
@@ -336,8 +336,8 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
   const Format& f = *kernel.format;
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
-  for (RowStreamingChoice streaming : {RowStreamingChoice::kPairs, RowStreamingChoice::kQuads}) {
-  SetRowStreamingForTest(streaming);
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
   for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
     const size_t x_stride = cols + 16, y_stride = rows + 2;
     std::vector<float> x(batch * x_stride, test::Sentinel());
@@ -360,15 +360,14 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
           } else {
             EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
                                                  << " variant " << variant << " token " << t
-                                                 << " row " << r << " streaming "
-                                                 << static_cast<int>(streaming);
+                                                 << " row " << r << " into_l2 " << into_l2;
           }
         }
       }
     }
   }
   }
-  SetRowStreamingForTest(RowStreamingChoice::kCpu);
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // Non-finite activations: the kernel's own digits (not only the dispatched

@@ -18,6 +18,7 @@
 #include "base/json_writer.h"
 #include "runtime/artifact.h"
 #include "runtime/sequence.h"
+#include "ops/cpu_features.h"
 #include "ops/linear_vnni.h"
 #include "ops/matmul_bf16_activations.h"
 #include "ops/matmul_q8_activations.h"
@@ -513,6 +514,14 @@ absl::Status Run(const std::string& path) {
       std::printf("decode products of the %zu %s matrices: %s\n", count, name,
                   ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     }
+  }
+  if (bf16_targets + q4_0x16_matrices + q8_0x16_matrices + q4_k_matrices + q5_k_matrices +
+          q6_k_matrices >
+      0) {
+    std::printf("decode weight prefetch: %s\n",
+                ops::DecodePrefetchIntoL2()
+                    ? "into L2, whole passes of 4 rows ahead (CORTIQ_DECODE_PREFETCH=l1 for L1)"
+                    : "into L1, a few KiB ahead (CORTIQ_DECODE_PREFETCH=l2 for L2)");
   }
   if (options.prefill_activations == PrefillActivations::kQ8_0) {
     const ops::Q8ActivationsPath path = ops::DispatchedQ8ActivationsPath();
