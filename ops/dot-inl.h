@@ -16,7 +16,6 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
-#include "ops/cpu_features.h"  // WholePassesAhead, kIntoL2PrefetchMinBytes
 #include "ops/vec_util-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -86,9 +85,10 @@ HWY_INLINE void PrefetchAt(const T* p, size_t offset) {
 }
 
 // Prefetches the line `offset` bytes past p into L2 (not L1): x86
-// prefetcht1 (GCC's locality 2). Where the L1 has few miss buffers, lines
-// requested into L2 whole passes ahead keep more of them in flight
-// (DotRows4's kIntoL2, ops/linear_vnni_internal.h RowStreaming).
+// prefetcht1 (GCC's locality 2); computed on integers as PrefetchAt. Where
+// the L1 has few miss buffers, lines requested into L2 whole passes ahead
+// keep more of them in flight (DotRows4's kIntoL2; ops/cpu_features.h
+// DecodePrefetchIntoL2).
 template <typename T>
 HWY_INLINE void PrefetchIntoL2At(const T* p, size_t offset) {
   __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + offset),

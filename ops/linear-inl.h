@@ -17,7 +17,7 @@
 #include "hwy/base.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
-#include "ops/cpu_features.h"  // DecodePrefetchIntoL2
+#include "ops/cpu_features.h"  // DecodePrefetchIntoL2, WholePassesAhead
 #include "ops/dot-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -27,9 +27,10 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // y[r] = sum_c w[r * cols + c] * x[c] for r in [row_begin, row_end); WT is
-// float or hwy::bfloat16_t. Contract and precision as LinearF32 / LinearBF16 in
-// ops/linear.h. Rows go four at a time (x loaded once per four rows) through
-// DotRows4 (for bf16 with the prefetch wrapping to the next group of rows);
+// float, hwy::bfloat16_t or hwy::float16_t. Contract and precision as
+// LinearF32 / LinearBF16 / LinearF16 in ops/linear.h. Rows go four at a time
+// (x loaded once per four rows) through DotRows4 (for 16-bit weights with the
+// prefetch wrapping to the next group of rows);
 // the < 4 leftover rows use DotRows1, which computes a row exactly as
 // DotRows4 does, so every y[r] is independent of row_begin / row_end (of how
 // the rows are split between threads).
@@ -41,10 +42,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 // ~5% slower, so f32 keeps DotRows4. Distance: kPrefetchBytes (2 KiB); 1 KiB
 // and 3 KiB measured 3-10% slower for bf16 (one and two threads).
 //
-// Where DecodePrefetchIntoL2() (Zen 4), bf16 rows are prefetched into L2 whole
-// groups of 4 rows, >= kIntoL2PrefetchMinBytes, ahead instead. Session 37, Zen 4
-// VM, 2 threads, from DRAM, interleaved: 10240 x 2560 25.0-25.9 -> 31.2-44.4 GB/s;
-// E2B bf16 decode 5.35-5.68 -> 6.89-9.14 tok/s.
+// Where DecodePrefetchIntoL2() (Zen 4), 16-bit rows (bf16, f16) are
+// prefetched into L2 whole groups of 4 rows, >= kIntoL2PrefetchMinBytes,
+// ahead instead. Session 37, Zen 4 VM, 2 threads, from DRAM, interleaved: bf16
+// 10240 x 2560 25.0-25.9 -> 31.2-44.4 GB/s; E2B bf16 decode 5.35-5.68 ->
+// 6.89-9.14 tok/s (f16 shares the code path, unmeasured).
 template <typename WT>
 HWY_INLINE void LinearRows(const WT* HWY_RESTRICT w,
                            const float* HWY_RESTRICT x, float* HWY_RESTRICT y,

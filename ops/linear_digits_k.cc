@@ -294,9 +294,10 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
 }
 
 // Groups [g0, g1) of kRows rows (row stride row_bytes) added to acc[0..kRows)
-// (16 lanes each): per group, the transpose, 8 digit sums per row (4 digits x
-// the two halves, 8 vpdpbusd each; the rows share each digit load), the
-// scales and mins of the heads, and the f32 steps of the header comment.
+// (16 lanes each): per group and row in turn, the transpose, 8 digit sums (4
+// digits x the two halves, 8 vpdpbusd each), the scales and mins of the heads,
+// and the f32 steps of the header comment (RowRangeKVnni calls it with one
+// row: more do not fit the registers).
 // Q5_K: lane j = 4 L + i of quad vector `quad` takes qh dword `quad` of
 // super-block L (vpermt2d), whose bit 2 i + h of each byte becomes bit 4 of
 // the quant byte (vpsrlvd); d is not divided for the high nibbles. While
@@ -335,8 +336,8 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
   }
   for (size_t g = g0; g < g1; ++g) {
     for (int r = 0; r < kRows; ++r) {
-      const char* p =
-          reinterpret_cast<const char*>(prefetch + r * row_bytes + (g - g0) * kGroupBytes);
+      const char* p = reinterpret_cast<const char*>(
+          vnni_internal::PrefetchAddress(prefetch, r * row_bytes + (g - g0) * kGroupBytes));
       for (size_t line = 0; line < kGroupBytes; line += 64) {
         if constexpr (kToL2) {
           _mm_prefetch(p + line, _MM_HINT_T1);
@@ -434,7 +435,7 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
   constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
   // Long rows where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a group
   // of each in turn, prefetched into L2 whole passes ahead (four streams, as
-  // the Q4_0x16 kernel's, ops/linear_vnni_internal.h RowStreaming); their
+  // the Q4_0x16 kernel's, ops/linear_vnni.cc RowRangeVnni); their
   // digits then come from L2. RowsKVnni is called per row and group, not with
   // kRows = 4: its constants, 8 sums and 8 vectors already fill the 32
   // registers, and four accumulators more measured ~20% slower from cache.
@@ -442,31 +443,34 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
   // 2560 17-18 against 18-24 GB/s). Session 37, Zen 4 VM, E2B Q4_K_M decode,
   // interleaved: 14.4-15.4 -> 16.1-17.0 tok/s (all rows in passes of four:
   // 14.9-15.8).
-  size_t r = row_begin;
-  if (DecodePrefetchIntoL2() && groups >= kKColumnBlockedMinGroups) {
+  const bool into_l2 = DecodePrefetchIntoL2();
+  if (into_l2 && groups >= kKColumnBlockedMinGroups) {
     const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
-    for (; r + 4 <= row_end; r += 4) {
+    for (; row_begin + 4 <= row_end; row_begin += 4) {
+      const size_t r = row_begin;
       __m512 acc[4][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}, {_mm512_setzero_ps()},
                           {_mm512_setzero_ps()}};
       for (size_t g = 0; g < groups; ++g) {
         for (size_t i = 0; i < 4; ++i) {
           const uint8_t* row = base + (r + i) * row_bytes;
-          RowsKVnni<Format, 1, /*kToL2=*/true>(row, row_bytes, superblocks, g, g + 1, kdigits,
-                                               klanes, row + g * kGroupBytes + ahead, acc[i]);
+          RowsKVnni<Format, 1, /*kToL2=*/true>(
+              row, row_bytes, superblocks, g, g + 1, kdigits, klanes,
+              vnni_internal::PrefetchAddress(row, g * kGroupBytes + ahead), acc[i]);
         }
       }
       for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i][0]);
     }
-    row_begin = r;
   }
-  // One row at a time: two rows' 16 sums and 8 transposed vectors spill
-  // registers (measured slower than one, Q4_K).
-  if (groups < kKColumnBlockedMinGroups || DecodePrefetchIntoL2()) {  // the < 4 leftover long rows too
+  // One row at a time (with into_l2, the 0-3 long rows left too): two rows'
+  // 16 sums and 8 transposed vectors spill registers (measured slower than one,
+  // Q4_K).
+  if (groups < kKColumnBlockedMinGroups || into_l2) {
     for (size_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = base + r * row_bytes;
       __m512 acc[1] = {_mm512_setzero_ps()};
       RowsKVnni<Format, 1>(row, row_bytes, superblocks, 0, groups, kdigits, klanes,
-                           row + vnni_internal::kPrefetchBytes, acc);
+                           vnni_internal::PrefetchAddress(row, vnni_internal::kPrefetchBytes),
+                           acc);
       y[r] = vnni_internal::ReduceTree16Vnni(acc[0]);
     }
     return;
@@ -483,9 +487,10 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
       for (size_t r = r0; r < r1; ++r) {
         // What this pass reads next: the next row's span, else the block's
         // first row in the next column block, else the next row block.
-        const uint8_t* next = r + 1 < r1    ? base + (r + 1) * row_bytes + c0 * kGroupBytes
-                              : c1 < groups ? base + r0 * row_bytes + c1 * kGroupBytes
-                                            : base + r1 * row_bytes;
+        const uint8_t* next =
+            r + 1 < r1    ? base + (r + 1) * row_bytes + c0 * kGroupBytes
+            : c1 < groups ? base + r0 * row_bytes + c1 * kGroupBytes
+                          : vnni_internal::PrefetchAddress(base, r1 * row_bytes);
         RowsKVnni<Format, 1>(base + r * row_bytes, row_bytes, superblocks, c0, c1, kdigits,
                              klanes, next, acc[r - r0]);
       }

@@ -303,8 +303,8 @@ CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes
     __m512i quads[kRows][4];
     __m512i sum[kRows][kDigits];
     for (int r = 0; r < kRows; ++r) {
-      const char* ahead = reinterpret_cast<const char*>(prefetch) + r * row_bytes +
-                          (b - b0) * kQ6_KBlockBytes;
+      const char* ahead = reinterpret_cast<const char*>(
+          vnni_internal::PrefetchAddress(prefetch, r * row_bytes + (b - b0) * kQ6_KBlockBytes));
       for (size_t line = 0; line < 256; line += 64) {
         if constexpr (kToL2) {
           _mm_prefetch(ahead + line, _MM_HINT_T1);
@@ -357,35 +357,37 @@ CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size
                                      float* y) {
   // Where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a super-block of
   // each in turn, prefetched into L2 whole passes ahead (four streams, as the
-  // Q4_0x16 kernel's, ops/linear_vnni_internal.h RowStreaming); SpanQ6_KVnni
+  // Q4_0x16 kernel's, ops/linear_vnni.cc RowRangeVnni); SpanQ6_KVnni
   // per row and super-block, as kRows = 4 would not fit the registers; the < 4
   // rows left one at a time. Session 37, Zen 4 VM, 2 threads, from DRAM,
   // interleaved: 2048 x 2560 22.3-24.9 -> 28.5-31.9 GB/s, 10240 x 2560
   // 21.2-26.1 -> 29.1-33.0, 262144 x 2560 (an LM head) 25.2-26.6 -> 29.8-30.8;
   // 19.0-19.8 -> 20.9-21.2 from cache, one thread.
-  size_t r = row_begin;
-  if (DecodePrefetchIntoL2()) {
+  const bool into_l2 = DecodePrefetchIntoL2();
+  if (into_l2) {
     const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
-    for (; r + 4 <= row_end; r += 4) {
+    for (; row_begin + 4 <= row_end; row_begin += 4) {
+      const size_t r = row_begin;
       __m512 acc[4][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}, {_mm512_setzero_ps()},
                           {_mm512_setzero_ps()}};
       for (size_t b = 0; b < superblocks; ++b) {
         for (size_t i = 0; i < 4; ++i) {
           const uint8_t* row = base + (r + i) * row_bytes;
-          SpanQ6_KVnni<1, /*kToL2=*/true>(row, row_bytes, b, b + 1, lanes,
-                                          row + b * kQ6_KBlockBytes + ahead, acc[i]);
+          SpanQ6_KVnni<1, /*kToL2=*/true>(
+              row, row_bytes, b, b + 1, lanes,
+              vnni_internal::PrefetchAddress(row, b * kQ6_KBlockBytes + ahead), acc[i]);
         }
       }
       for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i][0]);
     }
-    row_begin = r;
   }
-  if (superblocks < kColumnBlockedMinSuperBlocks || DecodePrefetchIntoL2()) {
+  // One row at a time (with into_l2, the 0-3 rows left).
+  if (superblocks < kColumnBlockedMinSuperBlocks || into_l2) {
     for (size_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = base + r * row_bytes;
       __m512 acc[1] = {_mm512_setzero_ps()};
-      SpanQ6_KVnni<1>(row, row_bytes, 0, superblocks, lanes, row + vnni_internal::kPrefetchBytes,
-                      acc);
+      SpanQ6_KVnni<1>(row, row_bytes, 0, superblocks, lanes,
+                      vnni_internal::PrefetchAddress(row, vnni_internal::kPrefetchBytes), acc);
       y[r] = vnni_internal::ReduceTree16Vnni(acc[0]);
     }
     return;
@@ -405,9 +407,10 @@ CORTIQ_VNNI_TARGET void RowsQ6_KVnni(const uint8_t* base, size_t row_bytes, size
         const size_t n = std::min<size_t>(2, r1 - r);
         // What this pass reads next: the next pair's span, else the block's
         // first pair in the next column block, else the next row block.
-        const uint8_t* next = r + n < r1        ? base + (r + n) * row_bytes + c0 * kQ6_KBlockBytes
-                              : c1 < superblocks ? base + r0 * row_bytes + c1 * kQ6_KBlockBytes
-                                                 : base + r1 * row_bytes;
+        const uint8_t* next =
+            r + n < r1        ? base + (r + n) * row_bytes + c0 * kQ6_KBlockBytes
+            : c1 < superblocks ? base + r0 * row_bytes + c1 * kQ6_KBlockBytes
+                               : vnni_internal::PrefetchAddress(base, r1 * row_bytes);
         const uint8_t* row = base + r * row_bytes;
         if (n == 2) {
           __m512 pair[2] = {acc[r - r0], acc[r - r0 + 1]};

@@ -220,7 +220,9 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
         for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
-          const char* at = reinterpret_cast<const char*>(g[r]) + line + ahead;
+          // On integers: the address may lie past the matrix (harmless for a prefetch).
+          const char* at =
+              reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(g[r]) + line + ahead);
           if constexpr (kToL2) {
             _mm_prefetch(at, _MM_HINT_T1);
           } else {
@@ -323,22 +325,34 @@ CORTIQ_VNNI_TARGET void ColumnBlockedRowsVnni(const uint8_t* base, size_t row_by
   }
 }
 
-// Rows [row_begin, row_end) of one token as `streaming` says (Zen 4: four at
-// a time prefetched into L2 whole passes ahead; elsewhere two at a time, four
-// measured slower there, long rows in column blocks).
+// Rows [row_begin, row_end) of one token. With into_l2 (DecodePrefetchIntoL2(),
+// Zen 4): four rows per pass, each row prefetched into L2 a whole number of
+// passes, >= kIntoL2PrefetchMinBytes, ahead; the 0-3 rows left in a pair and
+// alone. Otherwise two at a time (four measured slower on Intel Emerald
+// Rapids, session 29), long rows in column blocks.
+//
+// Why four streams into L2: the weights are read once per token, so what
+// matters is how many 64-byte lines are in flight; software prefetches into L1
+// are capped by its few miss buffers, and column blocks jump where the
+// hardware prefetchers do not follow. Session 37, Zen 4 VM,
+// cortiq-linear-benchmark from DRAM, 2 threads, Q4_0x16, interleaved runs:
+// 2560 x 10240 20.0-20.9 GB/s in pairs and column blocks, 29.2-36.9 in passes
+// of four; 10240 x 2560 19.2 in pairs (the f32 kernel 25.2-28.2), 30.4-45.6 in
+// passes of four. Pairs without column blocks stayed at 19, and so did pairs or
+// single rows with their prefetch moved into L2 or further ahead (20-23): it
+// takes the four streams and the L2 prefetches together.
 template <class Layout>
 CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size_t groups,
                                      const ActivationDigitsView& a, const int32_t* offsets,
-                                     size_t row_begin, size_t row_end, float* y,
-                                     const RowStreaming& streaming) {
+                                     size_t row_begin, size_t row_end, float* y, bool into_l2) {
   size_t r = row_begin;
-  if (streaming.rows_per_pass == 4) {
-    const size_t ahead = WholePassesAhead(4 * row_bytes, streaming.prefetch_min_bytes);
+  if (into_l2) {
+    const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
     for (; r + 4 <= row_end; r += 4) {
-      RowsVnni<Layout, 4, true>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r,
-                                ahead);
+      RowsVnni<Layout, 4, /*kToL2=*/true>(base + r * row_bytes, row_bytes, groups, a, offsets,
+                                          y + r, ahead);
     }
-  } else if (groups >= streaming.column_blocked_min_groups) {
+  } else if (groups >= kColumnBlockedMinGroups) {
     r = row_begin + (row_end - row_begin) / 2 * 2;
     ColumnBlockedRowsVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, r, y);
   }
@@ -354,12 +368,6 @@ CORTIQ_VNNI_TARGET void RowRangeVnni(const uint8_t* base, size_t row_bytes, size
 
 std::atomic<int> g_fastest_allowed{static_cast<int>(DecodeLinearPath::kVnni)};
 std::atomic<bool> g_float_preference_allowed{true};  // PreferFloatDecodeForTest
-
-RowStreaming RowStreamingForCpu() {
-  constexpr RowStreaming kPairs = {2, 0, kColumnBlockedMinGroups};
-  constexpr RowStreaming kQuads = {4, kIntoL2PrefetchMinBytes, SIZE_MAX};
-  return DecodePrefetchIntoL2() ? kQuads : kPairs;
-}
 
 bool VnniAvailable() {
   static const bool available = CpuHasAvx512Vnni();
@@ -468,7 +476,7 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
 #if defined(__x86_64__)
   if (path == DecodeLinearPath::kVnni) {
     return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y,
-                                RowStreamingForCpu());
+                                DecodePrefetchIntoL2());
   }
   if constexpr (Layout::kOffset == 8) {
     RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
@@ -598,7 +606,8 @@ bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, flo
 }
 bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeQ8_0x16WithFloat(cols)) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni ||
+      DecodeQ8_0x16WithFloat(cols)) {
     return false;
   }
   LinearQ8_0x16Vnni(w, x, y, rows, cols, row_begin, row_end);
@@ -607,7 +616,8 @@ bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, s
 bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni || DecodeQ8_0x16WithFloat(cols)) {
+  if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni ||
+      DecodeQ8_0x16WithFloat(cols)) {
     return false;
   }
   LinearRowsQ8_0x16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);

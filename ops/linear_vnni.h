@@ -184,7 +184,8 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
 // prefetched into L2 whole passes ahead (ops/linear_vnni_internal.h
 // RowStreaming); each row still adds its groups in column order, so the bits
 // are the same. Scratch: a per-thread buffer of ~5 bytes per column
-// per token (digits, digit sums, scales, offsets). Scalar reference with the same bits: LinearQ4_0x16DigitsScalar.
+// per token (digits, digit sums, scales, offsets). Scalar reference with the
+// same bits: LinearQ4_0x16DigitsScalar.
 void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 
@@ -294,9 +295,10 @@ void LinearQ5_KDigitsScalar(const void* w, const float* x, float* y, size_t rows
 // acc = fma(t, (d * sc) * 2^(e - 29), acc) and the fixed 16-lane tree.
 // Error: as Q4_0x16's digits with sum_c |w_c| replaced by sum_c |d sc_c|
 // (q_c + 32). LinearQ6_KVnni requires AVX-512 VNNI
-// (DispatchedDecodeLinearPath() == kVnni) and takes rows of 4096 columns or
-// more in column blocks of 16 rows (each row still adds its super-blocks in
-// column order: the same bits), LinearQ6_KAvx2 Highway's AVX2
+// (DispatchedDecodeLinearPath() == kVnni) and takes rows in passes of four
+// where DecodePrefetchIntoL2() (ops/cpu_features.h), elsewhere rows of 4096
+// columns or more in column blocks of 16 rows (each row still adds its
+// super-blocks in column order: the same bits), LinearQ6_KAvx2 Highway's AVX2
 // target; LinearQ6_KDigitsScalar is their scalar twin, all three with the
 // same bits. cols a multiple of 256 (the activations are read as
 // zero-padded to a multiple of 512); each row's result is independent of the

@@ -48,36 +48,6 @@ constexpr size_t kColumnBlockedMinGroups = 8;
 constexpr size_t kColumnBlockMaxGroups = 4;
 constexpr size_t kRowBlock = 16;
 
-// How a thread streams its rows of a decode product from DRAM, per CPU
-// (RowStreamingForCpu). The weights are read once per token, so what matters
-// is how many 64-byte lines are in flight: the hardware prefetchers follow one
-// sequential stream or two, not the jumps of column blocks, and software
-// prefetches into L1 are capped by its few miss buffers.
-struct RowStreaming {
-  // Rows that share each load of the digits: 2, or 4 (each pass one stretch of
-  // 4 consecutive rows, read as 4 interleaved streams).
-  int rows_per_pass;
-  // With 4 rows per pass: each row prefetches into L2 this many bytes or more
-  // ahead, a whole number of passes (WholePassesAhead, ops/cpu_features.h).
-  size_t prefetch_min_bytes;
-  // With 2: rows of at least this many groups go in column blocks
-  // (ColumnBlockedRowsVnni); SIZE_MAX for none.
-  size_t column_blocked_min_groups;
-};
-
-// Where DecodePrefetchIntoL2() (Zen 4): 4 rows per pass, prefetched into L2
-// at least kIntoL2PrefetchMinBytes (12 KiB) ahead. Elsewhere (measured on
-// Intel Emerald Rapids, session 29): pairs of rows prefetched kPrefetchBytes
-// ahead into L1, column blocks from kColumnBlockedMinGroups groups. SetDecodePrefetchIntoL2ForTest switches.
-//
-// Measured on a Zen 4 VM (session 37, cortiq-linear-benchmark from DRAM, 2
-// threads, Q4_0x16, interleaved runs): 2560 x 10240 20.0-20.9 GB/s in pairs
-// and column blocks, 29.2-36.9 in passes of 4; 10240 x 2560 19.2 in pairs (the
-// f32 kernel 25.2-28.2), 30.4-45.6 in passes of 4. Pairs without column blocks
-// stayed at 19, so did pairs or single rows with their prefetch moved into L2
-// or further ahead (20-23): it takes four streams and L2 prefetches together.
-RowStreaming RowStreamingForCpu();
-
 // What a column-blocked pass reads after the pair of rows at r of the row
 // block [r0, r1) in the column block [c0, c1) of block_groups groups (of
 // `groups`, group_bytes each): the next pair in this column block, else the
@@ -106,6 +76,13 @@ inline NextPairReads NextPair(const uint8_t* base, size_t row_bytes, size_t grou
   }
   const size_t lines = (next_groups * group_bytes + 63) / 64;
   return {next, (lines + (c1 - c0) - 1) / (c1 - c0)};
+}
+
+// p + offset computed on integers: a prefetch address, which may lie past the
+// matrix (a prefetch of it is harmless; forming it by pointer arithmetic would
+// not be).
+inline const uint8_t* PrefetchAddress(const uint8_t* p, size_t offset) {
+  return reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) + offset);
 }
 
 // A per-thread, 64-byte aligned scratch buffer of at least `bytes` (reused by

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/gather.h"
+#include "ops/cpu_features.h"
 #include "ops/linear.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
@@ -51,10 +52,15 @@ void TestExactIntegers() {
 }
 
 // Widening is exact and the summation order is that of f32 weights: the f16
-// kernels reproduce the f32 kernels on the widened matrix bit for bit.
+// kernels reproduce the f32 kernels on the widened matrix bit for bit, with
+// either weight prefetch (into L1, or into L2 groups ahead where
+// DecodePrefetchIntoL2), on the whole matrix and on a row range that starts
+// and ends mid-group.
 void TestMatchesF32OnWidenedWeights() {
   const size_t rows = 11;
-  for (size_t cols : {size_t{1}, size_t{7}, size_t{33}, size_t{1000}, size_t{2560}}) {
+  for (int into_l2 : {0, 1}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t cols : {size_t{1}, size_t{7}, size_t{33}, size_t{1000}, size_t{2560}}) {
     const std::vector<F16> w = RandomWeights<F16>(rows * cols, 500 + cols);
     const std::vector<float> wf = WidenWeights(w);
     const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 600 + cols);
@@ -64,7 +70,13 @@ void TestMatchesF32OnWidenedWeights() {
     ::cortiq::ops::LinearF16(w.data(), x.data(), y_dispatched.data(), rows, cols, 0, rows);
     EXPECT_EQ(0, memcmp(y_f16.data(), y_f32.data(), rows * sizeof(float))) << cols;
     EXPECT_EQ(0, memcmp(y_dispatched.data(), y_f32.data(), rows * sizeof(float))) << cols;
+    std::vector<float> y_range(rows, 0.0f);
+    ::cortiq::ops::LinearF16(w.data(), x.data(), y_range.data(), rows, cols, 1, 10);
+    EXPECT_EQ(0, memcmp(y_range.data() + 1, y_f32.data() + 1, 9 * sizeof(float)))
+        << cols << " into_l2 " << into_l2;
+    }
   }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 // MatMul: bit for bit the f32 kernel on the widened matrix (per-target and

@@ -52,29 +52,29 @@ void TestExactIntegers() {
 void TestMatchesF32OnWidenedWeights() {
   const size_t rows = 11;
   for (int into_l2 : {0, 1}) {
-  SetDecodePrefetchIntoL2ForTest(into_l2);
-  for (size_t cols :
-       {size_t{1}, size_t{7}, size_t{33}, size_t{1000}, size_t{2560}}) {
-    const std::vector<hwy::bfloat16_t> w =
-        RandomWeights<hwy::bfloat16_t>(rows * cols, 500 + cols);
-    const std::vector<float> wf = test::ToF32(w);
-    const std::vector<float> x =
-        test::RandomFloats(cols, -1.0f, 1.0f, 600 + cols);
-    std::vector<float> y_bf16(rows), y_f32(rows), y_dispatched(rows);
-    LinearRows(w.data(), x.data(), y_bf16.data(), rows, cols, 0, rows);
-    LinearRows(wf.data(), x.data(), y_f32.data(), rows, cols, 0, rows);
-    ::cortiq::ops::LinearBF16(w.data(), x.data(), y_dispatched.data(), rows,
-                              cols, 0, rows);
-    EXPECT_EQ(0, memcmp(y_bf16.data(), y_f32.data(), rows * sizeof(float)))
-        << "cols " << cols;
-    EXPECT_EQ(0,
-              memcmp(y_dispatched.data(), y_f32.data(), rows * sizeof(float)))
-        << "cols " << cols;
-    std::vector<float> y_range(rows, 0.0f);
-    ::cortiq::ops::LinearBF16(w.data(), x.data(), y_range.data(), rows, cols, 1, 10);
-    EXPECT_EQ(0, memcmp(y_range.data() + 1, y_f32.data() + 1, 9 * sizeof(float)))
-        << "cols " << cols << " into_l2 " << into_l2;
-  }
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t cols :
+         {size_t{1}, size_t{7}, size_t{33}, size_t{1000}, size_t{2560}}) {
+      const std::vector<hwy::bfloat16_t> w =
+          RandomWeights<hwy::bfloat16_t>(rows * cols, 500 + cols);
+      const std::vector<float> wf = test::ToF32(w);
+      const std::vector<float> x =
+          test::RandomFloats(cols, -1.0f, 1.0f, 600 + cols);
+      std::vector<float> y_bf16(rows), y_f32(rows), y_dispatched(rows);
+      LinearRows(w.data(), x.data(), y_bf16.data(), rows, cols, 0, rows);
+      LinearRows(wf.data(), x.data(), y_f32.data(), rows, cols, 0, rows);
+      ::cortiq::ops::LinearBF16(w.data(), x.data(), y_dispatched.data(), rows,
+                                cols, 0, rows);
+      EXPECT_EQ(0, memcmp(y_bf16.data(), y_f32.data(), rows * sizeof(float)))
+          << "cols " << cols;
+      EXPECT_EQ(0,
+                memcmp(y_dispatched.data(), y_f32.data(), rows * sizeof(float)))
+          << "cols " << cols;
+      std::vector<float> y_range(rows, 0.0f);
+      ::cortiq::ops::LinearBF16(w.data(), x.data(), y_range.data(), rows, cols, 1, 10);
+      EXPECT_EQ(0, memcmp(y_range.data() + 1, y_f32.data() + 1, 9 * sizeof(float)))
+          << "cols " << cols << " into_l2 " << into_l2;
+    }
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }

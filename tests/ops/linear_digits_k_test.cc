@@ -230,7 +230,10 @@ class KIntegerKernelTest : public ::testing::TestWithParam<KKernel> {
     }
     LimitDecodeLinearPathForTest(GetParam().path);
   }
-  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+  void TearDown() override {
+    LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+    SetDecodePrefetchIntoL2ForTest(-1);  // also after a failed ASSERT
+  }
 };
 
 // The kernel, the dispatched Linear and every row range give the scalar
@@ -240,38 +243,39 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
   const KFormat& f = *kernel.format;
   const size_t rows = 37;
   // Both row streamings (DecodePrefetchIntoL2: long rows in passes of four
-  // with 1, 2 or 3 rows left, or one at a time and in column blocks).
+  // with 0 to 3 rows left, or one at a time and in column blocks).
   for (int into_l2 : {0, 1}) {
-  SetDecodePrefetchIntoL2ForTest(into_l2);
-  ForEachCase(f, rows, 100, 3.0f, [&](size_t cols, bool raw, bool hard,
-                                      const std::vector<uint8_t>& w, const std::vector<float>& x) {
-    std::vector<float> scalar(rows), got(rows), dispatched(rows);
-    f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-    kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
-    f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
-    for (size_t r = 0; r < rows; ++r) {
-      EXPECT_TRUE(SameBits(scalar[r], got[r]))
-          << kernel.name << " cols " << cols << " raw " << raw << " hard " << hard << " row "
-          << r << ": " << scalar[r] << " vs " << got[r];
-      EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
-          << kernel.name << " cols " << cols << " row " << r;
-    }
-    for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-      for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
-        std::vector<float> y(rows, test::Sentinel());
-        kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
-        for (size_t r = 0; r < rows; ++r) {
-          if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
-          } else {
-            EXPECT_TRUE(SameBits(scalar[r], y[r]))
-                << kernel.name << " cols " << cols << " range row " << r << " into_l2 "
-                << into_l2;
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    ForEachCase(f, rows, 100, 3.0f,
+                [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
+                    const std::vector<float>& x) {
+      std::vector<float> scalar(rows), got(rows), dispatched(rows);
+      f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+      kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+      f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(scalar[r], got[r]))
+            << kernel.name << " cols " << cols << " raw " << raw << " hard " << hard << " row "
+            << r << ": " << scalar[r] << " vs " << got[r];
+        EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
+            << kernel.name << " cols " << cols << " row " << r;
+      }
+      for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+        for (size_t re : {rb, rb + 1, rb + 2, rb + 7, rb + 17, size_t{37}}) {
+          std::vector<float> y(rows, test::Sentinel());
+          kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
+          for (size_t r = 0; r < rows; ++r) {
+            if (r < rb || r >= re) {
+              EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
+            } else {
+              EXPECT_TRUE(SameBits(scalar[r], y[r]))
+                  << kernel.name << " cols " << cols << " range row " << r << " into_l2 "
+                  << into_l2;
+            }
           }
         }
       }
-    }
-  });
+    });
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }
@@ -283,27 +287,34 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
 TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const KFormat& f = *GetParam().format;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (int into_l2 : {0, 1})
-  for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}}) {
-    SetDecodePrefetchIntoL2ForTest(into_l2);
-    const size_t rows = 19, bytes = rows * RowBytes(f, cols);
-    const size_t mapped = (bytes + page - 1) / page * page + page;
-    void* region =
-        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(region, MAP_FAILED);
-    uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
-    ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
-    uint8_t* w = guard - bytes;
-    const std::vector<uint8_t> values = MakeRows(f, rows, cols, false, 31);
-    memcpy(w, values.data(), bytes);
-    const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
-    std::vector<float> scalar(rows), got(rows);
-    f.scalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
-    GetParam().linear(w, x.data(), got.data(), rows, cols, 0, rows);
-    for (size_t r = 0; r < rows; ++r) {
-      EXPECT_TRUE(SameBits(scalar[r], got[r])) << GetParam().name << " row " << r;
+  for (int into_l2 : {0, 1}) {
+    for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}}) {
+      SetDecodePrefetchIntoL2ForTest(into_l2);
+      const size_t rows = 19, bytes = rows * RowBytes(f, cols);
+      const size_t mapped = (bytes + page - 1) / page * page + page;
+      void* region =
+          mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(region, MAP_FAILED);
+      uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
+      ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
+      uint8_t* w = guard - bytes;
+      const std::vector<uint8_t> values = MakeRows(f, rows, cols, false, 31);
+      memcpy(w, values.data(), bytes);
+      const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
+      std::vector<float> scalar(rows), got(rows);
+      f.scalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
+      GetParam().linear(w, x.data(), got.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(scalar[r], got[r])) << GetParam().name << " row " << r;
+      }
+      // Rows [3, 19): with into_l2, four passes of four, the last one ending at the guard.
+      std::vector<float> tail(rows, 0.0f);
+      GetParam().linear(w, x.data(), tail.data(), rows, cols, 3, rows);
+      for (size_t r = 3; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(scalar[r], tail[r])) << "tail row " << r << " into_l2 " << into_l2;
+      }
+      munmap(region, mapped);
     }
-    munmap(region, mapped);
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }

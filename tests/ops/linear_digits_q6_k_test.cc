@@ -165,7 +165,10 @@ class Q6_KIntegerTest : public ::testing::TestWithParam<Q6_KPath> {
     }
     LimitDecodeLinearPathForTest(GetParam().path);
   }
-  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+  void TearDown() override {
+    LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+    SetDecodePrefetchIntoL2ForTest(-1);  // also after a failed ASSERT
+  }
   void Kernel(const void* w, const float* x, float* y, size_t rows, size_t cols, size_t rb,
               size_t re) {
     GetParam().kernel(w, x, y, rows, cols, rb, re);
@@ -178,34 +181,34 @@ class Q6_KIntegerTest : public ::testing::TestWithParam<Q6_KPath> {
 TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
   const size_t rows = 21;
   for (int into_l2 : {0, 1}) {
-  SetDecodePrefetchIntoL2ForTest(into_l2);
-  ForEachCase(rows, 100, [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
-                             const std::vector<float>& x) {
-    std::vector<float> scalar(rows), got(rows), dispatched(rows);
-    LinearQ6_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-    Kernel(w.data(), x.data(), got.data(), rows, cols, 0, rows);
-    LinearQ6_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
-    for (size_t r = 0; r < rows; ++r) {
-      EXPECT_TRUE(SameBits(scalar[r], got[r])) << "cols " << cols << " raw " << raw << " hard "
-                                               << hard << " row " << r << ": " << scalar[r]
-                                               << " vs " << got[r];
-      EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
-    }
-    for (size_t rb : {size_t{0}, size_t{5}}) {
-      for (size_t re : {rb, rb + 1, rb + 6, rb + 7, size_t{21}}) {
-        std::vector<float> y(rows, test::Sentinel());
-        Kernel(w.data(), x.data(), y.data(), rows, cols, rb, re);
-        for (size_t r = 0; r < rows; ++r) {
-          if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
-          } else {
-            EXPECT_TRUE(SameBits(scalar[r], y[r]))
-                << "cols " << cols << " range row " << r << " into_l2 " << into_l2;
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    ForEachCase(rows, 100, [&](size_t cols, bool raw, bool hard, const std::vector<uint8_t>& w,
+                               const std::vector<float>& x) {
+      std::vector<float> scalar(rows), got(rows), dispatched(rows);
+      LinearQ6_KDigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+      Kernel(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+      LinearQ6_K(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(scalar[r], got[r])) << "cols " << cols << " raw " << raw << " hard "
+                                                 << hard << " row " << r << ": " << scalar[r]
+                                                 << " vs " << got[r];
+        EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+      }
+      for (size_t rb : {size_t{0}, size_t{5}}) {
+        for (size_t re : {rb, rb + 1, rb + 6, rb + 7, size_t{21}}) {
+          std::vector<float> y(rows, test::Sentinel());
+          Kernel(w.data(), x.data(), y.data(), rows, cols, rb, re);
+          for (size_t r = 0; r < rows; ++r) {
+            if (r < rb || r >= re) {
+              EXPECT_TRUE(isnan(y[r])) << "row " << r << " outside the range";
+            } else {
+              EXPECT_TRUE(SameBits(scalar[r], y[r]))
+                  << "cols " << cols << " range row " << r << " into_l2 " << into_l2;
+            }
           }
         }
       }
-    }
-  });
+    });
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }
@@ -215,25 +218,32 @@ TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
 // blocks).
 TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (int into_l2 : {0, 1})
-  for (size_t cols : {size_t{768}, size_t{1024}, size_t{4352}}) {
-    SetDecodePrefetchIntoL2ForTest(into_l2);
-    const size_t rows = 19, bytes = rows * Q6_KRowBytes(cols);
-    const size_t mapped = (bytes + page - 1) / page * page + page;
-    void* region =
-        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(region, MAP_FAILED);
-    uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
-    ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
-    uint8_t* w = guard - bytes;
-    const std::vector<uint8_t> values = MakeQ6_K(rows, cols, false, 31);
-    memcpy(w, values.data(), bytes);
-    const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
-    std::vector<float> scalar(rows), got(rows);
-    LinearQ6_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
-    Kernel(w, x.data(), got.data(), rows, cols, 0, rows);
-    for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
-    munmap(region, mapped);
+  for (int into_l2 : {0, 1}) {
+    for (size_t cols : {size_t{768}, size_t{1024}, size_t{4352}}) {
+      SetDecodePrefetchIntoL2ForTest(into_l2);
+      const size_t rows = 19, bytes = rows * Q6_KRowBytes(cols);
+      const size_t mapped = (bytes + page - 1) / page * page + page;
+      void* region =
+          mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(region, MAP_FAILED);
+      uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
+      ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
+      uint8_t* w = guard - bytes;
+      const std::vector<uint8_t> values = MakeQ6_K(rows, cols, false, 31);
+      memcpy(w, values.data(), bytes);
+      const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
+      std::vector<float> scalar(rows), got(rows);
+      LinearQ6_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
+      Kernel(w, x.data(), got.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
+      // Rows [3, 19): with into_l2, four passes of four, the last one ending at the guard.
+      std::vector<float> tail(rows, 0.0f);
+      Kernel(w, x.data(), tail.data(), rows, cols, 3, rows);
+      for (size_t r = 3; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(scalar[r], tail[r])) << "tail row " << r << " into_l2 " << into_l2;
+      }
+      munmap(region, mapped);
+    }
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }

@@ -273,6 +273,7 @@ class IntegerKernelTest : public ::testing::TestWithParam<IntegerKernel> {
   void TearDown() override {
     LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
     PreferFloatDecodeForTest(true);
+    SetDecodePrefetchIntoL2ForTest(-1);  // also after a failed ASSERT
   }
 };
 
@@ -286,45 +287,46 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
   // ones have one): in pairs, 4096 columns and up go through the column blocks (two of 4 groups,
   // three of 3, ...) in row blocks of 16, 37 rows making two whole blocks and
   // a part; four at a time, 37 rows are 9 passes and one row, and the ranges
-  // below leave 1, 2 and 3 rows after the last pass.
+  // below leave 0, 1, 2 and 3 rows after the last pass (7 rows: a pass, a
+  // pair and one).
   for (int into_l2 : {0, 1}) {
-  SetDecodePrefetchIntoL2ForTest(into_l2);
-  uint32_t seed = 100;
-  for (size_t cols : {size_t{512}, size_t{1536}, size_t{4096}, size_t{4608}, size_t{6144},
-                      size_t{12288}}) {
-    const size_t rows = 37;
-    for (bool raw : {false, true}) {
-      const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
-      for (bool hard : {false, true}) {
-        const std::vector<float> x =
-            hard ? test::HardActivations(cols, seed++) : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
-        std::vector<float> scalar(rows), got(rows), dispatched(rows);
-        f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-        kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
-        f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
-        for (size_t r = 0; r < rows; ++r) {
-          EXPECT_TRUE(SameBits(scalar[r], got[r]))
-              << kernel.name << " cols " << cols << " row " << r << ": " << scalar[r]
-              << " vs " << got[r];
-          EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
-              << kernel.name << " cols " << cols << " row " << r;
-        }
-        for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-          for (size_t re : {rb, rb + 1, rb + 2, rb + 17, size_t{37}}) {
-            std::vector<float> y(rows, test::Sentinel());
-            kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
-            for (size_t r = 0; r < rows; ++r) {
-              if (r < rb || r >= re) {
-                EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
-              } else {
-                EXPECT_TRUE(SameBits(scalar[r], y[r])) << kernel.name << " range row " << r;
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    uint32_t seed = 100;
+    for (size_t cols : {size_t{512}, size_t{1536}, size_t{4096}, size_t{4608}, size_t{6144},
+                        size_t{12288}}) {
+      const size_t rows = 37;
+      for (bool raw : {false, true}) {
+        const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, raw, seed++);
+        for (bool hard : {false, true}) {
+          const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                            : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
+          std::vector<float> scalar(rows), got(rows), dispatched(rows);
+          f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+          kernel.linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+          f.dispatched(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+          for (size_t r = 0; r < rows; ++r) {
+            EXPECT_TRUE(SameBits(scalar[r], got[r]))
+                << kernel.name << " cols " << cols << " row " << r << ": " << scalar[r]
+                << " vs " << got[r];
+            EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
+                << kernel.name << " cols " << cols << " row " << r;
+          }
+          for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+            for (size_t re : {rb, rb + 1, rb + 2, rb + 7, rb + 17, size_t{37}}) {
+              std::vector<float> y(rows, test::Sentinel());
+              kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
+              for (size_t r = 0; r < rows; ++r) {
+                if (r < rb || r >= re) {
+                  EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
+                } else {
+                  EXPECT_TRUE(SameBits(scalar[r], y[r])) << kernel.name << " range row " << r;
+                }
               }
             }
           }
         }
       }
     }
-  }
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }
@@ -337,35 +339,35 @@ TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
   for (int into_l2 : {0, 1}) {
-  SetDecodePrefetchIntoL2ForTest(into_l2);
-  for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
-    const size_t x_stride = cols + 16, y_stride = rows + 2;
-    std::vector<float> x(batch * x_stride, test::Sentinel());
-    for (size_t t = 0; t < batch; ++t) {
-      const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
-      memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
-    }
-    for (int variant = 0; variant < 2; ++variant) {
-      std::vector<float> y(batch * y_stride, test::Sentinel());
-      (variant == 0 ? f.rows_dispatched : kernel.rows)(w.data(), x.data(), x_stride, y.data(),
-                                                       y_stride, batch, rows, cols, rb, re);
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
+      const size_t x_stride = cols + 16, y_stride = rows + 2;
+      std::vector<float> x(batch * x_stride, test::Sentinel());
       for (size_t t = 0; t < batch; ++t) {
-        std::vector<float> alone(rows, test::Sentinel());
-        f.dispatched(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
-        for (size_t r = 0; r < y_stride; ++r) {
-          const float got = y[t * y_stride + r];
-          if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(got)) << kernel.name << " batch " << batch << " token " << t
-                                    << " row " << r;
-          } else {
-            EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
-                                                 << " variant " << variant << " token " << t
-                                                 << " row " << r << " into_l2 " << into_l2;
+        const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
+        memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
+      }
+      for (int variant = 0; variant < 2; ++variant) {
+        std::vector<float> y(batch * y_stride, test::Sentinel());
+        (variant == 0 ? f.rows_dispatched : kernel.rows)(w.data(), x.data(), x_stride, y.data(),
+                                                         y_stride, batch, rows, cols, rb, re);
+        for (size_t t = 0; t < batch; ++t) {
+          std::vector<float> alone(rows, test::Sentinel());
+          f.dispatched(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
+          for (size_t r = 0; r < y_stride; ++r) {
+            const float got = y[t * y_stride + r];
+            if (r < rb || r >= re) {
+              EXPECT_TRUE(isnan(got)) << kernel.name << " batch " << batch << " token " << t
+                                      << " row " << r;
+            } else {
+              EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
+                                                   << " variant " << variant << " token " << t
+                                                   << " row " << r << " into_l2 " << into_l2;
+            }
           }
         }
       }
     }
-  }
   }
   SetDecodePrefetchIntoL2ForTest(-1);
 }
@@ -404,6 +406,29 @@ TEST_P(IntegerKernelTest, TheTestLimitSelectsTheFloatKernel) {
   size_t differ = 0;
   for (size_t r = 0; r < rows; ++r) differ += SameBits(digits[r], f32[r]) ? 0 : 1;
   EXPECT_GT(differ, 0u) << kernel.name;
+}
+
+// WholePassesAhead: a whole number of passes, at least one, at least min_bytes.
+TEST(WholePassesAheadTest, RoundsUpToWholePasses) {
+  EXPECT_EQ(WholePassesAhead(1000, 0), 1000u);
+  EXPECT_EQ(WholePassesAhead(1000, 1), 1000u);
+  EXPECT_EQ(WholePassesAhead(1000, 1000), 1000u);
+  EXPECT_EQ(WholePassesAhead(1000, 1001), 2000u);
+  EXPECT_EQ(WholePassesAhead(3456, 12288), 13824u);  // E2B Q4_0x16 rows (864 B) x 4
+  EXPECT_EQ(WholePassesAhead(23040, 12288), 23040u);  // E4B down_proj rows (5760 B) x 4
+  EXPECT_EQ(WholePassesAhead(0, 12288), 0u);
+  EXPECT_EQ(WholePassesAhead(SIZE_MAX / 2, SIZE_MAX / 2 + 1), SIZE_MAX - 1);
+}
+
+// The test switch overrides the CPU's choice and -1 restores it.
+TEST(DecodePrefetchTest, TheTestSwitchOverridesAndRestores) {
+  const bool cpu = DecodePrefetchIntoL2();
+  SetDecodePrefetchIntoL2ForTest(1);
+  EXPECT_TRUE(DecodePrefetchIntoL2());
+  SetDecodePrefetchIntoL2ForTest(0);
+  EXPECT_FALSE(DecodePrefetchIntoL2());
+  SetDecodePrefetchIntoL2ForTest(-1);
+  EXPECT_EQ(DecodePrefetchIntoL2(), cpu);
 }
 
 // Where the CPU splits 512-bit instructions (Zen 4), Q8_0x16 rows of at most

@@ -1,6 +1,6 @@
-// XorWords and XorWordsIntoL2 (tools/cortiq-bench/read_stream.h), the bandwidth probe's read loop, against the
-// one-word-at-a-time reference: every length around the vector and unroll boundaries, and every
-// misalignment, so the probe really reads every word it is timed for.
+// XorWords and XorWordsIntoL2 (tools/cortiq-bench/read_stream.h), the bandwidth probe's read
+// loops, against the one-word-at-a-time reference: every length around the vector and unroll
+// boundaries, and every misalignment, so the probe really reads every word it is timed for.
 #include "tools/cortiq-bench/read_stream.h"
 
 #include <cstdint>
@@ -21,7 +21,8 @@ TEST(ReadStreamTest, EqualsReferenceForEveryLengthAndOffset) {
   }
   for (size_t offset = 0; offset < 9; ++offset) {
     for (size_t words = 0; words <= 300; ++words) {
-      ASSERT_EQ(XorWords(data.data() + offset, words), XorWordsReference(data.data() + offset, words))
+      ASSERT_EQ(XorWords(data.data() + offset, words),
+                XorWordsReference(data.data() + offset, words))
           << "offset " << offset << " words " << words;
       ASSERT_EQ(XorWordsIntoL2(data.data() + offset, words),
                 XorWordsReference(data.data() + offset, words))

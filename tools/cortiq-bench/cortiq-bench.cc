@@ -369,6 +369,7 @@ absl::Status Run(const std::string& path) {
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("q5_k_q6_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
+    j.Field("decode_prefetch_into_l2", ops::DecodePrefetchIntoL2());
     j.Field("mmap", flag_values.mmap != 0);
     j.Field("load", flag_values.mmap == 0   ? "read"
                     : flag_values.mmap == 1 ? "mmap"
@@ -453,7 +454,8 @@ absl::Status Run(const std::string& path) {
   // Which kernels the prompt's matrix products run on (session.cc's choice), and whether an
   // opt-in applies to any matrix of this model.
   size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, q4_0x16_matrices = 0,
-         q8_0x16_matrices = 0, q4_k_matrices = 0, q5_k_matrices = 0, q6_k_matrices = 0;
+         q8_0x16_matrices = 0, q4_k_matrices = 0, q5_k_matrices = 0, q6_k_matrices = 0,
+         f16_matrices = 0;
   std::vector<bool> multiplied(artifact->plan().weights.size(), false);
   for (const Step& step : artifact->plan().steps) {
     if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
@@ -476,6 +478,7 @@ absl::Status Run(const std::string& path) {
     q4_k_matrices += w.format == WeightFormat::kQ4_K;
     q5_k_matrices += w.format == WeightFormat::kQ5_K;
     q6_k_matrices += w.format == WeightFormat::kQ6_K;
+    f16_matrices += w.format == WeightFormat::kF16;
   }
   if (options.prefill_activations == PrefillActivations::kF32) {
     if (ops::BF16x3Available() && split_amx > 0) {
@@ -515,8 +518,9 @@ absl::Status Run(const std::string& path) {
                   ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     }
   }
-  if (bf16_targets + q4_0x16_matrices + q8_0x16_matrices + q4_k_matrices + q5_k_matrices +
-          q6_k_matrices >
+  // The kernels that DecodePrefetchIntoL2 changes.
+  if (bf16_targets + f16_matrices + q4_0x16_matrices + q8_0x16_matrices + q4_k_matrices +
+          q5_k_matrices + q6_k_matrices >
       0) {
     std::printf("decode weight prefetch: %s\n",
                 ops::DecodePrefetchIntoL2()
@@ -628,8 +632,9 @@ int main(int argc, char** argv) {
                 "it (on by default)");
   flags.AddGroup("read bandwidth");
   flags.AddBool("--measure-bandwidth", &f.measure_bandwidth,
-                "measure the read bandwidth for each thread count (1 GiB buffer, best of 5); "
-                "--no-measure-bandwidth skips it (on by default)");
+                "measure the read bandwidth for each thread count (1 GiB buffer, best of 5 "
+                "plain passes and 5 with L2 prefetches); --no-measure-bandwidth skips it (on by "
+                "default)");
   flags.AddDouble("--bandwidth-gbs", "GB/s", &f.bandwidth_gbs, 0.0, 1e6,
                   "use this read bandwidth instead of measuring it (0 = measure)");
   flags.AddInt("--llc-mb", "MiB", &f.llc_mb, -1, int64_t{1} << 30,

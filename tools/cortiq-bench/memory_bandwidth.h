@@ -11,10 +11,10 @@ namespace cortiq {
 // than the last-level cache, e.g. 1 GiB) with `threads` threads, each streaming a contiguous
 // share with the widest vector loads the CPU has (read_stream.h, dispatched like the kernels),
 // `passes` times plainly and `passes` times with every line also prefetched into L2 ahead
-// (XorWordsIntoL2), alternating. The threads are started before the first pass and released together for each
-// one; a pass is timed from the release to the last thread's finish. Returns the best pass of
-// either kind in bytes/second (0 if the buffer cannot be allocated). Runs in a child process, so the buffer does
-// not count in the caller's peak RSS.
+// (XorWordsIntoL2), alternating. The threads are started before the first pass and released
+// together for each one; a pass is timed from the release to the last thread's finish. Returns
+// the best pass of either kind in bytes/second (0 if the buffer cannot be allocated). Runs in a
+// child process, so the buffer does not count in the caller's peak RSS.
 double MeasureReadBandwidth(size_t bytes, int threads, int passes);
 
 }  // namespace cortiq

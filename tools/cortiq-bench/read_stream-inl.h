@@ -24,8 +24,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // the loads (one XOR per vector is far below any core's load throughput), not by a dependency
 // chain; aligned loads where the buffer allows (it is page-aligned in the probe).
 // With kIntoL2, every 64-byte line is also prefetched into L2 kIntoL2Bytes ahead, as the decode
-// kernels do where they prefetch into L2 (ops/dot-inl.h PrefetchIntoL2At; addresses past the
-// buffer are harmless, a prefetch never faults).
+// kernels do where they prefetch into L2 (ops/cpu_features.h DecodePrefetchIntoL2; addresses
+// past the buffer are harmless, a prefetch never faults). A fixed distance, not whole passes:
+// the probe reads one stream, not rows side by side; the kernels' least distance
+// (ops::kIntoL2PrefetchMinBytes, not included here to keep the probe free of the ops library).
 constexpr size_t kIntoL2Bytes = 12288;
 template <bool kIntoL2>
 HWY_INLINE uint64_t XorWordsLoop(const uint64_t* HWY_RESTRICT data, size_t words) {
