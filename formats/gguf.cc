@@ -9,6 +9,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "formats/absl_compat.h"
 #include "base/file_checks.h"
@@ -16,6 +17,16 @@
 
 namespace cortiq {
 namespace {
+
+// A key or tensor name as an error message shows it: control and non-ASCII bytes hex-escaped
+// (a NUL would cut the message, invalid UTF-8 garble it) and cut at 200 bytes (a key may have
+// 64 KiB).
+std::string ShownName(absl::string_view name) {
+  constexpr size_t kShown = 200;
+  return name.size() > kShown ? absl::StrCat(absl::CHexEscape(name.substr(0, kShown)), "...")
+                              : absl::CHexEscape(name);
+}
+
 
 // ggml's GGML_MAX_DIMS.
 constexpr uint32_t kMaxDims = 4;
@@ -358,15 +369,16 @@ class GgufParser {
           ReadString(&kv.key, kMaxGgufKeyBytes, absl::StrCat("the key of key/value ", i)));
       if (kv.key.empty()) return Error(absl::StrCat("key/value ", i, " has an empty key"));
       if (gguf_.metadata_index_.contains(kv.key)) {
-        return Error(absl::StrCat("key ", kv.key, " appears twice"));
+        return Error(absl::StrCat("key ", ShownName(kv.key), " appears twice"));
       }
-      CORTIQ_RETURN_IF_ERROR(ParseValue(kv.key, &kv.value));
+      CORTIQ_RETURN_IF_ERROR(ParseValue(ShownName(kv.key), &kv.value));
       gguf_.metadata_index_.emplace(kv.key, gguf_.metadata_.size());
       gguf_.metadata_.push_back(std::move(kv));
     }
     return absl::OkStatus();
   }
 
+  // `key`: the key as ShownName shows it (used in messages only).
   absl::Status ParseValue(const std::string& key, GgufValue* value) {
     const std::string what = absl::StrCat("the value of key ", key);
     GgufValueType type = GgufValueType::kU8;
@@ -442,9 +454,9 @@ class GgufParser {
           ReadString(&info.name, kMaxGgufTensorNameBytes, absl::StrCat("the name of tensor ", i)));
       if (info.name.empty()) return Error(absl::StrCat("tensor ", i, " has an empty name"));
       if (gguf_.tensor_index_.contains(info.name)) {
-        return Error(absl::StrCat("tensor ", info.name, " appears twice"));
+        return Error(absl::StrCat("tensor ", ShownName(info.name), " appears twice"));
       }
-      const std::string tensor = absl::StrCat("tensor ", info.name);
+      const std::string tensor = absl::StrCat("tensor ", ShownName(info.name));
       uint32_t n_dims;
       CORTIQ_RETURN_IF_ERROR(ReadScalar(&n_dims, absl::StrCat("n_dims of ", tensor)));
       if (n_dims > kMaxDims) {
@@ -501,12 +513,12 @@ class GgufParser {
     const uint64_t size = file_.size();
     for (GgufTensorInfo& info : gguf_.tensors_) {
       if (info.offset % alignment != 0) {
-        return Error(absl::StrCat("tensor ", info.name, ": offset ", info.offset,
+        return Error(absl::StrCat("tensor ", ShownName(info.name), ": offset ", info.offset,
                                   " is not a multiple of the alignment ", alignment));
       }
       if (data_start > size || info.offset > size - data_start ||
           info.num_bytes > size - data_start - info.offset) {
-        return Error(absl::StrCat("tensor ", info.name, ": data [", info.offset, ", +",
+        return Error(absl::StrCat("tensor ", ShownName(info.name), ": data [", info.offset, ", +",
                                   info.num_bytes, ") relative to the data section at byte ",
                                   data_start, " pass the end of the file (", size,
                                   " bytes; truncated?)"));
@@ -523,7 +535,7 @@ class GgufParser {
       const GgufTensorInfo& info = gguf_.tensors_[index];
       if (info.num_bytes == 0) continue;
       if (previous != nullptr && previous->data_offset + previous->num_bytes > info.data_offset) {
-        return Error(absl::StrCat("tensor ", info.name, ": data [", info.offset, ", ",
+        return Error(absl::StrCat("tensor ", ShownName(info.name), ": data [", info.offset, ", ",
                                   info.offset + info.num_bytes, ") overlap tensor ", previous->name,
                                   " [", previous->offset, ", ",
                                   previous->offset + previous->num_bytes, ")"));
@@ -569,7 +581,7 @@ absl::StatusOr<absl::Span<const uint8_t>> GgufFile::Data(const GgufTensorInfo& i
   const absl::Span<const uint8_t> mapped = file_.mapped();
   if (file_.size() > 0 && mapped.empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(path(), ": tensor ", info.name,
+        absl::StrCat(path(), ": tensor ", ShownName(info.name),
                      ": data are not mapped (the file was opened with map_data = false)"));
   }
   // Offsets were checked against the file size on open.
@@ -596,7 +608,7 @@ absl::StatusOr<absl::Span<const uint8_t>> GgufFile::Bytes(const GgufTensorInfo& 
 
 absl::Status GgufFile::UnsupportedTypeError(const GgufTensorInfo& info) const {
   return absl::UnimplementedError(absl::StrCat(path(), ": unsupported type ",
-                                               ToAbsl(info.type_name), " for tensor ", info.name,
+                                               ToAbsl(info.type_name), " for tensor ", ShownName(info.name),
                                                " (", kReadableGgufTypes, " can be read)"));
 }
 

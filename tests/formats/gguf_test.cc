@@ -548,6 +548,19 @@ TEST(GgufHostileTest, BadKeysAndValues) {
   EXPECT_THAT(with([](GgufBuilder& b) { b.U32("test.count", 8); }),
               HasSubstr("key test.count appears twice"));
   EXPECT_THAT(with([](GgufBuilder& b) { b.U32("", 8); }), HasSubstr("has an empty key"));
+  // A key's bad bytes (a NUL, invalid UTF-8) are shown hex-escaped, and a long key cut at 200
+  // bytes: the message stays whole and printable.
+  EXPECT_THAT(with([](GgufBuilder& b) {
+                b.Raw(std::string("a\0z\xff", 4), Bytes<uint32_t>(13) + Bytes<uint32_t>(0));
+              }),
+              HasSubstr("the type of key a\\x00z\\xff at byte"));
+  {
+    const std::string message = with([](GgufBuilder& b) {
+      b.Raw(std::string(5000, 'k'), Bytes<uint32_t>(13) + Bytes<uint32_t>(0));
+    });
+    EXPECT_THAT(message, HasSubstr(std::string(200, 'k') + "... at byte"));
+    EXPECT_EQ(message.find(std::string(201, 'k')), std::string::npos);
+  }
   EXPECT_THAT(with([](GgufBuilder& b) { b.Raw("t", Bytes<uint32_t>(13) + Bytes<uint32_t>(0)); }),
               HasSubstr("the type of key t at byte"));
   EXPECT_THAT(with([](GgufBuilder& b) { b.Raw("t", Bytes<uint32_t>(13) + Bytes<uint32_t>(0)); }),
@@ -612,6 +625,10 @@ TEST(GgufHostileTest, BadTensorTables) {
               HasSubstr("tensor t appears twice"));
   EXPECT_THAT(build([](GgufBuilder& b) { b.Tensor("", {1}, kF32, F32Data({1})); }),
               HasSubstr("tensor 0 has an empty name"));
+  EXPECT_THAT(build([](GgufBuilder& b) {
+                b.Tensor(std::string("t\x01\xc3", 3), {4}, 77, F32Data({1, 2, 3, 4}));
+              }),
+              HasSubstr("tensor t\\x01\\xc3 has unknown ggml type 77"));
   EXPECT_THAT(build([](GgufBuilder& b) {
                 b.Tensor("t", {4}, kF32, F32Data({1, 2, 3, 4}), uint64_t{4});
               }),
