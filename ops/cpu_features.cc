@@ -1,14 +1,13 @@
 // CpuHasAvx512Vnni, CpuSplitsAvx512, DecodePrefetchIntoL2 (ops/cpu_features.h).
 #include "ops/cpu_features.h"
 
-#include <atomic>
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
-
-#include <cstring>
 #endif
 
 namespace cortiq {
@@ -30,10 +29,10 @@ bool CpuSplitsAvx512() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
   char vendor[13] = {};
-  std::memcpy(vendor, &ebx, 4);
-  std::memcpy(vendor + 4, &edx, 4);
-  std::memcpy(vendor + 8, &ecx, 4);
-  if (std::strcmp(vendor, "AuthenticAMD") != 0) return false;
+  memcpy(vendor, &ebx, 4);
+  memcpy(vendor + 4, &edx, 4);
+  memcpy(vendor + 8, &ecx, 4);
+  if (strcmp(vendor, "AuthenticAMD") != 0) return false;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
   // Family: the base field (bits 8-11), plus the extended field (bits 20-27) when the base is
   // 0xF (Intel SDM and AMD APM, CPUID Fn0000_0001_EAX).
