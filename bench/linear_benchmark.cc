@@ -1,5 +1,6 @@
 // cortiq-linear-benchmark: Google Benchmark micro-benchmarks of y = W x (ops/linear.h) for each
-// weight format (f32, bf16, f16 and every llama.cpp block format) at the Gemma-4 E4B shapes, on one thread (linear/...) and
+// weight format (f32, bf16, f16 and every llama.cpp block format) at the Gemma-4 E4B shapes and the E2B
+// ones E4B's do not cover, on one thread (linear/...) and
 // on two (linear_2t/..., rows split as the session splits them), with the weights streamed from
 // DRAM, against the machine's read bandwidth measured in the same process.
 // How to run it and the numbers of this machine: bench/README.md.
@@ -35,6 +36,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -421,6 +423,17 @@ constexpr Shape kE4BShapes[] = {
     {262144, 2560},  // LM head (tied embedding)
 };
 
+// Gemma-4 E2B (hidden 1536: 6 K-quant super-blocks a row, where E4B's 2560 has 10; MLP 6144,
+// 12288 in the layers that share KV), the matrices whose shapes E4B's do not cover.
+constexpr Shape kE2BShapes[] = {
+    {2048, 1536},   // q_proj
+    {256, 1536},    // k_proj, v_proj
+    {6144, 1536},   // gate_proj, up_proj
+    {1536, 6144},   // down_proj
+    {12288, 1536},  // gate_proj, up_proj of the KV-sharing layers
+    {1536, 12288},  // their down_proj
+};
+
 void RegisterAll() {
   benchmark::RegisterBenchmark("read_bandwidth", BM_ReadBandwidth)
       ->ArgName("threads")
@@ -434,8 +447,10 @@ void RegisterAll() {
       ->Arg(2)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
+  std::vector<Shape> shapes(std::begin(kE4BShapes), std::end(kE4BShapes));
+  shapes.insert(shapes.end(), std::begin(kE2BShapes), std::end(kE2BShapes));
   for (Format format : kAllFormats) {
-    for (const Shape& shape : kE4BShapes) {
+    for (const Shape& shape : shapes) {
       const std::string name = std::string("linear/") + FormatName(format) + "/" +
                                std::to_string(shape.out) + "x" + std::to_string(shape.in);
       benchmark::RegisterBenchmark(name.c_str(), BM_Linear, format, shape.out, shape.in)
@@ -443,7 +458,7 @@ void RegisterAll() {
           ->Unit(benchmark::kMicrosecond);
     }
     // Two threads, after the same format's single-thread runs (weights rebuilt per shape).
-    for (const Shape& shape : kE4BShapes) {
+    for (const Shape& shape : shapes) {
       const std::string name = std::string("linear_2t/") + FormatName(format) + "/" +
                                std::to_string(shape.out) + "x" + std::to_string(shape.in);
       benchmark::RegisterBenchmark(name.c_str(), BM_Linear2, format, shape.out, shape.in)

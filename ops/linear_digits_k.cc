@@ -5,8 +5,10 @@
 //
 // Why a register transpose and not a regrouped layout as Q4_0x16: Q4_K's
 // quants already come in 32-byte runs per pair of sub-blocks, so eight loads
-// and 24 vpermt2d (on the shuffle port, which the vpdpbusd and FMAs leave
-// idle) give the lanes one sub-block each; the file stays as llama-quantize
+// and 24 vpermt2d (on Intel's shuffle port, which the vpdpbusd and FMAs leave
+// idle; on Zen 4 they share a pipe with vpdpbusd, yet a kernel without them,
+// wrong but timed, and one transposing by vpunpck within 128-bit lanes were
+// no faster: session 38) give the lanes one sub-block each; the file stays as llama-quantize
 // wrote it, and the prompt's kernels (ops/matmul.h) read it unchanged.
 #include <math.h>
 #include <string.h>
@@ -196,11 +198,26 @@ CORTIQ_VNNI_TARGET inline __m512 CombineDigitsVnni(const __m512i (&s)[kDigits]) 
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(65536.0f), _mm512_cvtepi32_ps(u));
 }
 
+// Rows whose last group holds 1 or 2 super-blocks (E2B's 1536 columns: 6,
+// E4B's 2560: 10) leave that group's other lanes on zero weights, a quarter
+// of E2B's digit products. PackedTailKVnni fills them with the tails of
+// TailPack() rows at once (1 super-block: 4 rows, 2: 2 rows, else 1: none),
+// slot L of the group taking super-block L % tail of row L / tail; the tail
+// group's digits and lanes of slot L are then those of slot L % tail
+// (KDigitsVnni copies them there, where the padded activations had zeros).
+constexpr size_t TailSuperBlocks(size_t superblocks) { return superblocks % kSuperBlocksPerGroup; }
+constexpr size_t TailPack(size_t superblocks) {
+  return TailSuperBlocks(superblocks) == 1 ? 4 : TailSuperBlocks(superblocks) == 2 ? 2 : 1;
+}
+
 // The digits of x (cols) in the lanes of this file: zero-padded to the
 // groups, x16 digits (vnni_internal::ActivationDigitsVnni), then each 64-byte
 // vector of a group gathered from the x16 vectors of its two 512-column
 // halves, and per lane T * 2^(e - 29) (T = CombineDigits of the block's digit
-// sums) and the scale 2^(e - 29).
+// sums) and the scale 2^(e - 29). Where TailPack(superblocks) > 1, the last
+// group's lanes past its tail super-blocks repeat the tail's (above): the
+// one-row kernels multiply them by zero weights and zero d and dmin, which
+// adds +0 to each lane whatever the digits, so their bits do not change.
 CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, uint8_t* scratch,
                                     int8_t* kdigits, float* klanes) {
   const size_t padded_cols = groups * kKGroup;
@@ -236,6 +253,23 @@ CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, 
       float* lanes = klanes + g * kKLaneFloats * 2;
       _mm512_store_ps(lanes + 16 * h, _mm512_mul_ps(CombineDigitsVnni(sums), scale));
       _mm512_store_ps(lanes + 32 + 16 * h, scale);
+    }
+  }
+  const size_t superblocks = cols / kSuperBlockSize;
+  const size_t tail = TailSuperBlocks(superblocks);
+  if (TailPack(superblocks) > 1) {
+    // Lane j takes lane j % (4 tail): slot L's 4 lanes from slot L % tail.
+    const __m512i repeat = _mm512_and_si512(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(static_cast<int>(4 * tail - 1)));
+    int8_t* out = kdigits + (groups - 1) * kKDigitBytes;
+    for (size_t n = 0; n < kKDigitBytes / 64; ++n) {
+      _mm512_store_si512(out + 64 * n,
+                         _mm512_permutexvar_epi32(repeat, _mm512_load_si512(out + 64 * n)));
+    }
+    float* lanes = klanes + (groups - 1) * kKLaneFloats * 2;
+    for (size_t n = 0; n < 4; ++n) {
+      _mm512_store_ps(lanes + 16 * n, _mm512_permutexvar_ps(repeat, _mm512_load_ps(lanes + 16 * n)));
     }
   }
 }
@@ -293,128 +327,311 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
   }
 }
 
-// Groups [g0, g1) of kRows rows (row stride row_bytes) added to acc[0..kRows)
-// (16 lanes each): per group and row in turn, the transpose, 8 digit sums (4
-// digits x the two halves, 8 vpdpbusd each), the scales and mins of the heads,
-// and the f32 steps of the header comment (RowRangeKVnni calls it with one
-// row: more do not fit the registers).
-// Q5_K: lane j = 4 L + i of quad vector `quad` takes qh dword `quad` of
-// super-block L (vpermt2d), whose bit 2 i + h of each byte becomes bit 4 of
-// the quant byte (vpsrlvd); d is not divided for the high nibbles. While
-// group g0 + i of row r is read, the group's bytes at
-// prefetch + r * row_bytes + i * (group bytes) are prefetched (a hint: any
-// address), into L1, or into L2 with kToL2.
-template <class Format, int kRows, bool kToL2 = false>
-CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t superblocks,
-                                  size_t g0, size_t g1, const int8_t* kdigits,
-                                  const float* klanes, const uint8_t* prefetch,
-                                  __m512 (&acc)[kRows]) {
-  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
-  const __m512i low_bit = _mm512_set1_epi8(1);
+// The constant vectors of GroupTermsVnni, loaded once per kernel call.
+struct KVnniConstants {
+  __m512i nibble, low_bit, high_bits;
   // Q5_K: dword 8 L of the qh pair (qh[0], qh[1]) for lane j = 4 L + i, and
   // the shift 2 i + h of each half's bit.
-  const __m512i qh_index =
-      _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
-  const __m512i bit_count[2] = {
-      _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6),
-      _mm512_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7)};
+  __m512i qh_index, bit_count[2];
   // vpshufb indices (per 128-bit lane) that zero-extend byte n of each 32-bit lane.
   __m512i byte_of[4];
-  for (int n = 0; n < 4; ++n) {
-    byte_of[n] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(0x80808000u) | n),
-                                  _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4,
-                                                    8, 12));
-  }
-  const __m512i high_bits = _mm512_set1_epi8(0x30);
-  const __m512i scale_low = _mm512_load_si512(kScaleLow);
-  const __m512i scale_high = _mm512_load_si512(kScaleHigh);
-  const __m512i scale_low_mask = _mm512_load_si512(kScaleLowMask);
+  __m512i scale_low, scale_high, scale_low_mask;
   __m512i transpose[3][2];
-  for (int s = 0; s < 3; ++s) {
-    for (int i = 0; i < 2; ++i) transpose[s][i] = _mm512_load_si512(kTranspose[s][i]);
+};
+
+CORTIQ_VNNI_TARGET inline KVnniConstants LoadKVnniConstants() {
+  KVnniConstants c;
+  c.nibble = _mm512_set1_epi8(0x0F);
+  c.low_bit = _mm512_set1_epi8(1);
+  c.high_bits = _mm512_set1_epi8(0x30);
+  c.qh_index = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
+  c.bit_count[0] = _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6);
+  c.bit_count[1] = _mm512_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7, 1, 3, 5, 7);
+  for (int n = 0; n < 4; ++n) {
+    c.byte_of[n] = _mm512_add_epi32(
+        _mm512_set1_epi32(static_cast<int>(0x80808000u) | n),
+        _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12));
   }
-  for (size_t g = g0; g < g1; ++g) {
-    for (int r = 0; r < kRows; ++r) {
-      const char* p = reinterpret_cast<const char*>(
-          vnni_internal::PrefetchAddress(prefetch, r * row_bytes + (g - g0) * kGroupBytes));
-      for (size_t line = 0; line < kGroupBytes; line += 64) {
-        if constexpr (kToL2) {
-          _mm_prefetch(p + line, _MM_HINT_T1);
-        } else {
-          _mm_prefetch(p + line, _MM_HINT_T0);
-        }
-      }
+  c.scale_low = _mm512_load_si512(kScaleLow);
+  c.scale_high = _mm512_load_si512(kScaleHigh);
+  c.scale_low_mask = _mm512_load_si512(kScaleLowMask);
+  for (int s = 0; s < 3; ++s) {
+    for (int i = 0; i < 2; ++i) c.transpose[s][i] = _mm512_load_si512(kTranspose[s][i]);
+  }
+  return c;
+}
+
+// What one group adds to a row's 16 lanes, in this order
+// for h = 0, 1: acc = acc + t[h] coef[h], then acc = acc - mins[h] total[h]
+// (one rounding each; total[h] the group's lanes + 16 h). t = CombineDigits
+// of the lane's 4 digit sums, coef = (d_h sc) 2^(e - 29), mins = dmin m.
+struct KGroupTerms {
+  __m512 t[2], coef[2], mins[2];
+};
+
+// The terms of a group from its loaded vectors (LoadGroup, or
+// PackedTailKVnni's: 8 quant vectors v, the 4 heads, Q5_K's qh): the
+// transpose, 8 digit sums (4 digits x the two halves, 8 vpdpbusd each), the
+// scales and mins of the heads. Q5_K: lane j = 4 L + i of quad vector `quad`
+// takes qh dword `quad` of super-block L (vpermt2d), whose bit 2 i + h of
+// each byte becomes bit 4 of the quant byte (vpsrlvd); d is not divided for
+// the high nibbles.
+template <class Format>
+CORTIQ_VNNI_TARGET __attribute__((always_inline)) inline KGroupTerms GroupTermsVnni(
+    __m512i (&v)[8], __m512i head, const __m512i (&qh)[2], const int8_t* digits,
+    const float* lanes, const KVnniConstants& c) {
+  // Three butterfly stages turn the 8 per-chunk loads into 8 per-quad vectors.
+  for (int s = 0; s < 3; ++s) {
+    for (int n = 0; n < 8; ++n) {
+      if (n & (1 << s)) continue;
+      const __m512i a = v[n], b = v[n | (1 << s)];
+      v[n] = _mm512_permutex2var_epi32(a, c.transpose[s][0], b);
+      v[n | (1 << s)] = _mm512_permutex2var_epi32(a, c.transpose[s][1], b);
     }
+  }
+  __m512i sum[2][kDigits];
+  for (int h = 0; h < 2; ++h) {
+    for (int k = 0; k < kDigits; ++k) sum[h][k] = _mm512_setzero_si512();
+  }
+  // v[quad] lane j: 4 quant bytes of chunk j. Q4_K's high nibbles stay in
+  // place (16 q).
+  for (int quad = 0; quad < 8; ++quad) {
+    __m512i low = _mm512_and_si512(v[quad], c.nibble);
+    __m512i high;
+    if constexpr (Format::kHighBit) {
+      const __m512i bits = _mm512_permutex2var_epi32(
+          qh[0], _mm512_add_epi32(c.qh_index, _mm512_set1_epi32(quad)), qh[1]);
+      high = _mm512_and_si512(_mm512_srli_epi16(v[quad], 4), c.nibble);
+      low = _mm512_or_si512(
+          low, _mm512_slli_epi32(
+                   _mm512_and_si512(_mm512_srlv_epi32(bits, c.bit_count[0]), c.low_bit), 4));
+      high = _mm512_or_si512(
+          high, _mm512_slli_epi32(
+                    _mm512_and_si512(_mm512_srlv_epi32(bits, c.bit_count[1]), c.low_bit), 4));
+    } else {
+      (void)qh;
+      high = _mm512_andnot_si512(c.nibble, v[quad]);
+    }
+    for (int k = 0; k < kDigits; ++k) {
+      sum[0][k] =
+          _mm512_dpbusd_epi32(sum[0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
+      sum[1][k] = _mm512_dpbusd_epi32(sum[1][k], high,
+                                      _mm512_load_si512(digits + 64 * (32 + 4 * quad + k)));
+    }
+  }
+  KGroupTerms terms;
+  for (int h = 0; h < 2; ++h) terms.t[h] = CombineDigitsVnni(sum[h]);
+  // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
+  const __m512i lo = _mm512_shuffle_epi8(head, c.scale_low);
+  const __m512i hi = _mm512_shuffle_epi8(head, c.scale_high);
+  const __m512i low_part = _mm512_mask_blend_epi8(
+      kMinHighNibbleBytes, _mm512_and_si512(lo, c.scale_low_mask),
+      _mm512_and_si512(_mm512_srli_epi16(lo, 4), c.nibble));
+  const __m512i packed =
+      _mm512_or_si512(low_part, _mm512_and_si512(_mm512_srli_epi16(hi, 2), c.high_bits));
+  const __m512i dd = _mm512_shuffle_epi32(head, _MM_PERM_AAAA);
+  const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+  const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+  const __m512 dh[2] = {d, Format::kHighBit ? d : _mm512_mul_ps(d, _mm512_set1_ps(0.0625f))};
+  for (int h = 0; h < 2; ++h) {
+    const __m512 sc = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, c.byte_of[h]));
+    const __m512 m = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, c.byte_of[2 + h]));
+    terms.coef[h] = _mm512_mul_ps(_mm512_mul_ps(dh[h], sc), _mm512_load_ps(lanes + 32 + 16 * h));
+    terms.mins[h] = _mm512_mul_ps(dmin, m);
+  }
+  return terms;
+}
+
+// acc plus a group's terms (KGroupTerms: the two halves in turn).
+CORTIQ_VNNI_TARGET __attribute__((always_inline)) inline __m512 AddGroupTerms(
+    const KGroupTerms& terms, const float* lanes, __m512 acc) {
+  for (int h = 0; h < 2; ++h) {
+    acc = _mm512_fmadd_ps(terms.t[h], terms.coef[h], acc);
+    acc = _mm512_fnmadd_ps(terms.mins[h], _mm512_load_ps(lanes + 16 * h), acc);
+  }
+  return acc;
+}
+
+// Prefetches the 64-byte lines of [p, p + bytes) (p any address: a hint),
+// into L2 with kToL2, else into L1.
+template <bool kToL2>
+CORTIQ_VNNI_TARGET inline void PrefetchSpan(const uint8_t* p, size_t bytes) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = first; line < end; line += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(line), kToL2 ? _MM_HINT_T1 : _MM_HINT_T0);
+  }
+}
+
+// acc plus groups [g0, g1) of one row: per group, GroupTermsVnni and
+// AddGroupTerms (one row at a time: two rows' vectors and sums spill the 32
+// registers; measured slower). While group g0 + i is read, the group's bytes
+// at prefetch + i * (group bytes) are prefetched (a hint: any address), into
+// L1, or into L2 with kToL2.
+template <class Format, bool kToL2 = false>
+CORTIQ_VNNI_TARGET __m512 RowKVnni(const uint8_t* row, size_t superblocks, size_t g0, size_t g1,
+                                   const int8_t* kdigits, const float* klanes,
+                                   const uint8_t* prefetch, __m512 acc) {
+  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  const KVnniConstants c = LoadKVnniConstants();
+  for (size_t g = g0; g < g1; ++g) {
+    PrefetchSpan<kToL2>(vnni_internal::PrefetchAddress(prefetch, (g - g0) * kGroupBytes),
+                        kGroupBytes);
     const int8_t* digits = kdigits + g * kKDigitBytes;
     const float* lanes = klanes + g * kKLaneFloats * 2;
-    // Each row's group from its load to its accumulator before the next row's
-    // (one row's 8 sums and 8 vectors in registers at a time).
-    for (int r = 0; r < kRows; ++r) {
-      __m512i sum[2][kDigits];
-      __m512i head;
-      __m512i v[8];
-      __m512i qh[2];
-      LoadGroup<Format>(row + r * row_bytes, g, superblocks, v, head, qh);
-      // Three butterfly stages turn the 8 per-chunk loads into 8 per-quad vectors.
-      for (int s = 0; s < 3; ++s) {
-        for (int n = 0; n < 8; ++n) {
-          if (n & (1 << s)) continue;
-          const __m512i a = v[n], b = v[n | (1 << s)];
-          v[n] = _mm512_permutex2var_epi32(a, transpose[s][0], b);
-          v[n | (1 << s)] = _mm512_permutex2var_epi32(a, transpose[s][1], b);
-        }
-      }
-      for (int h = 0; h < 2; ++h) {
-        for (int k = 0; k < kDigits; ++k) sum[h][k] = _mm512_setzero_si512();
-      }
-      // v[quad] lane j: 4 quant bytes of chunk j. Q4_K's high nibbles stay in
-      // place (16 q).
-      for (int quad = 0; quad < 8; ++quad) {
-        __m512i low = _mm512_and_si512(v[quad], nibble);
-        __m512i high;
-        if constexpr (Format::kHighBit) {
-          const __m512i bits = _mm512_permutex2var_epi32(
-              qh[0], _mm512_add_epi32(qh_index, _mm512_set1_epi32(quad)), qh[1]);
-          high = _mm512_and_si512(_mm512_srli_epi16(v[quad], 4), nibble);
-          low = _mm512_or_si512(
-              low, _mm512_slli_epi32(
-                       _mm512_and_si512(_mm512_srlv_epi32(bits, bit_count[0]), low_bit), 4));
-          high = _mm512_or_si512(
-              high, _mm512_slli_epi32(
-                        _mm512_and_si512(_mm512_srlv_epi32(bits, bit_count[1]), low_bit), 4));
-        } else {
-          high = _mm512_andnot_si512(nibble, v[quad]);
-        }
-        for (int k = 0; k < kDigits; ++k) {
-          sum[0][k] = _mm512_dpbusd_epi32(
-              sum[0][k], low, _mm512_load_si512(digits + 64 * (4 * quad + k)));
-          sum[1][k] = _mm512_dpbusd_epi32(
-              sum[1][k], high, _mm512_load_si512(digits + 64 * (32 + 4 * quad + k)));
-        }
-      }
-      // Scales and mins: [sc_lo, sc_hi, m_lo, m_hi] bytes in each lane.
-      const __m512i lo = _mm512_shuffle_epi8(head, scale_low);
-      const __m512i hi = _mm512_shuffle_epi8(head, scale_high);
-      const __m512i low_part = _mm512_mask_blend_epi8(
-          kMinHighNibbleBytes, _mm512_and_si512(lo, scale_low_mask),
-          _mm512_and_si512(_mm512_srli_epi16(lo, 4), nibble));
-      const __m512i packed =
-          _mm512_or_si512(low_part, _mm512_and_si512(_mm512_srli_epi16(hi, 2), high_bits));
-      const __m512i dd = _mm512_shuffle_epi32(head, _MM_PERM_AAAA);
-      const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
-      const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
-      const __m512 dh[2] = {
-          d, Format::kHighBit ? d : _mm512_mul_ps(d, _mm512_set1_ps(0.0625f))};
-      for (int h = 0; h < 2; ++h) {
-        const __m512 sc = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[h]));
-        const __m512 m = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(packed, byte_of[2 + h]));
-        const __m512 scale = _mm512_load_ps(lanes + 32 + 16 * h);
-        const __m512 t = CombineDigitsVnni(sum[h]);
-        acc[r] = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(dh[h], sc), scale), acc[r]);
-        acc[r] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_load_ps(lanes + 16 * h), acc[r]);
-      }
+    __m512i head;
+    __m512i v[8];
+    __m512i qh[2];
+    LoadGroup<Format>(row, g, superblocks, v, head, qh);
+    acc = AddGroupTerms(GroupTermsVnni<Format>(v, head, qh, digits, lanes, c), lanes, acc);
+  }
+  return acc;
+}
+
+// Lanes [4 kTail p, 4 kTail (p + 1)) of x moved to [0, 4 kTail), +0 in the
+// others (valignd: lane i takes lane i + 4 kTail p; its shift is an immediate).
+template <size_t kTail>
+CORTIQ_VNNI_TARGET __attribute__((always_inline)) inline __m512 RowLanesDown(__m512 x, int p) {
+  constexpr __mmask16 kRowLanes = static_cast<__mmask16>((1u << (4 * kTail)) - 1);
+  const __m512i xi = _mm512_castps_si512(x);
+  __m512i shifted = xi;
+  switch (4 * kTail * static_cast<size_t>(p)) {
+    case 4: shifted = _mm512_alignr_epi32(xi, xi, 4); break;
+    case 8: shifted = _mm512_alignr_epi32(xi, xi, 8); break;
+    case 12: shifted = _mm512_alignr_epi32(xi, xi, 12); break;
+    default: break;
+  }
+  return _mm512_maskz_mov_ps(kRowLanes, _mm512_castsi512_ps(shifted));
+}
+
+// The last group of kPack rows (rows[p], each `superblocks` super-blocks of
+// TailSuperBlocks(superblocks) = 4 / kPack in that group) in one pass
+// (TailPack above): slot L = tail p + l holds super-block l of row p's tail.
+// acc[p] gets what RowKVnni adds for that group on row p alone, bit for bit:
+// its lanes [4 tail p, 4 tail p + 4 tail) moved to lanes [0, 4 tail), and
+// +0 terms in the other lanes, as the zero weights past a row's end give
+// there. Prefetches each row's tail at + `ahead` bytes (into L2 with kToL2).
+template <class Format, int kPack, bool kToL2 = false>
+CORTIQ_VNNI_TARGET void PackedTailKVnni(const uint8_t* const (&rows)[kPack], size_t superblocks,
+                                        size_t groups, const int8_t* kdigits,
+                                        const float* klanes, size_t ahead,
+                                        __m512* const (&acc)[kPack]) {
+  constexpr size_t kTail = kSuperBlocksPerGroup / kPack;
+  const size_t first = superblocks - kTail;
+  for (int p = 0; p < kPack; ++p) {
+    PrefetchSpan<kToL2>(
+        vnni_internal::PrefetchAddress(rows[p], first * Format::kBlockBytes + ahead),
+        kTail * Format::kBlockBytes);
+  }
+  const KVnniConstants c = LoadKVnniConstants();
+  const int8_t* digits = kdigits + (groups - 1) * kKDigitBytes;
+  const float* lanes = klanes + (groups - 1) * kKLaneFloats * 2;
+  const uint8_t* sb[4];
+  for (size_t L = 0; L < 4; ++L) {
+    sb[L] = rows[L / kTail] + (first + L % kTail) * Format::kBlockBytes;
+  }
+  __m512i v[8];
+  for (size_t L = 0; L < 4; ++L) {
+    v[2 * L] = _mm512_loadu_si512(sb[L] + Format::kQs);
+    v[2 * L + 1] = _mm512_loadu_si512(sb[L] + Format::kQs + 64);
+  }
+  const auto head_of = [&](size_t L) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb[L]));
+  };
+  __m512i head = _mm512_castsi128_si512(head_of(0));
+  head = _mm512_inserti32x4(head, head_of(1), 1);
+  head = _mm512_inserti32x4(head, head_of(2), 2);
+  head = _mm512_inserti32x4(head, head_of(3), 3);
+  __m512i qh[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+  if constexpr (Format::kHighBit) {
+    for (size_t n = 0; n < 2; ++n) {
+      qh[n] = _mm512_inserti64x4(
+          _mm512_castsi256_si512(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb[2 * n] + Format::kQh))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb[2 * n + 1] + Format::kQh)), 1);
     }
+  }
+  const KGroupTerms terms = GroupTermsVnni<Format>(v, head, qh, digits, lanes, c);
+  for (int p = 0; p < kPack; ++p) {
+    // Row p's lanes down to [0, 4 tail) (valignd: lane i takes lane i + 4 tail p).
+    KGroupTerms row_terms;
+    for (int h = 0; h < 2; ++h) {
+      row_terms.t[h] = RowLanesDown<kTail>(terms.t[h], p);
+      row_terms.coef[h] = RowLanesDown<kTail>(terms.coef[h], p);
+      row_terms.mins[h] = RowLanesDown<kTail>(terms.mins[h], p);
+    }
+    // The lanes' totals: lanes [0, 4 tail) already hold the tail's (the
+    // others repeat them, KDigitsVnni).
+    *acc[p] = AddGroupTerms(row_terms, lanes, *acc[p]);
+  }
+}
+
+// acc[r - r0] plus the last group of rows [r0, r1) (rows row_bytes apart at
+// base): TailPack(superblocks) rows per PackedTailKVnni pass, the 0-3 rows
+// left one at a time. Each row's tail is prefetched at + `ahead` bytes.
+template <class Format, bool kToL2>
+CORTIQ_VNNI_TARGET void AddTailGroups(const uint8_t* base, size_t row_bytes, size_t superblocks,
+                                      size_t groups, const int8_t* kdigits, const float* klanes,
+                                      size_t r0, size_t r1, size_t ahead, __m512* acc) {
+  constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  size_t r = r0;
+  if (TailPack(superblocks) == 2) {
+    for (; r + 2 <= r1; r += 2) {
+      const uint8_t* const rows[2] = {base + r * row_bytes, base + (r + 1) * row_bytes};
+      __m512* const accs[2] = {&acc[r - r0], &acc[r - r0 + 1]};
+      PackedTailKVnni<Format, 2, kToL2>(rows, superblocks, groups, kdigits, klanes, ahead, accs);
+    }
+  } else if (TailPack(superblocks) == 4) {
+    for (; r + 4 <= r1; r += 4) {
+      const uint8_t* const rows[4] = {base + r * row_bytes, base + (r + 1) * row_bytes,
+                                      base + (r + 2) * row_bytes, base + (r + 3) * row_bytes};
+      __m512* const accs[4] = {&acc[r - r0], &acc[r - r0 + 1], &acc[r - r0 + 2],
+                               &acc[r - r0 + 3]};
+      PackedTailKVnni<Format, 4, kToL2>(rows, superblocks, groups, kdigits, klanes, ahead, accs);
+    }
+  }
+  for (; r < r1; ++r) {
+    const uint8_t* row = base + r * row_bytes;
+    acc[r - r0] = RowKVnni<Format, kToL2>(
+        row, superblocks, groups - 1, groups, kdigits, klanes,
+        vnni_internal::PrefetchAddress(row, (groups - 1) * kGroupBytes + ahead), acc[r - r0]);
+  }
+}
+
+// y[r] for r in [row_begin, row_end), one row after the other (rows
+// row_bytes apart at base, `groups` groups each), the tails of TailPack rows
+// at once (AddTailGroups), each row's bytes prefetched `ahead` bytes ahead
+// (into L2 with kToL2). Rows read in turn are one sequential stream; two rows'
+// 16 sums and 8 transposed vectors would spill registers (measured slower
+// than one, Q4_K).
+template <class Format, bool kToL2>
+CORTIQ_VNNI_TARGET void RowsOneByOneKVnni(const uint8_t* base, size_t row_bytes,
+                                          size_t superblocks, size_t groups,
+                                          const int8_t* kdigits, const float* klanes,
+                                          size_t row_begin, size_t row_end, size_t ahead,
+                                          float* y) {
+  const size_t pack = TailPack(superblocks);
+  const size_t own_groups = pack > 1 ? groups - 1 : groups;
+  size_t r = row_begin;
+  for (; r + pack <= row_end; r += pack) {
+    __m512 acc[4];
+    for (size_t i = 0; i < pack; ++i) {
+      const uint8_t* row = base + (r + i) * row_bytes;
+      acc[i] = RowKVnni<Format, kToL2>(row, superblocks, 0, own_groups, kdigits, klanes,
+                                       vnni_internal::PrefetchAddress(row, ahead),
+                                       _mm512_setzero_ps());
+    }
+    if (pack > 1) {
+      AddTailGroups<Format, kToL2>(base, row_bytes, superblocks, groups, kdigits, klanes, r,
+                                   r + pack, ahead, acc);
+    }
+    for (size_t i = 0; i < pack; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i]);
+  }
+  for (; r < row_end; ++r) {
+    const uint8_t* row = base + r * row_bytes;
+    y[r] = vnni_internal::ReduceTree16Vnni(
+        RowKVnni<Format, kToL2>(row, superblocks, 0, groups, kdigits, klanes,
+                                vnni_internal::PrefetchAddress(row, ahead), _mm512_setzero_ps()));
   }
 }
 
@@ -426,76 +643,90 @@ CORTIQ_VNNI_TARGET void RowsKVnni(const uint8_t* row, size_t row_bytes, size_t s
 constexpr size_t kKColumnBlockedMinGroups = 4;
 constexpr size_t kKColumnBlockMaxGroups = 2;
 
-// y[r] for r in [row_begin, row_end) by RowsKVnni (rows row_bytes apart at
-// base, `groups` groups each).
+// y[r] for r in [row_begin, row_end) by RowKVnni (rows row_bytes apart at
+// base, `groups` groups each) and, where TailPack(superblocks) > 1, the last
+// group of TailPack rows at once (PackedTailKVnni). Every row adds its groups
+// in column order, whatever the streaming: the same bits.
 template <class Format>
 CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, size_t superblocks,
                                       size_t groups, const int8_t* kdigits, const float* klanes,
                                       size_t row_begin, size_t row_end, float* y) {
   constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
+  // The groups each row sums alone: all, or all but the packed last one.
+  const size_t pack = TailPack(superblocks);
+  const size_t own_groups = pack > 1 ? groups - 1 : groups;
   // Long rows where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a group
   // of each in turn, prefetched into L2 whole passes ahead (four streams, as
   // the Q4_0x16 kernel's, ops/linear_vnni.cc RowRangeVnni); their
-  // digits then come from L2. RowsKVnni is called per row and group, not with
-  // kRows = 4: its constants, 8 sums and 8 vectors already fill the 32
-  // registers, and four accumulators more measured ~20% slower from cache.
-  // Short rows stay one at a time (as four, they measured slower: E4B 10240 x
-  // 2560 17-18 against 18-24 GB/s). Session 37, Zen 4 VM, E2B Q4_K_M decode,
-  // interleaved: 14.4-15.4 -> 16.1-17.0 tok/s (all rows in passes of four:
-  // 14.9-15.8).
+  // digits then come from L2. RowKVnni is called per row and group: four
+  // accumulators more than its registers hold measured ~20% slower from cache.
+  // Short rows stay one at a time (in passes of four, a group of each in
+  // turn, they measured slower: E4B 10240 x 2560 17-18 against 18-24 GB/s).
+  // Session 37, Zen 4 VM, E2B Q4_K_M decode, interleaved: 14.4-15.4 ->
+  // 16.1-17.0 tok/s (all rows in passes of four: 14.9-15.8).
   const bool into_l2 = DecodePrefetchIntoL2();
   if (into_l2 && groups >= kKColumnBlockedMinGroups) {
     const size_t ahead = WholePassesAhead(4 * row_bytes, kIntoL2PrefetchMinBytes);
     for (; row_begin + 4 <= row_end; row_begin += 4) {
       const size_t r = row_begin;
-      __m512 acc[4][1] = {{_mm512_setzero_ps()}, {_mm512_setzero_ps()}, {_mm512_setzero_ps()},
-                          {_mm512_setzero_ps()}};
-      for (size_t g = 0; g < groups; ++g) {
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                       _mm512_setzero_ps()};
+      for (size_t g = 0; g < own_groups; ++g) {
         for (size_t i = 0; i < 4; ++i) {
           const uint8_t* row = base + (r + i) * row_bytes;
-          RowsKVnni<Format, 1, /*kToL2=*/true>(
-              row, row_bytes, superblocks, g, g + 1, kdigits, klanes,
+          acc[i] = RowKVnni<Format, /*kToL2=*/true>(
+              row, superblocks, g, g + 1, kdigits, klanes,
               vnni_internal::PrefetchAddress(row, g * kGroupBytes + ahead), acc[i]);
         }
       }
-      for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i][0]);
+      if (pack > 1) {
+        AddTailGroups<Format, /*kToL2=*/true>(base, row_bytes, superblocks, groups, kdigits,
+                                              klanes, r, r + 4, ahead, acc);
+      }
+      for (size_t i = 0; i < 4; ++i) y[r + i] = vnni_internal::ReduceTree16Vnni(acc[i]);
     }
   }
-  // One row at a time (with into_l2, the 0-3 long rows left too): two rows'
-  // 16 sums and 8 transposed vectors spill registers (measured slower than one,
-  // Q4_K).
+  // Short rows (and, with into_l2, the 0-3 long rows left) one at a time;
+  // with into_l2, prefetched into L2 >= 12 KiB ahead (one row at a time but
+  // into L1 3 KiB ahead, as before session 38, read E4B's 10240 x 2560 at
+  // 17.5 GB/s with 2 threads from DRAM; into L2 12-48 KiB ahead, 21-25).
   if (groups < kKColumnBlockedMinGroups || into_l2) {
-    for (size_t r = row_begin; r < row_end; ++r) {
-      const uint8_t* row = base + r * row_bytes;
-      __m512 acc[1] = {_mm512_setzero_ps()};
-      RowsKVnni<Format, 1>(row, row_bytes, superblocks, 0, groups, kdigits, klanes,
-                           vnni_internal::PrefetchAddress(row, vnni_internal::kPrefetchBytes),
-                           acc);
-      y[r] = vnni_internal::ReduceTree16Vnni(acc[0]);
+    if (into_l2) {
+      RowsOneByOneKVnni<Format, /*kToL2=*/true>(
+          base, row_bytes, superblocks, groups, kdigits, klanes, row_begin, row_end,
+          WholePassesAhead(pack * row_bytes, kIntoL2PrefetchMinBytes), y);
+    } else {
+      RowsOneByOneKVnni<Format, /*kToL2=*/false>(base, row_bytes, superblocks, groups, kdigits,
+                                                 klanes, row_begin, row_end,
+                                                 vnni_internal::kPrefetchBytes, y);
     }
     return;
   }
   using vnni_internal::kRowBlock;
-  const size_t blocks = (groups + kKColumnBlockMaxGroups - 1) / kKColumnBlockMaxGroups;
-  const size_t block_groups = (groups + blocks - 1) / blocks;
+  const size_t blocks = (own_groups + kKColumnBlockMaxGroups - 1) / kKColumnBlockMaxGroups;
+  const size_t block_groups = (own_groups + blocks - 1) / blocks;
   for (size_t r0 = row_begin; r0 < row_end; r0 += kRowBlock) {
     const size_t r1 = std::min(row_end, r0 + kRowBlock);
-    __m512 acc[kRowBlock][1];
-    for (size_t r = r0; r < r1; ++r) acc[r - r0][0] = _mm512_setzero_ps();
-    for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
-      const size_t c1 = std::min(groups, c0 + block_groups);
+    __m512 acc[kRowBlock];
+    for (size_t r = r0; r < r1; ++r) acc[r - r0] = _mm512_setzero_ps();
+    for (size_t c0 = 0; c0 < own_groups; c0 += block_groups) {
+      const size_t c1 = std::min(own_groups, c0 + block_groups);
       for (size_t r = r0; r < r1; ++r) {
         // What this pass reads next: the next row's span, else the block's
         // first row in the next column block, else the next row block.
         const uint8_t* next =
-            r + 1 < r1    ? base + (r + 1) * row_bytes + c0 * kGroupBytes
-            : c1 < groups ? base + r0 * row_bytes + c1 * kGroupBytes
-                          : vnni_internal::PrefetchAddress(base, r1 * row_bytes);
-        RowsKVnni<Format, 1>(base + r * row_bytes, row_bytes, superblocks, c0, c1, kdigits,
-                             klanes, next, acc[r - r0]);
+            r + 1 < r1        ? base + (r + 1) * row_bytes + c0 * kGroupBytes
+            : c1 < own_groups ? base + r0 * row_bytes + c1 * kGroupBytes
+                              : vnni_internal::PrefetchAddress(base, r1 * row_bytes);
+        acc[r - r0] = RowKVnni<Format>(base + r * row_bytes, superblocks, c0, c1, kdigits, klanes,
+                                       next, acc[r - r0]);
       }
     }
-    for (size_t r = r0; r < r1; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r - r0][0]);
+    if (pack > 1) {
+      AddTailGroups<Format, /*kToL2=*/false>(base, row_bytes, superblocks, groups, kdigits,
+                                             klanes, r0, r1, vnni_internal::kPrefetchBytes, acc);
+    }
+    for (size_t r = r0; r < r1; ++r) y[r] = vnni_internal::ReduceTree16Vnni(acc[r - r0]);
   }
 }
 
@@ -550,7 +781,7 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
 // ops/linear_digits_avx2.cc) widened by vpmaddwd, the rows sharing each digit
 // load; the high nibbles are taken as q (shifted) and their sums times 16,
 // which are the VNNI kernel's sums of 16 q exactly. Then the f32 steps of
-// RowsKVnni on the half's 8 lanes.
+// RowKVnni on the half's 8 lanes.
 template <class Format, int kRows>
 CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
                                   size_t groups, const int8_t* kdigits, const float* klanes,

@@ -244,8 +244,11 @@ void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
 //   acc_j = fma(t, (d * sc) * 2^(e - 29), acc_j),
 //   acc_j = fma(-(dmin * m), T, acc_j),
 // the low nibbles' sub-block first, groups in column order; a super-block
-// past the row's end counts as zeros (adds +0). The 16 lanes are summed in
-// the fixed tree. Error: that of Q4_0x16's digits with sum_c |w_c| replaced
+// past the row's end counts as zeros (adds +0). Rows whose last group has 1
+// or 2 super-blocks (E2B's 1536 columns, E4B's 2560) share that group's
+// vpdpbusd: 4 or 2 rows' tails in one pass, each row taking only its own
+// lanes (and +0 in the others), so the bits are those of the row alone. The
+// 16 lanes are summed in the fixed tree. Error: that of Q4_0x16's digits with sum_c |w_c| replaced
 // by sum_c (d sc q_c + dmin m) (the two terms of each weight, which the format
 // subtracts, as llama.cpp's kernels do).
 //

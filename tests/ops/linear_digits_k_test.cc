@@ -321,29 +321,36 @@ TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
 
 // Every lane exactly -0 (d = -0, the min term underflowing to -0): a group's
 // super-blocks past the row's end still turn the lanes into +0, as the scalar
-// twin's zero steps do (6 and 10 super-blocks leave half a group of padding).
+// twin's zero steps do (5, 6 and 10 super-blocks leave a group partly
+// padded), on rows alone and on rows whose tails share one group's lanes
+// (4 rows: two or four tails per group).
 TEST_P(KIntegerKernelTest, PaddingTurnsNegativeZeroLanesPositive) {
   const KFormat& f = *GetParam().format;
-  for (size_t cols : {size_t{1536}, size_t{2560}}) {
+  for (size_t cols : {size_t{1280}, size_t{1536}, size_t{2560}}) {
     const size_t superblocks = cols / kSuperBlockSize;
-    std::vector<uint8_t> w(superblocks * f.block_bytes, 0);
-    for (size_t b = 0; b < superblocks; ++b) {
-      uint8_t* sb = &w[b * f.block_bytes];
-      const uint16_t d = 0x8000, dmin = 0x0001;  // -0 and 2^-24 (an f16 subnormal)
-      memcpy(sb, &d, 2);
-      memcpy(sb + 2, &dmin, 2);
-      for (int k = 0; k < 8; ++k) sb[4 + k] = 1;     // sc = m = 1, sub-blocks 0..3
-      for (int k = 0; k < 4; ++k) sb[12 + k] = 0x11;  // sc = m = 1, sub-blocks 4..7
+    for (size_t rows : {size_t{1}, size_t{4}}) {
+      std::vector<uint8_t> w(rows * superblocks * f.block_bytes, 0);
+      for (size_t b = 0; b < rows * superblocks; ++b) {
+        uint8_t* sb = &w[b * f.block_bytes];
+        const uint16_t d = 0x8000, dmin = 0x0001;  // -0 and 2^-24 (an f16 subnormal)
+        memcpy(sb, &d, 2);
+        memcpy(sb + 2, &dmin, 2);
+        for (int k = 0; k < 8; ++k) sb[4 + k] = 1;     // sc = m = 1, sub-blocks 0..3
+        for (int k = 0; k < 4; ++k) sb[12 + k] = 0x11;  // sc = m = 1, sub-blocks 4..7
+      }
+      std::vector<float> x(cols, 0.0f);
+      for (size_t c = 0; c < cols; c += 32) x[c] = ldexpf(1.0f, -126);
+      std::vector<float> scalar(rows, 1.0f), kernel(rows, 1.0f);
+      f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+      GetParam().linear(w.data(), x.data(), kernel.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_EQ(0.0f, scalar[r]);
+        EXPECT_FALSE(std::signbit(scalar[r])) << f.name << " cols " << cols << " row " << r;
+        EXPECT_TRUE(SameBits(scalar[r], kernel[r]))
+            << GetParam().name << " cols " << cols << " rows " << rows << " row " << r << ": "
+            << scalar[r] << " vs " << kernel[r];
+      }
     }
-    std::vector<float> x(cols, 0.0f);
-    for (size_t c = 0; c < cols; c += 32) x[c] = ldexpf(1.0f, -126);
-    float scalar = 1.0f, kernel = 1.0f;
-    f.scalar(w.data(), x.data(), &scalar, 1, cols, 0, 1);
-    GetParam().linear(w.data(), x.data(), &kernel, 1, cols, 0, 1);
-    EXPECT_EQ(0.0f, scalar);
-    EXPECT_FALSE(std::signbit(scalar)) << f.name << " cols " << cols;
-    EXPECT_TRUE(SameBits(scalar, kernel)) << GetParam().name << " cols " << cols << ": "
-                                          << scalar << " vs " << kernel;
   }
 }
 
