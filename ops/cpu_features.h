@@ -28,8 +28,9 @@ bool CpuSplitsAvx512();
 // rows in column blocks (ops/linear_vnni.cc RowRangeVnni); Q4_K / Q5_K one
 // row at a time, long rows in column blocks (ops/linear_digits_k.cc); Q6_K
 // one or two rows, long rows in column blocks (ops/linear_digits_q6_k.cc).
-// Four streams prefetched into L2 keep more lines in flight than the L1's few
-// miss buffers allow; measured on a Zen 4 VM only (session 37: E2B decode
+// (Q4_K / Q5_K short rows stay one at a time then, but prefetched into L2
+// whole packs of rows, >= 12 KiB, ahead.) Four streams prefetched into L2 keep
+// more lines in flight than the L1's few miss buffers allow; measured on a Zen 4 VM only (session 37: E2B decode
 // Q4_0 20.1 -> 24-29 tok/s, bf16 5.4-5.7 -> 6.9-9.1; the figures of each
 // kernel beside it), so true where CpuSplitsAvx512() and false elsewhere, as
 // it was measured there before (Intel Emerald Rapids, session 29).

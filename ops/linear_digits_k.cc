@@ -6,10 +6,15 @@
 // Why a register transpose and not a regrouped layout as Q4_0x16: Q4_K's
 // quants already come in 32-byte runs per pair of sub-blocks, so eight loads
 // and 24 vpermt2d (on Intel's shuffle port, which the vpdpbusd and FMAs leave
-// idle; on Zen 4 they share a pipe with vpdpbusd, yet a kernel without them,
-// wrong but timed, and one transposing by vpunpck within 128-bit lanes were
-// no faster: session 38) give the lanes one sub-block each; the file stays as llama-quantize
-// wrote it, and the prompt's kernels (ops/matmul.h) read it unchanged.
+// idle) give the lanes one sub-block each; the file stays as llama-quantize
+// wrote it, and the prompt's kernels (ops/matmul.h) read it unchanged. On
+// Zen 4 the vpermt2d share a pipe with the vpdpbusd, yet a kernel without
+// them (wrong, but timed) and one transposing by vpunpck within 128-bit lanes
+// were no faster (session 38).
+//
+// A row whose last group holds 1 or 2 super-blocks shares that group with
+// the tails of 3 or 1 other rows (TailPack, PackedTailKVnni): E2B's and
+// E4B's hidden sizes (1536, 2560) leave 2.
 #include <math.h>
 #include <string.h>
 
@@ -215,9 +220,10 @@ constexpr size_t TailPack(size_t superblocks) {
 // vector of a group gathered from the x16 vectors of its two 512-column
 // halves, and per lane T * 2^(e - 29) (T = CombineDigits of the block's digit
 // sums) and the scale 2^(e - 29). Where TailPack(superblocks) > 1, the last
-// group's lanes past its tail super-blocks repeat the tail's (above): the
-// one-row kernels multiply them by zero weights and zero d and dmin, which
-// adds +0 to each lane whatever the digits, so their bits do not change.
+// group's digits and scales past its tail super-blocks repeat the tail's
+// (above): the one-row kernels multiply them by zero weights and zero d and
+// dmin, which adds +0 to each lane whatever the digits and finite scales, so
+// their bits do not change (a non-finite scale makes the row NaN either way).
 CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, uint8_t* scratch,
                                     int8_t* kdigits, float* klanes) {
   const size_t padded_cols = groups * kKGroup;
@@ -267,9 +273,15 @@ CORTIQ_VNNI_TARGET void KDigitsVnni(const float* x, size_t cols, size_t groups, 
       _mm512_store_si512(out + 64 * n,
                          _mm512_permutexvar_epi32(repeat, _mm512_load_si512(out + 64 * n)));
     }
-    float* lanes = klanes + (groups - 1) * kKLaneFloats * 2;
-    for (size_t n = 0; n < 4; ++n) {
-      _mm512_store_ps(lanes + 16 * n, _mm512_permutexvar_ps(repeat, _mm512_load_ps(lanes + 16 * n)));
+    // The scales too (each lane's coef), not the totals T: a row reads T only
+    // in its own lanes, moved to [0, 4 tail), and the padded lanes keep the
+    // zero block's T = +0, whose product with dmin m = +0 is +0 (a tail
+    // block's T can be infinite for finite activations near FLT_MAX; +0 times
+    // it would be NaN where the scalar twin has +-inf).
+    float* scales = klanes + (groups - 1) * kKLaneFloats * 2 + 32;
+    for (size_t h = 0; h < 2; ++h) {
+      _mm512_store_ps(scales + 16 * h,
+                      _mm512_permutexvar_ps(repeat, _mm512_load_ps(scales + 16 * h)));
     }
   }
 }
@@ -327,7 +339,8 @@ CORTIQ_VNNI_TARGET inline void LoadGroup(const uint8_t* row, size_t g, size_t su
   }
 }
 
-// The constant vectors of GroupTermsVnni, loaded once per kernel call.
+// The constant vectors of GroupTermsVnni, loaded once per RowKVnni or
+// PackedTailKVnni call.
 struct KVnniConstants {
   __m512i nibble, low_bit, high_bits;
   // Q5_K: dword 8 L of the qh pair (qh[0], qh[1]) for lane j = 4 L + i, and
@@ -363,7 +376,8 @@ CORTIQ_VNNI_TARGET inline KVnniConstants LoadKVnniConstants() {
 
 // What one group adds to a row's 16 lanes, in this order
 // for h = 0, 1: acc = acc + t[h] coef[h], then acc = acc - mins[h] total[h]
-// (one rounding each; total[h] the group's lanes + 16 h). t = CombineDigits
+// (one rounding each; total[h] = T of half h, the group's klanes[16 h, 16 h +
+// 16)). t = CombineDigits
 // of the lane's 4 digit sums, coef = (d_h sc) 2^(e - 29), mins = dmin m.
 struct KGroupTerms {
   __m512 t[2], coef[2], mins[2];
@@ -467,7 +481,9 @@ CORTIQ_VNNI_TARGET inline void PrefetchSpan(const uint8_t* p, size_t bytes) {
 // AddGroupTerms (one row at a time: two rows' vectors and sums spill the 32
 // registers; measured slower). While group g0 + i is read, the group's bytes
 // at prefetch + i * (group bytes) are prefetched (a hint: any address), into
-// L1, or into L2 with kToL2.
+// L1, or into L2 with kToL2. Not inlined: inlined into the passes of four
+// long rows it measured half as fast (session 38, 2560 x 10240 from cache,
+// one thread: 13-15 -> 6-7 GB/s), spilling around the four accumulators.
 template <class Format, bool kToL2 = false>
 CORTIQ_VNNI_TARGET __m512 RowKVnni(const uint8_t* row, size_t superblocks, size_t g0, size_t g1,
                                    const int8_t* kdigits, const float* klanes,
@@ -504,8 +520,8 @@ CORTIQ_VNNI_TARGET __attribute__((always_inline)) inline __m512 RowLanesDown(__m
   return _mm512_maskz_mov_ps(kRowLanes, _mm512_castsi512_ps(shifted));
 }
 
-// The last group of kPack rows (rows[p], each `superblocks` super-blocks of
-// TailSuperBlocks(superblocks) = 4 / kPack in that group) in one pass
+// The last group of kPack rows (rows[p], each of `superblocks` super-blocks,
+// TailSuperBlocks(superblocks) = 4 / kPack of them in the last group) in one pass
 // (TailPack above): slot L = tail p + l holds super-block l of row p's tail.
 // acc[p] gets what RowKVnni adds for that group on row p alone, bit for bit:
 // its lanes [4 tail p, 4 tail p + 4 tail) moved to lanes [0, 4 tail), and
@@ -553,22 +569,23 @@ CORTIQ_VNNI_TARGET void PackedTailKVnni(const uint8_t* const (&rows)[kPack], siz
   }
   const KGroupTerms terms = GroupTermsVnni<Format>(v, head, qh, digits, lanes, c);
   for (int p = 0; p < kPack; ++p) {
-    // Row p's lanes down to [0, 4 tail) (valignd: lane i takes lane i + 4 tail p).
     KGroupTerms row_terms;
     for (int h = 0; h < 2; ++h) {
       row_terms.t[h] = RowLanesDown<kTail>(terms.t[h], p);
       row_terms.coef[h] = RowLanesDown<kTail>(terms.coef[h], p);
       row_terms.mins[h] = RowLanesDown<kTail>(terms.mins[h], p);
     }
-    // The lanes' totals: lanes [0, 4 tail) already hold the tail's (the
-    // others repeat them, KDigitsVnni).
+    // T: lanes [0, 4 tail) hold the tail's, the others the padding's +0.
     *acc[p] = AddGroupTerms(row_terms, lanes, *acc[p]);
   }
 }
 
 // acc[r - r0] plus the last group of rows [r0, r1) (rows row_bytes apart at
 // base): TailPack(superblocks) rows per PackedTailKVnni pass, the 0-3 rows
-// left one at a time. Each row's tail is prefetched at + `ahead` bytes.
+// left one at a time. Each row's tail is prefetched at + `ahead` bytes. Only
+// where TailPack(superblocks) > 1, with acc[r - r0] holding groups
+// [0, groups - 1) of row r (with TailPack 1 nobody skips the last group, and
+// this would add it twice).
 template <class Format, bool kToL2>
 CORTIQ_VNNI_TARGET void AddTailGroups(const uint8_t* base, size_t row_bytes, size_t superblocks,
                                       size_t groups, const int8_t* kdigits, const float* klanes,
@@ -601,9 +618,9 @@ CORTIQ_VNNI_TARGET void AddTailGroups(const uint8_t* base, size_t row_bytes, siz
 // y[r] for r in [row_begin, row_end), one row after the other (rows
 // row_bytes apart at base, `groups` groups each), the tails of TailPack rows
 // at once (AddTailGroups), each row's bytes prefetched `ahead` bytes ahead
-// (into L2 with kToL2). Rows read in turn are one sequential stream; two rows'
-// 16 sums and 8 transposed vectors would spill registers (measured slower
-// than one, Q4_K).
+// (into L2 with kToL2): the reads go down the matrix, the tails of a pack
+// just after the pack's other groups. Two rows at a time (sharing the digit
+// loads) measured no faster: with the constants their vectors and sums spill.
 template <class Format, bool kToL2>
 CORTIQ_VNNI_TARGET void RowsOneByOneKVnni(const uint8_t* base, size_t row_bytes,
                                           size_t superblocks, size_t groups,
@@ -658,9 +675,11 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
   // Long rows where DecodePrefetchIntoL2() (Zen 4): four rows per pass, a group
   // of each in turn, prefetched into L2 whole passes ahead (four streams, as
   // the Q4_0x16 kernel's, ops/linear_vnni.cc RowRangeVnni); their
-  // digits then come from L2. RowKVnni is called per row and group: four
-  // accumulators more than its registers hold measured ~20% slower from cache.
-  // Short rows stay one at a time (in passes of four, a group of each in
+  // digits then come from L2. RowKVnni runs per row and group: its constants,
+  // 8 sums and 8 vectors already fill the 32 registers, and with four
+  // accumulators more the kernel measured ~20% slower from cache.
+  // Short rows stay one at a time but for their last group (TailPack), which
+  // a pack of rows shares (in passes of four, a group of each in
   // turn, they measured slower: E4B 10240 x 2560 17-18 against 18-24 GB/s).
   // Session 37, Zen 4 VM, E2B Q4_K_M decode, interleaved: 14.4-15.4 ->
   // 16.1-17.0 tok/s (all rows in passes of four: 14.9-15.8).
@@ -713,7 +732,8 @@ CORTIQ_VNNI_TARGET void RowRangeKVnni(const uint8_t* base, size_t row_bytes, siz
       const size_t c1 = std::min(own_groups, c0 + block_groups);
       for (size_t r = r0; r < r1; ++r) {
         // What this pass reads next: the next row's span, else the block's
-        // first row in the next column block, else the next row block.
+        // first row in the next column block, else the next row block (its
+        // tails, AddTailGroups, prefetch themselves).
         const uint8_t* next =
             r + 1 < r1        ? base + (r + 1) * row_bytes + c0 * kGroupBytes
             : c1 < own_groups ? base + r0 * row_bytes + c1 * kGroupBytes
@@ -781,7 +801,7 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
 // ops/linear_digits_avx2.cc) widened by vpmaddwd, the rows sharing each digit
 // load; the high nibbles are taken as q (shifted) and their sums times 16,
 // which are the VNNI kernel's sums of 16 q exactly. Then the f32 steps of
-// RowKVnni on the half's 8 lanes.
+// GroupTermsVnni / AddGroupTerms on the half's 8 lanes.
 template <class Format, int kRows>
 CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t superblocks,
                                   size_t groups, const int8_t* kdigits, const float* klanes,

@@ -122,8 +122,10 @@ double DigitsBound(const KFormat& f, const uint8_t* row, const float* x, size_t 
 }
 
 // Row lengths: whole groups of four super-blocks (1024, 4096, 12288) and
-// partial ones (256, 768, 1280, 1536, 2560, 6400).
-const size_t kColumns[] = {256, 768, 1024, 1280, 1536, 2560, 4096, 6400, 12288};
+// partial ones: a last group of 1 super-block (256, 1280, 6400: tails of 4
+// rows share a group), 2 (512, 1536, 2560, 3584, 4608: tails of 2 rows; 3584
+// and 4608 also in the VNNI kernel's passes of four long rows) or 3 (768).
+const size_t kColumns[] = {256, 512, 768, 1024, 1280, 1536, 2560, 3584, 4096, 4608, 6400, 12288};
 
 // Calls fn(cols, raw, hard, w, x) for every row length of kColumns, quantized and raw weights
 // (`rows` rows), and plain (uniform in [-range, range]) and hard activations; seeds from `seed`.
@@ -283,12 +285,12 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
 // The kernel reads no byte past the matrix: the last row ends at a
 // PROT_NONE page (a partial group of super-blocks, and a whole one; 4352
 // columns: the VNNI kernel's column blocks with a partial last group, two
-// row blocks).
+// row blocks; 2560 and 3584: the last rows' tails read two rows at a time).
 TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const KFormat& f = *GetParam().format;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (int into_l2 : {0, 1}) {
-    for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}}) {
+    for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}, size_t{2560}, size_t{3584}}) {
       SetDecodePrefetchIntoL2ForTest(into_l2);
       const size_t rows = 19, bytes = rows * RowBytes(f, cols);
       const size_t mapped = (bytes + page - 1) / page * page + page;
@@ -326,9 +328,11 @@ TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
 // (4 rows: two or four tails per group).
 TEST_P(KIntegerKernelTest, PaddingTurnsNegativeZeroLanesPositive) {
   const KFormat& f = *GetParam().format;
-  for (size_t cols : {size_t{1280}, size_t{1536}, size_t{2560}}) {
+  for (int into_l2 : {0, 1}) {
+  SetDecodePrefetchIntoL2ForTest(into_l2);
+  for (size_t cols : {size_t{1280}, size_t{1536}, size_t{2560}, size_t{3584}, size_t{4352}}) {
     const size_t superblocks = cols / kSuperBlockSize;
-    for (size_t rows : {size_t{1}, size_t{4}}) {
+    for (size_t rows : {size_t{1}, size_t{4}, size_t{5}, size_t{6}}) {
       std::vector<uint8_t> w(rows * superblocks * f.block_bytes, 0);
       for (size_t b = 0; b < rows * superblocks; ++b) {
         uint8_t* sb = &w[b * f.block_bytes];
@@ -347,8 +351,49 @@ TEST_P(KIntegerKernelTest, PaddingTurnsNegativeZeroLanesPositive) {
         EXPECT_EQ(0.0f, scalar[r]);
         EXPECT_FALSE(std::signbit(scalar[r])) << f.name << " cols " << cols << " row " << r;
         EXPECT_TRUE(SameBits(scalar[r], kernel[r]))
-            << GetParam().name << " cols " << cols << " rows " << rows << " row " << r << ": "
-            << scalar[r] << " vs " << kernel[r];
+            << GetParam().name << " cols " << cols << " rows " << rows << " row " << r
+            << " into_l2 " << into_l2 << ": " << scalar[r] << " vs " << kernel[r];
+      }
+    }
+  }
+  }
+}
+
+// Finite activations whose block sum overflows f32 (32 x 2^124: T = +inf):
+// the min term makes the row -inf, in the scalar twin and in the kernels,
+// also where the tails of several rows share a group (the padded lanes keep
+// T = +0, so no 0 x inf NaN appears there).
+TEST_P(KIntegerKernelTest, AnInfiniteBlockSumGivesTheScalarTwinsInfinity) {
+  const KFormat& f = *GetParam().format;
+  for (int into_l2 : {0, 1}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t cols : {size_t{1280}, size_t{1536}, size_t{3584}}) {
+      const size_t superblocks = cols / kSuperBlockSize;
+      for (size_t rows : {size_t{1}, size_t{4}, size_t{5}}) {
+        // Zero weights but the last super-block of each row: d = +0, dmin = 1,
+        // sc = m = 1, quants 0 (each weight = -dmin m = -1).
+        std::vector<uint8_t> w(rows * superblocks * f.block_bytes, 0);
+        for (size_t r = 0; r < rows; ++r) {
+          uint8_t* sb = &w[(r * superblocks + superblocks - 1) * f.block_bytes];
+          const uint16_t d = 0x0000, dmin = 0x3C00;
+          memcpy(sb, &d, 2);
+          memcpy(sb + 2, &dmin, 2);
+          for (int k = 0; k < 8; ++k) sb[4 + k] = 1;
+          for (int k = 0; k < 4; ++k) sb[12 + k] = 0x11;
+        }
+        std::vector<float> x(cols, 0.0f);
+        for (size_t c = cols - kSuperBlockSize; c < cols - kSuperBlockSize + 32; ++c) {
+          x[c] = ldexpf(1.0f, 124);
+        }
+        std::vector<float> scalar(rows), kernel(rows);
+        f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+        GetParam().linear(w.data(), x.data(), kernel.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < rows; ++r) {
+          EXPECT_EQ(-INFINITY, scalar[r]) << f.name << " cols " << cols << " row " << r;
+          EXPECT_TRUE(SameBits(scalar[r], kernel[r]))
+              << GetParam().name << " cols " << cols << " rows " << rows << " row " << r
+              << " into_l2 " << into_l2 << ": " << scalar[r] << " vs " << kernel[r];
+        }
       }
     }
   }
