@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/generation/model_text.h"
 #include "server/api_error.h"
+#include "server/client_connection.h"
 #include "server/openai_response.h"
 #include "server/request.h"
 
@@ -379,9 +380,23 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
     }
     std::optional<JobResult> result;
     std::vector<JobEvent> events;
+    // Nothing is written before the answer is whole, so the client's leaving is seen on its
+    // socket (looked at once per kPollInterval): a client gone frees the slot.
+    const int socket = FindConnectionSocket(req.remote_addr, req.remote_port, req.local_addr,
+                                            req.local_port);
+    bool cancelled = false;
+    auto next_check = std::chrono::steady_clock::now() + kPollInterval;
     while (!result) {
       events.clear();
       state->handle->Wait(&events, &result, kPollInterval);
+      if (!result && !cancelled && socket >= 0 &&
+          std::chrono::steady_clock::now() >= next_check) {
+        next_check = std::chrono::steady_clock::now() + kPollInterval;
+        if (PeerClosed(socket)) {
+          state->handle->Cancel();
+          cancelled = true;
+        }
+      }
       for (const JobEvent& e : events) {
         if (state->want_logprobs && e.logprobs) {
           if (kind == ApiKind::kChat) {

@@ -6,8 +6,9 @@
 Starts the server on an ephemeral port (--port 0) and checks: greedy chat and completion equal
 cortiq-run on the same prompt; streamed chunks concatenate to the non-streamed answer; concurrent
 clients each get the answer they get alone, also while another client's long prompt is being
-prefilled; a client that disconnects mid-stream has its generation stopped and its slot freed; a
-slow client that stops reading does not hold up the others; every error case (malformed JSON,
+prefilled; a client that disconnects mid-stream, or before a non-streamed answer is whole, has
+its generation stopped and its slot freed; a slow client that stops reading does not hold up the
+others; every error case (malformed JSON,
 wrong types naming the member, unknown members ignored, a prompt longer than the context, a
 bad or missing API key, too many queued requests); /v1/models, /health, /metrics, /tokenize and
 /detokenize. Every request has a timeout; the whole run takes a few seconds.
@@ -105,11 +106,11 @@ class Server:
         assert match, name + " not in /metrics"
         return float(match.group(1))
 
-    def open_stream(self, body):
-        """A raw socket with a streamed request sent and its response not read (a slow or
-        vanishing client)."""
+    def open_stream(self, body, stream=True):
+        """A raw socket with a (by default streamed) request sent and its response not read (a
+        slow or vanishing client)."""
         s = socket.create_connection((self.host, self.port), timeout=TIMEOUT)
-        data = json.dumps(dict(body, stream=True)).encode()
+        data = json.dumps(dict(body, stream=stream)).encode()
         s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   b"Authorization: Bearer " + API_KEY.encode() + b"\r\nContent-Length: " +
                   str(len(data)).encode() + b"\r\n\r\n" + data)
@@ -303,6 +304,18 @@ class ServerTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: self.server.metric("cortiq_slots_busy") == 0))
         # Stopped long before its 30000 tokens.
         self.assertLess(self.server.metric("cortiq_generated_tokens_total"), 25000)
+
+    def test_disconnect_before_a_whole_answer_frees_the_slot(self):
+        # Not streamed: nothing is written until the end, so only the socket tells.
+        cancelled = self.server.metric("cortiq_jobs_cancelled_total")
+        generated = self.server.metric("cortiq_generated_tokens_total")
+        s = self.server.open_stream(LONG, stream=False)
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_slots_busy") == 1))
+        s.close()
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_jobs_cancelled_total") ==
+                                 cancelled + 1))
+        self.assertTrue(wait_for(lambda: self.server.metric("cortiq_slots_busy") == 0))
+        self.assertLess(self.server.metric("cortiq_generated_tokens_total") - generated, 25000)
 
     def test_slow_client_does_not_block_others(self):
         s = self.server.open_stream(LONG)  # never read while the others run

@@ -1,0 +1,87 @@
+#include "server/client_connection.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+namespace cortiq::server {
+namespace {
+
+// The numeric host and port of a socket address, as httplib's get_ip_and_port writes them.
+bool HostAndPort(const sockaddr_storage& address, socklen_t length, std::string* host,
+                 int* port) {
+  char name[NI_MAXHOST];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, name, sizeof(name),
+                  nullptr, 0, NI_NUMERICHOST) != 0) {
+    return false;
+  }
+  *host = name;
+  if (address.ss_family == AF_INET) {
+    *port = ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+  } else if (address.ss_family == AF_INET6) {
+    *port = ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool Matches(int fd, const std::string& remote_addr, int remote_port,
+             const std::string& local_addr, int local_port) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  sockaddr_storage address;
+  socklen_t length = sizeof(address);
+  std::string host;
+  int port = 0;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      !HostAndPort(address, length, &host, &port) || port != remote_port ||
+      host != remote_addr) {
+    return false;
+  }
+  length = sizeof(address);
+  return getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+         HostAndPort(address, length, &host, &port) && port == local_port && host == local_addr;
+}
+
+}  // namespace
+
+int FindConnectionSocket(const std::string& remote_addr, int remote_port,
+                         const std::string& local_addr, int local_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int found = -1;
+  const int listing = dirfd(dir);
+  while (const dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    const long fd = strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == listing) continue;
+    if (Matches(static_cast<int>(fd), remote_addr, remote_port, local_addr, local_port)) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
+bool PeerClosed(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  const int ready = poll(&p, 1, 0);
+  if (ready < 0) return errno != EINTR;
+  if (ready == 0) return false;
+  if (p.revents & (POLLERR | POLLNVAL)) return true;
+  char byte;
+  const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (got > 0) return false;  // bytes of a next request
+  if (got == 0) return true;  // end of file: the client closed
+  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+}  // namespace cortiq::server
