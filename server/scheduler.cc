@@ -386,6 +386,20 @@ void Scheduler::OnLogits(Slot& slot) {
   }
   // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
   sampling::StopUpdate update = p.stop.Push(-1, piece);
+  // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
+  // newline spelled <0x0A>) stops here, not when the run ends (as runtime/generation does).
+  if (!update.stopped() && slot.decoder && !p.stop.stop_strings().empty()) {
+    absl::StatusOr<std::string> held = slot.decoder->HeldText();
+    if (held.ok() && p.stop.WouldStop(*held)) {
+      absl::StatusOr<std::string> rest = slot.decoder->Finish();
+      if (rest.ok()) {
+        sampling::StopUpdate at_stop = p.stop.Push(-1, *rest);
+        update.text += at_stop.text;
+        update.reason = at_stop.reason;
+        update.stop_string = at_stop.stop_string;
+      }
+    }
+  }
   event.text = std::move(update.text);
   p.handle->Push(std::move(event));
   if (update.reason == sampling::StopReason::kStopString) {

@@ -97,6 +97,17 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     }
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, push_text(piece));
     if (stopped) break;
+    // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
+    // newline spelled <0x0A>) stops here, not when the run ends: their text is what ending
+    // now gives (StreamDecoder::HeldText), and ending releases it.
+    if (stream && !stop.stop_strings().empty()) {
+      CORTIQ_ASSIGN_OR_RETURN(const std::string held, stream->HeldText());
+      if (stop.WouldStop(held)) {
+        CORTIQ_ASSIGN_OR_RETURN(const std::string rest, stream->Finish());
+        CORTIQ_ASSIGN_OR_RETURN(const bool held_stop, push_text(rest));
+        if (held_stop) break;
+      }
+    }
     if (options.max_tokens >= 0 &&
         static_cast<int64_t>(result.tokens.size()) >= options.max_tokens) {
       CORTIQ_RETURN_IF_ERROR(finish(FinishReason::kMaxTokens));

@@ -123,6 +123,16 @@ StopUpdate StopCondition::Push(int32_t token, std::string_view piece) {
   return update;
 }
 
+bool StopCondition::WouldStop(std::string_view piece) const {
+  if (stopped_ != StopReason::kNone || piece.empty()) return false;
+  std::string text = held_;
+  text.append(piece);
+  for (const std::string& stop : stop_strings_) {
+    if (text.find(stop) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string StopCondition::Flush() {
   std::string text = std::move(held_);
   held_.clear();

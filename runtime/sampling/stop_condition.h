@@ -62,6 +62,11 @@ class StopCondition {
   // reason until Reset.
   StopUpdate Push(int32_t token, std::string_view piece);
 
+  // Whether Push(-1, piece) would stop at a stop string (the held text and `piece` contain
+  // one); changes nothing. For text that is final only if generation ends now: the bytes a
+  // StreamDecoder holds back (text::StreamDecoder::HeldText), which a stop there would release.
+  bool WouldStop(std::string_view piece) const;
+
   // Releases the held text, when generation ends for another reason (the token limit, a full
   // context, an interrupt). Empty after a stop.
   std::string Flush();

@@ -242,6 +242,13 @@ absl::StatusOr<std::string> StreamDecoder::TakeCompleteCharacters() {
   return out;
 }
 
+absl::StatusOr<std::string> StreamDecoder::HeldText() const {
+  if (pending_.empty()) return std::string();
+  CORTIQ_ASSIGN_OR_RETURN(std::string all, tokenizer_->Decode(pending_, options_));
+  if (local_) return all;
+  return all.size() > emitted_ ? all.substr(emitted_) : std::string();
+}
+
 absl::StatusOr<std::string> StreamDecoder::Finish() {
   std::string out;
   if (!local_) {

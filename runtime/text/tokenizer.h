@@ -131,6 +131,11 @@ class StreamDecoder {
   absl::StatusOr<std::string> Push(TokenId id);
   // Returns the rest of the text (held-back bytes) and resets the decoder.
   absl::StatusOr<std::string> Finish();
+  // What Finish would return now (the held-back bytes' text if generation ended here), without
+  // changing the decoder: a stop string that ends in held-back bytes (a newline spelled <0x0A>)
+  // is seen when its token comes, not when the run of byte tokens ends. Empty when nothing is
+  // held.
+  absl::StatusOr<std::string> HeldText() const;
 
   // True if a run of byte tokens longer than kMaxHeldBackBytes was streamed since construction
   // (not reset by Finish): only then may the outputs differ from Decode.

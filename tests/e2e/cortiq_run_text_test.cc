@@ -221,6 +221,28 @@ TEST_F(CortiqRunTextTest, StopStringsAcrossTokenBoundaries) {
   EXPECT_THAT(r.err, HasSubstr("stop: stop string"));
 }
 
+// A stop string ending in a byte-fallback token (a newline sampled as <0x0A>, which the stream
+// decoder holds until the run of byte tokens ends) stops at that token, not up to 16 tokens
+// later when the held run is released.
+TEST_F(CortiqRunTextTest, StopStringInHeldBackBytesStopsAtItsToken) {
+  const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
+  const ModelText m = Load(artifact);
+  const int32_t newline = *m.tokenizer->TokenToId("<0x0A>");
+  const std::string force = absl::StrCat(" --logit-bias ", newline, "+100");
+  const CommandResult r =
+      Run(absl::StrCat(artifact, " -p Hello -n 30 --ignore-eos --stop ", Quote("\n"), force));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("(1 generated)"));
+  EXPECT_THAT(r.err, HasSubstr("stop: stop string"));
+  // Two newlines in a row: the first is held (it may start the stop), the second completes it.
+  const CommandResult two = Run(absl::StrCat(artifact, " -p Hello -n 30 --ignore-eos --stop ",
+                                             Quote("\n\n"), force));
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, "");
+  EXPECT_THAT(two.err, HasSubstr("(2 generated)"));
+}
+
 // In the chat format a sampled <turn|> ends the turn even though tiny-a's generation config lists
 // only <eos>; outside it, <turn|> is an ordinary (special) token.
 TEST_F(CortiqRunTextTest, TurnEndStopsAChatTurn) {

@@ -239,6 +239,23 @@ void StreamDecoderStreamsLongByteRuns(const Tokenizer* tokenizer_) {
     EXPECT_EQ(outputs[kHeld], std::string(kHeld + 1, 'y'));
   }
   {
+    // HeldText: what Finish would give now, without taking it: the held run's text ("a\n" spelled
+    // <0x61> <0x0A>; U+FFFD per byte once an invalid byte joins the run), then nothing after the
+    // run ends with a normal token.
+    text::StreamDecoder stream(tokenizer_);
+    EXPECT_EQ(*stream.HeldText(), "");
+    EXPECT_EQ(*stream.Push(id("<0x61>")), "");
+    EXPECT_EQ(*stream.Push(id("<0x0A>")), "");
+    EXPECT_EQ(*stream.HeldText(), "a\n");
+    EXPECT_EQ(*stream.HeldText(), "a\n");  // unchanged by asking
+    EXPECT_EQ(*stream.Push(id("<0x80>")), "");
+    EXPECT_EQ(*stream.HeldText(), kReplacement + kReplacement + kReplacement);
+    EXPECT_EQ(*stream.Push(id("a")), kReplacement + kReplacement + kReplacement + "a");
+    EXPECT_EQ(*stream.HeldText(), "");
+    EXPECT_EQ(*stream.Push(id("<0x0A>")), "");
+    EXPECT_EQ(*stream.Finish(), "\n");
+  }
+  {
     // Runs of kMaxHeldBackBytes or fewer stay whole, even when they are not valid UTF-8: the
     // stream equals Decode, one U+FFFD per byte.
     std::vector<TokenId> ids(kHeld - 1, id("<0x79>"));

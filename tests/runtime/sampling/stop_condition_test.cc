@@ -166,6 +166,23 @@ TEST(StopConditionTest, NeverCutsAUtf8Character) {
   EXPECT_EQ(run.emitted, (std::vector<std::string>{"caf\xC3\xA9 ", "", "", "\xE2\x82\xACu!"}));
 }
 
+// WouldStop answers for text not pushed yet (a decoder's held bytes) and changes nothing.
+TEST(StopConditionTest, WouldStopLooksWithoutPushing) {
+  StopCondition stop = Make({"\n\n", "end"});
+  EXPECT_FALSE(stop.WouldStop(""));
+  EXPECT_FALSE(stop.WouldStop("\n"));
+  const StopUpdate first = stop.Push(-1, "a\n");  // "\n" held: it may start "\n\n"
+  EXPECT_EQ(first.text, "a");
+  EXPECT_TRUE(stop.WouldStop("\n"));    // with the held "\n"
+  EXPECT_TRUE(stop.WouldStop("xend"));
+  EXPECT_FALSE(stop.WouldStop("x"));
+  EXPECT_EQ(stop.held_bytes(), 1u);      // unchanged
+  const StopUpdate second = stop.Push(-1, "\n");
+  EXPECT_EQ(second.reason, StopReason::kStopString);
+  EXPECT_EQ(second.stop_string, 0);
+  EXPECT_FALSE(stop.WouldStop("end"));  // stopped already
+}
+
 TEST(StopConditionTest, Errors) {
   EXPECT_THAT(StopCondition::Create({1, -3}, {}).status().message(),
               HasSubstr("end_of_generation_ids[1] is -3"));
