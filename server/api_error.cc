@@ -29,6 +29,10 @@ ApiError ErrorFromStatus(const absl::Status& status, std::string param) {
       error.type = "unavailable_error";
       error.code = "server_overloaded";
       break;
+    case absl::StatusCode::kUnavailable:  // shutting down
+      error.status = 503;
+      error.type = "unavailable_error";
+      break;
     case absl::StatusCode::kUnauthenticated:
       error.status = 401;
       error.type = "authentication_error";

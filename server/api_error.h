@@ -24,8 +24,9 @@ ApiError InvalidRequest(std::string message, std::string param = {});
 
 // The answer for a runtime error: InvalidArgument / OutOfRange / FailedPrecondition /
 // Unimplemented 400 invalid_request_error, ResourceExhausted 503 unavailable_error (code
-// "server_overloaded"), Unauthenticated 401 authentication_error (code "invalid_api_key"),
-// NotFound 404 not_found_error, Cancelled 499-like 400, anything else 500 server_error.
+// "server_overloaded"), Unavailable (shutting down) 503 unavailable_error, Unauthenticated 401
+// authentication_error (code "invalid_api_key"), NotFound 404 not_found_error, Cancelled
+// 499-like 400, anything else 500 server_error.
 ApiError ErrorFromStatus(const absl::Status& status, std::string param = {});
 
 // {"error": {"message": ..., "type": ..., "param": ... | null, "code": ... | null}}.

@@ -1,6 +1,8 @@
 // cortiq-server's routes (see http_server.h).
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -11,9 +13,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-// Pending connections the listening socket queues (cpp-httplib's default, 5, refuses a burst of
-// clients connecting at once; llama-server's httplib build uses the same constant).
-#define CPPHTTPLIB_LISTEN_BACKLOG 128
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "runtime/generation/model_text.h"
@@ -30,6 +29,12 @@ namespace {
 
 // How often a waiting stream checks that its client is still there.
 constexpr std::chrono::milliseconds kPollInterval(100);
+
+// Pending connections the listening socket queues. cpp-httplib's default, 5, refuses a burst of
+// clients connecting at once, and Debian's libcpp-httplib.so is built with it (defining
+// CPPHTTPLIB_LISTEN_BACKLOG here reaches only the header), so Bind calls listen again with this
+// (on Linux, listen on a listening socket sets its backlog).
+constexpr int kListenBacklog = 128;
 
 int64_t UnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
@@ -65,6 +70,8 @@ struct HttpServer::Impl {
   // other method is answered 405 (with Allow), and /metrics labels requests by route, with
   // every unknown path as "other" (a label per path a client invents would grow without bound).
   std::map<std::string, std::string> route_methods;
+  // The socket httplib last created to listen on (set_socket_options sees each before its bind).
+  int listen_socket = -1;
 
   void Routes();
   // The /metrics label of a request path: the path if it is a route, else "other".
@@ -92,24 +99,26 @@ absl::StatusOr<int> HttpServer::Bind() {
   // bind the same port and take half the connections (a different model, or none of this one's
   // --api-key); with REUSEADDR alone it fails with "address in use", and a restarted server
   // still binds at once over the old one's TIME_WAIT connections.
-  impl_->http.set_socket_options([](socket_t sock) {
+  impl_->http.set_socket_options([impl = impl_.get()](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+    impl->listen_socket = sock;
   });
   impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  if (impl_->options.port == 0) {
-    const int port = impl_->http.bind_to_any_port(impl_->options.host);
+  int port = impl_->options.port;
+  if (port == 0) {
+    port = impl_->http.bind_to_any_port(impl_->options.host);
     if (port <= 0) {
       return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.host, ":0"));
     }
-    return port;
-  }
-  if (!impl_->http.bind_to_port(impl_->options.host, impl_->options.port)) {
+  } else if (!impl_->http.bind_to_port(impl_->options.host, port)) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", impl_->options.host, ":",
-                                               impl_->options.port,
+                                               port,
                                                " (in use, or not an address of this machine)"));
   }
-  return impl_->options.port;
+  // Advice: if it fails the socket keeps httplib's backlog.
+  if (impl_->listen_socket >= 0) listen(impl_->listen_socket, kListenBacklog);
+  return port;
 }
 
 void HttpServer::Serve() { impl_->http.listen_after_bind(); }

@@ -105,9 +105,12 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Artifact& art
   return s;
 }
 
-Scheduler::~Scheduler() {
+Scheduler::~Scheduler() { Shutdown(); }
+
+void Scheduler::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_) return;
     stop_ = true;
   }
   wake_.notify_all();
@@ -115,13 +118,16 @@ Scheduler::~Scheduler() {
   // Whatever did not finish is cancelled.
   for (Pending& p : queue_) {
     JobResult r;
-    r.status = absl::CancelledError("the server is shutting down");
+    r.status = absl::UnavailableError("the server is shutting down");
     p.handle->Finish(std::move(r));
   }
+  queue_.clear();
   for (auto& slot : slots_) {
     if (slot->phase != Slot::Phase::kIdle) {
-      slot->result.status = absl::CancelledError("the server is shutting down");
+      slot->result.status = absl::UnavailableError("the server is shutting down");
       slot->pending->handle->Finish(std::move(slot->result));
+      slot->pending.reset();
+      slot->phase = Slot::Phase::kIdle;
     }
   }
 }
@@ -148,6 +154,7 @@ absl::StatusOr<std::shared_ptr<JobHandle>> Scheduler::Submit(Job job) {
   auto handle = std::make_shared<JobHandle>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_) return absl::UnavailableError("the server is shutting down");
     // Jobs beyond the free slots wait; more than max_queued waiting are refused. (The slots'
     // phases belong to the thread; stats_.slots_busy is their count as of its last change.)
     const int free_slots = static_cast<int>(slots_.size()) - stats_.slots_busy;

@@ -137,8 +137,13 @@ class Scheduler {
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const Artifact& artifact,
                                                            const text::Tokenizer* tokenizer,
                                                            SchedulerOptions options);
-  // Cancels every job (their results: Cancelled) and joins the thread.
+  // Shutdown().
   ~Scheduler();
+  // Stops the thread and ends every queued and running job at once (results: Unavailable, "the
+  // server is shutting down"); later Submits are refused the same way. Idempotent; for a
+  // server stopping on a signal, so that its handlers answer instead of waiting for their
+  // generations to end.
+  void Shutdown();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 

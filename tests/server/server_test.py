@@ -429,6 +429,25 @@ class ServerTest(unittest.TestCase):
         self.assertIn("cannot listen on", second.stderr)
         self.assertEqual(self.server.request("GET", "/health", key=None)[0], 200)
 
+    def test_a_signal_ends_running_generations(self):
+        # Ctrl-C while a long generation runs: its client gets a 503 at once and the server
+        # exits, rather than after the generation's 30000 tokens.
+        other = Server("--api-key", API_KEY, "-c", "32768")
+        replies = []
+        client = threading.Thread(
+            target=lambda: replies.append(other.post("/v1/completions", dict(LONG))))
+        client.start()
+        self.assertTrue(wait_for(lambda: other.metric("cortiq_slots_busy") == 1))
+        start = time.time()
+        other.proc.send_signal(signal.SIGINT)
+        self.assertEqual(other.proc.wait(timeout=20), 0)
+        client.join(timeout=20)
+        self.assertLess(time.time() - start, 10)
+        self.assertEqual(len(replies), 1)
+        status, body = replies[0]
+        self.assertEqual(status, 503, body)
+        self.assertIn("shutting down", body["error"]["message"])
+
     def test_unknown_route(self):
         self.assertError(self.server.request("GET", "/v1/nothing"), 404)
         # /metrics labels requests by route; an invented path counts as "other", not a new label.

@@ -184,6 +184,8 @@ TEST(ApiErrorTest, BodyAndStatus) {
                       R"({"error": {"message": "bad", "type": "invalid_request_error",
                                     "param": "top_p", "code": null}})"));
   EXPECT_EQ(ErrorFromStatus(absl::ResourceExhaustedError("x")).status, 503);
+  EXPECT_EQ(ErrorFromStatus(absl::UnavailableError("shutting down")).status, 503);
+  EXPECT_EQ(ErrorFromStatus(absl::UnavailableError("x")).type, "unavailable_error");
   EXPECT_EQ(ErrorFromStatus(absl::UnauthenticatedError("x")).status, 401);
   EXPECT_EQ(ErrorFromStatus(absl::UnauthenticatedError("x")).code, "invalid_api_key");
   EXPECT_EQ(ErrorFromStatus(absl::DataLossError("x")).status, 500);

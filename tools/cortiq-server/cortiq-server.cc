@@ -12,7 +12,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,13 +106,27 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
                static_cast<long long>(scheduler->ctx_size()), session.threads, f.host.c_str(),
                port);
   std::fflush(stderr);
+  // The first SIGINT / SIGTERM ends the running and queued generations (their clients get an
+  // error) and stops the server; a second one, while that takes long, exits at once (as
+  // llama-server does).
+  std::atomic<bool> serving{true};
   std::thread watcher([&] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    if (signal_number != 0) server.Stop();
+    if (!serving.load()) return;  // woken by Run itself
+    std::fprintf(stderr, "cortiq-server: stopping (again to exit at once)\n");
+    scheduler->Shutdown();
+    server.Stop();
+    for (;;) {
+      sigwait(&signals, &signal_number);
+      if (!serving.load()) return;
+      std::fprintf(stderr, "cortiq-server: exiting now\n");
+      std::_Exit(128 + signal_number);
+    }
   });
   server.Serve();
-  // Serve returned without a signal (e.g. a listen error): wake the watcher.
+  serving.store(false);
+  // Serve returned (a signal, or e.g. a listen error): wake the watcher if it still waits.
   pthread_kill(watcher.native_handle(), SIGTERM);
   watcher.join();
   std::fprintf(stderr, "cortiq-server: stopped\n");
