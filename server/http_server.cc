@@ -197,6 +197,14 @@ void HttpServer::Impl::Routes() {
     if (res.status == 404) {
       error.type = "not_found_error";
       error.message = absl::StrCat("no route ", req.method, " ", req.path);
+    } else if (res.status == 413 &&
+               absl::StartsWith(req.get_header_value("Content-Type"),
+                                "application/x-www-form-urlencoded")) {
+      // cpp-httplib reads a form body only up to 8 KiB, and `curl -d` without -H sends JSON as
+      // a form.
+      error.message =
+          "a body sent as application/x-www-form-urlencoded (curl -d's default) may have at most "
+          "8192 bytes; send JSON with 'Content-Type: application/json'";
     } else if (res.status == 413) {
       error.message = "the request body is too large";
     } else if (res.status == 400) {

@@ -448,6 +448,24 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(status, 503, body)
         self.assertIn("shutting down", body["error"]["message"])
 
+    def test_empty_api_key_or_host_is_refused(self):
+        # --api-key "$KEY" with KEY unset must not quietly serve without a key.
+        for flag in ("--api-key", "--host"):
+            run = subprocess.run([SERVER, MODEL, "--port", "0", "-t", "1", flag, ""],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 timeout=20)
+            self.assertNotEqual(run.returncode, 0)
+            self.assertIn(flag + " is empty", run.stderr)
+
+    def test_a_large_form_body_says_to_send_json(self):
+        # curl -d without -H sends JSON as a form, which cpp-httplib caps at 8 KiB.
+        body = json.dumps({"prompt": "x " * 6000, "max_tokens": 1})
+        error = self.assertError(
+            self.server.request("POST", "/v1/completions", raw=body,
+                                headers={"Content-Type": "application/x-www-form-urlencoded"}),
+            413)
+        self.assertIn("Content-Type: application/json", error["message"])
+
     def test_unknown_route(self):
         self.assertError(self.server.request("GET", "/v1/nothing"), 404)
         # /metrics labels requests by route; an invented path counts as "other", not a new label.

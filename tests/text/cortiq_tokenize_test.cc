@@ -147,6 +147,9 @@ TEST(CortiqTokenize, ErrorsNameTheProblem) {
   Result r = RunTool(kModels + "tiny-a-f32 --decode 1,512");
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("token id 512 is out of range [0, 512)"));
+  r = RunTool(kModels + "tiny-a-f32 --decode 1,,2");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--decode: entry 1 of '1,,2' is empty"));
   r = RunTool(kModels + "tiny-a-f32 --decode 1,x");
   EXPECT_THAT(r.err, HasSubstr("'x' is not an integer"));
   r = RunTool(kModels + "tiny-a-f32 --frobnicate");

@@ -167,6 +167,15 @@ int Main(int argc, char** argv) {
   if (status.ok() && !positional.empty()) {
     status = absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positional[0], "'"));
   }
+  // An empty value is most likely an unset variable (--api-key "$KEY"): serving without a key
+  // then would be a silent surprise, so it is refused (omit the flag to serve without one).
+  if (status.ok() && flags.IsSet("--api-key") && f.api_key.empty()) {
+    status = absl::InvalidArgumentError(
+        "--api-key is empty (an unset variable?); omit --api-key to serve without a key");
+  }
+  if (status.ok() && flags.IsSet("--host") && f.host.empty()) {
+    status = absl::InvalidArgumentError("--host is empty; give an address such as 127.0.0.1");
+  }
   if (status.ok()) status = Run(f, *model);
   if (!status.ok()) {
     std::fprintf(stderr, "cortiq-server: %s\n", std::string(status.message()).c_str());

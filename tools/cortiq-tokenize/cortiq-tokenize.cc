@@ -209,9 +209,16 @@ absl::Status PrintPieces(const text::Tokenizer& tokenizer, const std::vector<tex
 
 absl::StatusOr<std::vector<text::TokenId>> ParseIds(const std::string& text, uint32_t vocab) {
   std::vector<text::TokenId> ids;
+  if (absl::StripAsciiWhitespace(text).empty()) return ids;
+  size_t index = 0;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     part = absl::StripAsciiWhitespace(part);
-    if (part.empty()) continue;
+    // As cortiq-run --tokens: "1,,2" is a typo, not the ids 1 and 2.
+    if (part.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--decode: entry ", index, " of '", text, "' is empty"));
+    }
+    ++index;
     int64_t id = 0;
     if (!absl::SimpleAtoi(part, &id)) {
       return absl::InvalidArgumentError(absl::StrCat("--decode: '", part, "' is not an integer"));
