@@ -166,7 +166,7 @@ void HttpServer::Impl::Routes() {
     }
     const std::string auth = req.get_header_value("Authorization");
     const std::string bearer = "Bearer ";
-    if (!absl::StartsWith(auth, bearer) ||
+    if (!absl::StartsWithIgnoreCase(auth, bearer) ||  // the scheme is case-insensitive
         !ConstantTimeEquals(auth.substr(bearer.size()), options.api_key)) {
       ApiError error = ErrorFromStatus(absl::UnauthenticatedError(
           auth.empty() ? "no API key: send the header 'Authorization: Bearer KEY'"

@@ -245,13 +245,21 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingOverrides* s) {
     if (!bias->is_object()) return WrongType("logit_bias", "an object {\"token id\": bias}", *bias);
     for (auto it = bias->begin(); it != bias->end(); ++it) {
       int64_t id = 0;
-      if (!absl::SimpleAtoi(it.key(), &id) || id < 0 || id > INT32_MAX) {
+      // Digits only: SimpleAtoi would also take " 5" or "+5".
+      const bool digits = !it.key().empty() && it.key().size() <= 10 &&
+                          std::all_of(it.key().begin(), it.key().end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || !absl::SimpleAtoi(it.key(), &id) || id > INT32_MAX) {
         return InvalidRequest(
             absl::StrCat("'logit_bias': key '", it.key(), "' is not a token id"), "logit_bias");
       }
-      if (!it.value().is_number() || !std::isfinite(it.value().get<double>())) {
-        return WrongType(absl::StrCat("logit_bias[\"", it.key(), "\"]"), "a finite number",
-                         it.value());
+      // OpenAI's range, which also keeps the bias a finite float.
+      const std::string name = absl::StrCat("logit_bias[\"", it.key(), "\"]");
+      if (!it.value().is_number()) return WrongType(name, "a number", it.value());
+      if (!(std::fabs(it.value().get<double>()) <= 100.0)) {
+        return InvalidRequest(absl::StrCat("'", name, "' = ", it.value().dump(),
+                                           " is not in [-100, 100]"),
+                              name);
       }
       s->logit_bias.push_back(
           {static_cast<int32_t>(id), static_cast<float>(it.value().get<double>())});
@@ -300,6 +308,15 @@ std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& 
       if (!tools->is_array()) return WrongType("tools", "an array", *tools);
       if (!tools->empty()) return InvalidRequest("'tools' are not supported", "tools");
     }
+    // Without tools only "none" and "auto" mean anything (OpenAI refuses the rest).
+    if (const json* choice = Member(j, "tool_choice")) {
+      if (!choice->is_string() ||
+          (choice->get<std::string>() != "none" && choice->get<std::string>() != "auto")) {
+        return InvalidRequest("'tool_choice' other than \"none\" or \"auto\" needs 'tools', "
+                              "which are not supported",
+                              "tool_choice");
+      }
+    }
     if (const json* format = Member(j, "response_format")) {
       if (!format->is_object()) return WrongType("response_format", "an object", *format);
       const json* type = Member(*format, "type");
@@ -327,6 +344,10 @@ std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& 
   if (auto e = GetBool(j, "stream", &out->stream)) return e;
   if (const json* options = Member(j, "stream_options")) {
     if (!options->is_object()) return WrongType("stream_options", "an object", *options);
+    if (!out->stream) {
+      return InvalidRequest("'stream_options' is only allowed with \"stream\": true",
+                            "stream_options");
+    }
     if (auto e = GetBool(*options, "include_usage", &out->include_usage)) {
       e->param = "stream_options.include_usage";
       return e;

@@ -448,6 +448,12 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(status, 503, body)
         self.assertIn("shutting down", body["error"]["message"])
 
+    def test_the_bearer_scheme_is_case_insensitive(self):
+        for scheme in ("bearer", "BEARER"):
+            status, _ = self.server.request("GET", "/v1/models", key=None,
+                                            headers={"Authorization": scheme + " " + API_KEY})
+            self.assertEqual(status, 200, scheme)
+
     def test_empty_api_key_or_host_is_refused(self):
         # --api-key "$KEY" with KEY unset must not quietly serve without a key.
         for flag in ("--api-key", "--host"):
