@@ -3,12 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <cstring>
+#include <string>
 
 namespace cortiq::server {
 namespace {
