@@ -463,6 +463,18 @@ class ServerTest(unittest.TestCase):
             self.assertNotEqual(run.returncode, 0)
             self.assertIn(flag + " is empty", run.stderr)
 
+    def test_says_when_the_context_is_clamped(self):
+        proc = subprocess.Popen([SERVER, MODEL, "--port", "0", "-t", "1", "-c", "99999999"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stderr.readline()
+            self.assertIn("-c 99999999 is more than the model's max_position_embeddings", line)
+            self.assertIn("clamped", line)
+        finally:
+            proc.kill()
+            proc.wait(timeout=20)
+            proc.stderr.close()
+
     def test_a_large_form_body_says_to_send_json(self):
         # curl -d without -H sends JSON as a form, which cpp-httplib caps at 8 KiB.
         body = json.dumps({"prompt": "x " * 6000, "max_tokens": 1})
