@@ -356,9 +356,13 @@ int main(int argc, char** argv) {
     }
   }
   const std::string requested = !mix.empty() ? absl::StrCat(mix, " mix") : weights;
+  // With --tables alone the matrices keep their dtypes but the tables do not: say what was
+  // stored then too (a table whose rows are not whole blocks of the format falls back).
   const std::string formats =
-      requested.empty() ? "checkpoint dtypes"
-                        : absl::StrCat(requested, "; matrices stored as ", stored);
+      !requested.empty() ? absl::StrCat(requested, "; matrices stored as ", stored)
+      : !f.tables.empty() ? absl::StrCat("checkpoint dtypes, --tables ", f.tables,
+                                         "; matrices stored as ", stored)
+                          : "checkpoint dtypes";
   std::printf("cortiq-compile: wrote %s (%zu weights, %s; %s)\n", output.c_str(), entries.size(),
               formats.c_str(), tokenizer_note.c_str());
   return 0;
