@@ -235,6 +235,16 @@ TEST_F(CortiqRunTextTest, StopStringInHeldBackBytesStopsAtItsToken) {
   EXPECT_EQ(r.out, "");
   EXPECT_THAT(r.err, HasSubstr("(1 generated)"));
   EXPECT_THAT(r.err, HasSubstr("stop: stop string"));
+  // Written with a backslash, as a shell passes '\n': the escape is processed (as llama.cpp
+  // does), unless --no-escape.
+  const CommandResult escaped = Run(absl::StrCat(
+      artifact, " -p Hello -n 30 --ignore-eos --stop ", Quote("\\n"), force));
+  ASSERT_EQ(escaped.exit_code, 0) << escaped.err;
+  EXPECT_THAT(escaped.err, HasSubstr("(1 generated)"));
+  const CommandResult literal = Run(absl::StrCat(
+      artifact, " -p Hello -n 30 --ignore-eos --no-escape --stop ", Quote("\\n"), force));
+  ASSERT_EQ(literal.exit_code, 0) << literal.err;
+  EXPECT_THAT(literal.err, HasSubstr("(30 generated)"));
   // Two newlines in a row: the first is held (it may start the stop), the second completes it.
   const CommandResult two = Run(absl::StrCat(artifact, " -p Hello -n 30 --ignore-eos --stop ",
                                              Quote("\n\n"), force));

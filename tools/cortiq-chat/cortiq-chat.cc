@@ -47,6 +47,7 @@
 #include "runtime/sampling/sampler.h"
 #include "runtime/sampling/stop_condition.h"
 #include "runtime/sequence.h"
+#include "tools/common/escapes.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
 #include "tools/common/perf_report.h"
@@ -69,6 +70,7 @@ struct ChatFlags {
   int64_t n_predict = -1;
   bool special = false;
   bool verbose = false;
+  EscapeFlags escapes;
 };
 
 constexpr char kHelp[] =
@@ -364,6 +366,7 @@ int Main(int argc, char** argv) {
                 "timings of every turn on stderr (prompt tokens evaluated and reused from the "
                 "cache, tokens per second)");
   AddSamplingFlags(flags, &f.sampling);
+  AddEscapeFlags(flags, &f.escapes, "--system and --stop");
   flags.AddEpilog(
       std::string(kHelp) +
       "over a pipe:\n"
@@ -377,6 +380,10 @@ int Main(int argc, char** argv) {
       "  cortiq-chat model.cortiq --system \"You are a concise assistant.\"\n"
       "  printf 'Hello\\nAnd in French?\\n' | cortiq-chat model.cortiq --temp 0");
   std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  // --system and --stop as llama.cpp reads them ('\n' a newline); typed messages as they are.
+  std::vector<std::string*> texts = {&f.system};
+  for (std::string& stop : f.sampling.stop) texts.push_back(&stop);
+  ApplyEscapes(f.escapes, texts);
   absl::StatusOr<std::string> model = TakeModelPath(f.session, &positional);
   absl::StatusOr<int> result =
       model.ok() ? Chat(flags, f, *model) : absl::StatusOr<int>(model.status());

@@ -58,6 +58,7 @@
 #include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "runtime/text/unicode.h"
+#include "tools/common/escapes.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
 #include "tools/common/perf_report.h"
@@ -94,6 +95,7 @@ struct RunFlags {
   std::string dump_logits;
   std::string dump_layers;
   bool verify = false;
+  EscapeFlags escapes;
 };
 
 // The most prompt text per context position cortiq-run reads from a file (-f): far more than any
@@ -423,6 +425,7 @@ int Main(int argc, char** argv) {
                 "(artifact format 3.1), on --threads threads; a mismatch is an error naming the "
                 "weight");
   AddSamplingFlags(flags, &f.sampling);
+  AddEscapeFlags(flags, &f.escapes, "-p, --system and --stop");
   flags.AddGroup("dumps");
   flags.AddString("--dump-logits", "FILE", &f.dump_logits,
                   "write the logits of every prompt position: raw little-endian float32 "
@@ -437,6 +440,10 @@ int Main(int argc, char** argv) {
       "  cortiq-run model.cortiq --chat -p \"Write a haiku about the sea\" --temp 0.7\n"
       "  cortiq-run model.cortiq --tokens 2,17,300 -n 8");
   std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  // -p, --system and --stop as llama.cpp reads them ('\n' a newline); -f files as they are.
+  std::vector<std::string*> texts = {&f.prompt, &f.system};
+  for (std::string& stop : f.sampling.stop) texts.push_back(&stop);
+  ApplyEscapes(f.escapes, texts);
   absl::StatusOr<std::string> model = TakeModelPath(f.session, &positional);
   absl::Status status = model.status();
   if (status.ok()) status = Run(flags, f, *model);
