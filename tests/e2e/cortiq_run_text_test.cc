@@ -219,6 +219,10 @@ TEST_F(CortiqRunTextTest, StopStringsAcrossTokenBoundaries) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, full.substr(0, full.find(stop))) << "stop " << stop << " in " << full;
   EXPECT_THAT(r.err, HasSubstr("stop: stop string"));
+  // -r, llama.cpp's name for it (--reverse-prompt), is the same flag.
+  const CommandResult reverse = Run(absl::StrCat(artifact, " -p ", Quote(prompt),
+                                                 " -n 30 --temp 0 --ignore-eos -r ", Quote(stop)));
+  EXPECT_EQ(reverse.out, r.out);
 }
 
 // A stop string ending in a byte-fallback token (a newline sampled as <0x0A>, which the stream

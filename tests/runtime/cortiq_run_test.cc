@@ -298,7 +298,7 @@ TEST_F(CortiqRunTest, BadInputsFailCleanly) {
   ExpectError(m + " --tokens 2 --n-predict -2", "--n-predict = -2 must be in [-1, ");
   ExpectError(m + " --tokens 2 --threads 0",
               "--threads = 0 must be in [1, 256]");
-  ExpectError(m + " --tokens 2 --ctx-size 0", "--ctx-size = 0 must be >= 1");
+  ExpectError(m + " --tokens 2 --ctx-size -1", "--ctx-size = -1 must be >= 0");
   ExpectError(m + " --tokens 2,3,4,5 --n-predict 2 --ctx-size 3",
               "context full: the prompt has 4 tokens, the context holds 3 (-c/--ctx-size");
   ExpectError(m + " --tokens 2 --bogus 1", "unknown flag --bogus");

@@ -470,6 +470,17 @@ class ServerTest(unittest.TestCase):
             line = proc.stderr.readline()
             self.assertIn("-c 99999999 is more than the model's max_position_embeddings", line)
             self.assertIn("clamped", line)
+            maximum = re.search(r"max_position_embeddings \((\d+)\)", line).group(1)
+        finally:
+            proc.kill()
+            proc.wait(timeout=20)
+            proc.stderr.close()
+        # -c 0: the model's maximum, as llama.cpp's -c 0, without a note.
+        proc = subprocess.Popen([SERVER, MODEL, "--port", "0", "-t", "1", "-c", "0"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            line = proc.stderr.readline()
+            self.assertIn(": 1 slot of %s positions" % maximum, line)
         finally:
             proc.kill()
             proc.wait(timeout=20)

@@ -35,13 +35,15 @@ void AddSamplingFlags(Flags& flags, SamplingFlags* v) {
   flags.AddFloat("--frequency-penalty", "X", &v->frequency_penalty, -kMax, kMax,
                  "subtracted per occurrence in the window (default: 0)");
   flags.AddInt("-s, --seed", "N", &v->seed, -1, std::numeric_limits<int64_t>::max(),
-               "seed of the draws; the same seed gives the same tokens on any machine, thread "
-               "count and batch size; -1 = random (default: -1)");
+               "seed of the draws: the same seed draws the same numbers on any machine, so the "
+               "same tokens wherever the logits are the same (another -b, or another CPU, may "
+               "round them differently); -1 = random (default: -1)");
   flags.AddList("-l, --logit-bias", "ID+BIAS", &v->logit_bias,
                 "add BIAS to token ID's logit (ID-BIAS subtracts; -inf bans it), e.g. 15043+1; "
                 "may be repeated");
-  flags.AddList("--stop", "TEXT", &v->stop,
-                "stop when the text reaches TEXT (not printed); may be repeated");
+  flags.AddList("-r, --stop, --reverse-prompt", "TEXT", &v->stop,
+                "stop when the text reaches TEXT (not printed); may be repeated (-r and "
+                "--reverse-prompt as llama.cpp names it)");
   flags.AddBool("--ignore-eos", &v->ignore_eos,
                 "do not stop on the model's end-of-generation tokens");
 }

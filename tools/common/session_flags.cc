@@ -20,8 +20,9 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
   values->threads = PhysicalCoreCount();
   flags.AddString("-m, --model", "FILE",
                   &values->model, "the compiled model (MODEL.cortiq); or give it as the first argument");
-  flags.AddInt("-c, --ctx-size", "N", &values->ctx_size, 1, INT64_MAX,
-               "context size in positions, clamped to the model's max_position_embeddings");
+  flags.AddInt("-c, --ctx-size", "N", &values->ctx_size, 0, INT64_MAX,
+               "context size in positions, clamped to the model's max_position_embeddings; 0 = "
+               "that maximum, as llama.cpp's -c 0 (default: 4096)");
   flags.AddInt("-t, --threads", "N", &values->threads, 1, 256,
                absl::StrCat("threads for the matrix products and attention (default: the ",
                             values->threads, " physical cores)"));
@@ -123,7 +124,8 @@ absl::StatusOr<SessionOptions> ToSessionOptions(const SessionFlags& values) {
         "--prefill-activations: '", values.prefill_activations, "' is not f32, q8_0 or bf16"));
   }
   options.prefill_activations = *activations;
-  options.ctx_size = values.ctx_size;
+  // 0: the model's maximum (the session clamps to max_position_embeddings).
+  options.ctx_size = values.ctx_size == 0 ? INT64_MAX : values.ctx_size;
   options.threads = static_cast<int>(values.threads);
   options.batch_size = values.batch_size;
   return options;

@@ -101,9 +101,9 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
                             artifact->plan().model, http);
   CORTIQ_ASSIGN_OR_RETURN(const int port, server.Bind());
   std::fprintf(stderr,
-               "cortiq-server: %s: %lld slots of %lld positions, %d threads; listening on "
+               "cortiq-server: %s: %lld slot%s of %lld positions, %d threads; listening on "
                "http://%s:%d\n",
-               model_path.c_str(), static_cast<long long>(f.parallel),
+               model_path.c_str(), static_cast<long long>(f.parallel), f.parallel == 1 ? "" : "s",
                static_cast<long long>(scheduler->ctx_size()), session.threads, f.host.c_str(),
                port);
   std::fflush(stderr);
