@@ -3,10 +3,12 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -72,6 +74,8 @@ struct HttpServer::Impl {
   std::map<std::string, std::string> route_methods;
   // The socket httplib last created to listen on (set_socket_options sees each before its bind).
   int listen_socket = -1;
+  std::atomic<bool> serving{false};         // Serve runs
+  std::atomic<bool> stop_requested{false};  // Stop was called
 
   void Routes();
   // The /metrics label of a request path: the path if it is a route, else "other".
@@ -116,15 +120,25 @@ absl::StatusOr<int> HttpServer::Bind() {
                                                port,
                                                " (in use, or not an address of this machine)"));
   }
-  // Advice: if it fails the socket keeps httplib's backlog.
-  if (impl_->listen_socket >= 0) listen(impl_->listen_socket, kListenBacklog);
+  // Best effort: if it fails, the socket keeps httplib's backlog.
+  if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, kListenBacklog);
   return port;
 }
 
-void HttpServer::Serve() { impl_->http.listen_after_bind(); }
+void HttpServer::Serve() {
+  impl_->serving.store(true);
+  if (!impl_->stop_requested.load()) impl_->http.listen_after_bind();
+  impl_->serving.store(false);
+}
 
 void HttpServer::Stop() {
-  if (impl_ != nullptr) impl_->http.stop();
+  if (impl_ == nullptr) return;
+  impl_->stop_requested.store(true);
+  impl_->http.stop();
+  while (impl_->serving.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    impl_->http.stop();
+  }
 }
 
 void HttpServer::Impl::Routes() {

@@ -53,9 +53,11 @@ class HttpServer {
   // Binds the listening socket; returns the port. Errors: Unavailable "cannot listen on
   // HOST:PORT".
   absl::StatusOr<int> Bind();
-  // Serves until Stop (call Bind first). Blocks.
+  // Serves until Stop (call Bind first). Blocks. Returns at once if Stop came first.
   void Serve();
-  // Stops Serve (from any thread, e.g. a signal watcher).
+  // Stops Serve (from any thread, e.g. a signal watcher), also one that is only about to start
+  // (cpp-httplib's stop() is lost before its accept loop runs, so it is repeated while Serve
+  // runs); returns when Serve has returned, or at once if it is not running.
   void Stop();
 
  private:

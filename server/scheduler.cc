@@ -114,8 +114,11 @@ void Scheduler::Shutdown() {
     stop_ = true;
   }
   wake_.notify_all();
+  // The thread ends after its current step (a prefill chunk or a decode step).
   if (thread_.joinable()) thread_.join();
-  // Whatever did not finish is cancelled.
+  // Whatever did not finish ends with Unavailable. (The thread is gone and Submit refuses now,
+  // but the lock still guards queue_ and stats_ for /metrics.)
+  std::lock_guard<std::mutex> lock(mutex_);
   for (Pending& p : queue_) {
     JobResult r;
     r.status = absl::UnavailableError("the server is shutting down");
@@ -130,6 +133,8 @@ void Scheduler::Shutdown() {
       slot->phase = Slot::Phase::kIdle;
     }
   }
+  stats_.queued = 0;
+  stats_.slots_busy = 0;
 }
 
 absl::StatusOr<std::shared_ptr<JobHandle>> Scheduler::Submit(Job job) {
@@ -395,16 +400,14 @@ void Scheduler::OnLogits(Slot& slot) {
   sampling::StopUpdate update = p.stop.Push(-1, piece);
   // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
   // newline spelled <0x0A>) stops here, not when the run ends (as runtime/generation does).
+  // (Pushing `held` then stops for certain: WouldStop said so. The decoder is dropped at End.)
   if (!update.stopped() && slot.decoder && !p.stop.stop_strings().empty()) {
     absl::StatusOr<std::string> held = slot.decoder->HeldText();
     if (held.ok() && p.stop.WouldStop(*held)) {
-      absl::StatusOr<std::string> rest = slot.decoder->Finish();
-      if (rest.ok()) {
-        sampling::StopUpdate at_stop = p.stop.Push(-1, *rest);
-        update.text += at_stop.text;
-        update.reason = at_stop.reason;
-        update.stop_string = at_stop.stop_string;
-      }
+      sampling::StopUpdate at_stop = p.stop.Push(-1, *held);
+      update.text += at_stop.text;
+      update.reason = at_stop.reason;
+      update.stop_string = at_stop.stop_string;
     }
   }
   event.text = std::move(update.text);

@@ -75,7 +75,9 @@ struct JobEvent {
 
 // The end of a job.
 struct JobResult {
-  absl::Status status;  // an evaluation error (the events so far were valid), or Cancelled
+  // An evaluation error (the events so far were valid), Cancelled (JobHandle::Cancel), or
+  // Unavailable (Shutdown).
+  absl::Status status;
   FinishReason reason = FinishReason::kMaxTokens;
   int64_t prompt_tokens = 0;      // the prompt's length
   int64_t cached_tokens = 0;      // of them, kept from the slot's history (not evaluated)
@@ -139,10 +141,11 @@ class Scheduler {
                                                            SchedulerOptions options);
   // Shutdown().
   ~Scheduler();
-  // Stops the thread and ends every queued and running job at once (results: Unavailable, "the
-  // server is shutting down"); later Submits are refused the same way. Idempotent; for a
+  // Stops the thread after its current step and ends every queued and running job (results:
+  // Unavailable, "the server is shutting down"); later Submits are refused the same way. For a
   // server stopping on a signal, so that its handlers answer instead of waiting for their
-  // generations to end.
+  // generations to end. Idempotent (a second, concurrent call returns at once, possibly before
+  // the first has finished).
   void Shutdown();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -151,7 +154,7 @@ class Scheduler {
   // than the context ("the prompt has N tokens, more than the context of C tokens"), an id out
   // of range, bad sampling options or stop strings (the message names the option);
   // ResourceExhausted "too many requests: N waiting for one of the S slots ..." (or "for the
-  // only slot") when max_queued wait.
+  // only slot") when max_queued wait; Unavailable "the server is shutting down" after Shutdown.
   absl::StatusOr<std::shared_ptr<JobHandle>> Submit(Job job);
 
   SchedulerStats Stats() const;

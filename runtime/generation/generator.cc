@@ -100,11 +100,11 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
     // newline spelled <0x0A>) stops here, not when the run ends: their text is what ending
     // now gives (StreamDecoder::HeldText), and ending releases it.
+    // (Pushing `held` then stops for certain: WouldStop said so, and it is what Finish returns.)
     if (stream && !stop.stop_strings().empty()) {
       CORTIQ_ASSIGN_OR_RETURN(const std::string held, stream->HeldText());
       if (stop.WouldStop(held)) {
-        CORTIQ_ASSIGN_OR_RETURN(const std::string rest, stream->Finish());
-        CORTIQ_ASSIGN_OR_RETURN(const bool held_stop, push_text(rest));
+        CORTIQ_ASSIGN_OR_RETURN(const bool held_stop, push_text(held));
         if (held_stop) break;
       }
     }

@@ -199,6 +199,7 @@ absl::StatusOr<std::string> StreamDecoder::Push(TokenId id) {
     // end in U+FFFD (a possibly incomplete character).
     CORTIQ_ASSIGN_OR_RETURN(std::string all, tokenizer_->Decode(pending_, options_));
     const bool ends_replacement = all.size() >= 3 && all.compare(all.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+    holding_ = all.size() > emitted_ && ends_replacement;
     if (all.size() <= emitted_ || ends_replacement) return std::string();
     std::string out = all.substr(emitted_);
     emitted_ = all.size();
@@ -243,7 +244,8 @@ absl::StatusOr<std::string> StreamDecoder::TakeCompleteCharacters() {
 }
 
 absl::StatusOr<std::string> StreamDecoder::HeldText() const {
-  if (pending_.empty()) return std::string();
+  // Non-local mode: pending_ is every id so far; decode again only when Push held text back.
+  if (pending_.empty() || (!local_ && !holding_)) return std::string();
   CORTIQ_ASSIGN_OR_RETURN(std::string all, tokenizer_->Decode(pending_, options_));
   if (local_) return all;
   return all.size() > emitted_ ? all.substr(emitted_) : std::string();
@@ -261,6 +263,7 @@ absl::StatusOr<std::string> StreamDecoder::Finish() {
   pending_bytes_.clear();
   long_run_ = false;
   emitted_ = 0;
+  holding_ = false;
   any_emitted_ = false;
   return out;
 }

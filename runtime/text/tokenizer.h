@@ -134,7 +134,8 @@ class StreamDecoder {
   // What Finish would return now (the held-back bytes' text if generation ended here), without
   // changing the decoder: a stop string that ends in held-back bytes (a newline spelled <0x0A>)
   // is seen when its token comes, not when the run of byte tokens ends. Empty when nothing is
-  // held.
+  // held. An incomplete character reads as U+FFFD here (as Finish would print it), so a stop
+  // string containing U+FFFD can match before the character completes.
   absl::StatusOr<std::string> HeldText() const;
 
   // True if a run of byte tokens longer than kMaxHeldBackBytes was streamed since construction
@@ -150,6 +151,7 @@ class StreamDecoder {
   bool long_run_ = false;         // the current run of byte tokens is streamed as it comes
   bool streamed_long_byte_run_ = false;
   size_t emitted_ = 0;      // bytes returned so far (non-local mode)
+  bool holding_ = false;    // non-local mode: the last Push returned less than all the text
   bool any_emitted_ = false;  // a token was emitted (" " separator without a decoder)
 
   // In a long run: the text of the held-back bytes' complete characters (and of bytes that

@@ -222,7 +222,9 @@ TEST_F(CortiqRunTextTest, StopStringsAcrossTokenBoundaries) {
   // -r, llama.cpp's name for it (--reverse-prompt), is the same flag.
   const CommandResult reverse = Run(absl::StrCat(artifact, " -p ", Quote(prompt),
                                                  " -n 30 --temp 0 --ignore-eos -r ", Quote(stop)));
+  ASSERT_EQ(reverse.exit_code, 0) << reverse.err;
   EXPECT_EQ(reverse.out, r.out);
+  EXPECT_THAT(reverse.err, HasSubstr("stop: stop string"));
 }
 
 // A stop string ending in a byte-fallback token (a newline sampled as <0x0A>, which the stream

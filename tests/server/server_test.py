@@ -436,11 +436,15 @@ class ServerTest(unittest.TestCase):
         replies = []
         client = threading.Thread(
             target=lambda: replies.append(other.post("/v1/completions", dict(LONG))))
-        client.start()
-        self.assertTrue(wait_for(lambda: other.metric("cortiq_slots_busy") == 1))
-        start = time.time()
-        other.proc.send_signal(signal.SIGINT)
-        self.assertEqual(other.proc.wait(timeout=20), 0)
+        try:
+            client.start()
+            self.assertTrue(wait_for(lambda: other.metric("cortiq_slots_busy") == 1))
+            start = time.time()
+            other.proc.send_signal(signal.SIGINT)
+            self.assertEqual(other.proc.wait(timeout=20), 0)
+        finally:
+            if other.proc.poll() is None:
+                other.proc.kill()
         client.join(timeout=20)
         self.assertLess(time.time() - start, 10)
         self.assertEqual(len(replies), 1)
@@ -462,6 +466,20 @@ class ServerTest(unittest.TestCase):
                                  timeout=20)
             self.assertNotEqual(run.returncode, 0)
             self.assertIn(flag + " is empty", run.stderr)
+
+    def test_a_stop_string_in_held_back_bytes_stops_at_its_token(self):
+        # A newline sampled as the byte token <0x0A> (held by the stream decoder until the run
+        # of byte tokens ends): stop ["\n"] ends the generation at that token.
+        status, tokens = self.server.post("/tokenize", {"content": "\n"})
+        self.assertEqual(status, 200, tokens)
+        newline = tokens["tokens"][-1]
+        status, reply = self.server.post("/v1/completions", {
+            "prompt": "Hello", "max_tokens": 30, "ignore_eos": True, "stop": ["\n"],
+            "logit_bias": {str(newline): 100}})
+        self.assertEqual(status, 200, reply)
+        self.assertEqual(reply["choices"][0]["finish_reason"], "stop")
+        self.assertEqual(reply["choices"][0]["text"], "")
+        self.assertEqual(reply["usage"]["completion_tokens"], 1)
 
     def test_says_when_the_context_is_clamped(self):
         proc = subprocess.Popen([SERVER, MODEL, "--port", "0", "-t", "1", "-c", "99999999"],

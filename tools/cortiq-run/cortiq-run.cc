@@ -404,7 +404,8 @@ int Main(int argc, char** argv) {
               "Runs a compiled model on a prompt and streams the continuation to stdout; "
               "timings go to stderr.");
   AddSessionFlags(flags, &f.session);
-  flags.AddString("-p, --prompt", "TEXT", &f.prompt, "the prompt text");
+  flags.AddString("-p, --prompt", "TEXT", &f.prompt,
+                  "the prompt text (\\n and the other escapes of -e processed; --no-escape)");
   flags.AddString("-f, --file", "FILE", &f.file, "read the prompt text from FILE (- for stdin)");
   flags.AddString("--tokens", "IDS", &f.tokens,
                   "the prompt as comma-separated token ids, e.g. 2,17,300; the sampled ids are "

@@ -108,16 +108,20 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
                port);
   std::fflush(stderr);
   // The first SIGINT / SIGTERM ends the running and queued generations (their clients get an
-  // error) and stops the server; a second one, while that takes long, exits at once (as
-  // llama-server does).
+  // error) and stops the server, on a thread of its own (ending a generation waits for its
+  // current step), so that the watcher is back in sigwait at once: a second signal exits
+  // immediately (as llama-server does).
   std::atomic<bool> serving{true};
+  std::thread stopper;
   std::thread watcher([&] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
     if (!serving.load()) return;  // woken by Run itself
     std::fprintf(stderr, "cortiq-server: stopping (again to exit at once)\n");
-    scheduler->Shutdown();
-    server.Stop();
+    stopper = std::thread([&] {
+      scheduler->Shutdown();
+      server.Stop();
+    });
     for (;;) {
       sigwait(&signals, &signal_number);
       if (!serving.load()) return;
@@ -130,6 +134,7 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
   // Serve returned (a signal, or e.g. a listen error): wake the watcher if it still waits.
   pthread_kill(watcher.native_handle(), SIGTERM);
   watcher.join();
+  if (stopper.joinable()) stopper.join();
   std::fprintf(stderr, "cortiq-server: stopped\n");
   return absl::OkStatus();
 }
