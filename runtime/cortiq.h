@@ -157,7 +157,8 @@ static inline cortiq_model_options cortiq_model_options_default(void) {
  * accepted, its missing fields taken as 0. */
 typedef struct cortiq_session_options {
   size_t struct_size; /* bytes: sizeof(cortiq_session_options) as the caller compiled it */
-  size_t ctx_size;    /* positions the session can hold (0 = 4096); clamped to max_context */
+  size_t ctx_size;    /* positions the session can hold (0 = 4096, unlike the tools' -c 0,
+                         which is the model's maximum); clamped to max_context */
   int32_t threads;    /* threads for the matrix products and attention, 1..256 (0 = 1); logits
                          are bit-identical for every count */
   int64_t batch_size; /* API 1.1: tokens per batched evaluation (prefill) in cortiq_session_eval,

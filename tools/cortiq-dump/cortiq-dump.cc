@@ -47,9 +47,9 @@ struct DumpFlags {
 absl::Status Run(const DumpFlags& f, const std::string& model_path) {
   // Checked here rather than by the parser, for these messages.
   int64_t ctx_size = f.ctx_size;
-  if (ctx_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--ctx-size: '", ctx_size, "' is not a positive integer"));
+  if (ctx_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ctx-size: '", ctx_size, "' is not a size (0 = the model's maximum)"));
   }
   const int64_t threads = f.threads;
   if (threads < 1 || threads > 256) {
@@ -65,9 +65,12 @@ absl::Status Run(const DumpFlags& f, const std::string& model_path) {
     verify_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
-  if (plan.model.max_position_embeddings > 0 && ctx_size > plan.model.max_position_embeddings) {
+  // 0: the model's maximum, as the other tools' -c 0.
+  if (plan.model.max_position_embeddings > 0 &&
+      (ctx_size == 0 || ctx_size > plan.model.max_position_embeddings)) {
     ctx_size = plan.model.max_position_embeddings;
   }
+  if (ctx_size == 0) ctx_size = 4096;  // a plan without a maximum
   const dump::Analysis analysis = dump::Analyze(plan, ctx_size);
   dump::DumpInput input;
   input.path = model_path;
@@ -124,8 +127,8 @@ int Main(int argc, char** argv) {
                   "instead of the tables)");
   flags.AddInt("-c, --ctx-size", "N", &f.ctx_size, INT64_MIN, INT64_MAX,
                "context size: rows of the full KV caches; attention costs are those of "
-               "position N - 1 (clamped to the model's max_position_embeddings, like cortiq-run) "
-               "(default: 4096)");
+               "position N - 1 (clamped to the model's max_position_embeddings, like cortiq-run; "
+               "0 = that maximum) (default: 4096)");
   flags.AddBool("--verify", &f.verify,
                 "check every weight against the XXH3-64 hashes written with it (artifact format "
                 "3.1) before dumping; a mismatch is an error naming the weight");
