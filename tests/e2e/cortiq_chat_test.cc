@@ -337,6 +337,17 @@ TEST_F(CortiqChatTest, EndOfInputEndsCleanly) {
   EXPECT_EQ(empty.out, "");
 }
 
+// --system with invalid UTF-8 (here from a \xHH escape) is refused up front, naming the flag,
+// not by the tokenizer at every turn; --system "a\nb" is a newline (llama.cpp's escapes).
+TEST_F(CortiqChatTest, SystemTextIsCheckedAfterItsEscapes) {
+  const CommandResult bad = Chat("--system 'x\\xff'", "Hi");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("cortiq-chat: --system (after escapes; --no-escape): the text is "
+                                 "not valid UTF-8 at byte 1"));
+  const CommandResult ok = Chat("--system 'a\\nb' --temp 0 -n 2 --ignore-eos", "Hi");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 // /save in one process, /load in a new one: the next turn gives the reply the unbroken chat
 // gives (seeded sampling: the generator travels in the file too) and evaluates exactly what the
 // unbroken chat's third turn evaluates — the new tokens only, the history taken from the saved

@@ -349,7 +349,17 @@ TEST_F(CortiqRunTextTest, InvalidUtf8NamesItsSource) {
   const std::string artifact = ArtifactPath("tiny-a-f32", "opt");
   const CommandResult chat = Run(absl::StrCat(artifact, " --chat -p \"$(printf 'ab\\377')\" -n 1"));
   EXPECT_EQ(chat.exit_code, 1);
-  EXPECT_THAT(chat.err, HasSubstr("cortiq-run: -p: the text is not valid UTF-8 at byte 2"));
+  EXPECT_THAT(chat.err, HasSubstr("cortiq-run: -p (after escapes; --no-escape): the text is not "
+                                  "valid UTF-8 at byte 2"));
+  // A \xHH escape can make it; --no-escape names the flag alone.
+  const CommandResult escape = Run(absl::StrCat(artifact, " -p 'ab\\xC3' -n 1"));
+  EXPECT_EQ(escape.exit_code, 1);
+  EXPECT_THAT(escape.err, HasSubstr("-p (after escapes; --no-escape): the text is not valid UTF-8 "
+                                    "at byte 2"));
+  const CommandResult literal =
+      Run(absl::StrCat(artifact, " --no-escape -p \"$(printf 'ab\\377')\" -n 1"));
+  EXPECT_EQ(literal.exit_code, 1);
+  EXPECT_THAT(literal.err, HasSubstr("cortiq-run: -p: the text is not valid UTF-8 at byte 2"));
   const std::string bad = File("bad.txt", "x\xffy");
   const CommandResult file = Run(absl::StrCat(artifact, " -f ", bad, " -n 1"));
   EXPECT_EQ(file.exit_code, 1);
@@ -357,7 +367,9 @@ TEST_F(CortiqRunTextTest, InvalidUtf8NamesItsSource) {
   const CommandResult system =
       Run(absl::StrCat(artifact, " -p hi --system \"$(printf 'ok\\303')\" -n 1"));
   EXPECT_EQ(system.exit_code, 1);
-  EXPECT_THAT(system.err, HasSubstr("--system: the text is not valid UTF-8 at byte 2"));
+  EXPECT_THAT(system.err,
+              HasSubstr("--system (after escapes; --no-escape): the text is not valid UTF-8 at "
+                        "byte 2"));
 }
 
 // -c beyond the model's max_position_embeddings is clamped, and said in one line on stderr.

@@ -47,6 +47,7 @@
 #include "runtime/sampling/sampler.h"
 #include "runtime/sampling/stop_condition.h"
 #include "runtime/sequence.h"
+#include "runtime/text/unicode.h"
 #include "tools/common/escapes.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
@@ -385,6 +386,14 @@ int Main(int argc, char** argv) {
   for (std::string& stop : f.sampling.stop) texts.push_back(&stop);
   ApplyEscapes(f.escapes, texts);
   absl::StatusOr<std::string> model = TakeModelPath(f.session, &positional);
+  // Checked here, against the flag: later the tokenizer would refuse every turn, at an offset
+  // of the rendered conversation.
+  if (const size_t bad = text::FindInvalidUtf8(f.system);
+      model.ok() && bad != std::string_view::npos) {
+    model = absl::InvalidArgumentError(absl::StrCat(
+        "--system", f.escapes.no_escape ? "" : " (after escapes; --no-escape)",
+        ": the text is not valid UTF-8 at byte ", bad));
+  }
   absl::StatusOr<int> result =
       model.ok() ? Chat(flags, f, *model) : absl::StatusOr<int>(model.status());
   if (!result.ok()) {

@@ -222,10 +222,12 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
       }
       CORTIQ_ASSIGN_OR_RETURN(input, std::move(read));
     }
-    // Invalid UTF-8 is reported against what the user gave, before any chat rendering moves it.
-    const std::string source = f.file.empty() ? "-p" : f.file;
+    // Invalid UTF-8 is reported against what the user gave (after its escapes: a \xHH can make
+    // it), before any chat rendering moves it.
+    const char* escaped = f.escapes.no_escape ? "" : " (after escapes; --no-escape)";
+    const std::string source = f.file.empty() ? absl::StrCat("-p", escaped) : f.file;
     CORTIQ_RETURN_IF_ERROR(CheckUtf8(source, input));
-    CORTIQ_RETURN_IF_ERROR(CheckUtf8("--system", f.system));
+    CORTIQ_RETURN_IF_ERROR(CheckUtf8(absl::StrCat("--system", escaped), f.system));
     if (chat) {
       const text::ChatTemplateSpec& shipped = tokenizer->config().chat_template;
       if (!shipped.text.empty() && !text::IsGemma4ChatTemplate(shipped.text)) {
