@@ -1,5 +1,6 @@
 // ProcessEscapes against llama.cpp's string_process_escapes (common/common.cpp): the same
-// sequences, the same leftovers.
+// sequences; a \x takes exactly two hex digits (llama.cpp's strtol also reads "\x+1" or "\x 1",
+// which are kept here as written).
 #include "tools/common/escapes.h"
 
 #include "gtest/gtest.h"
