@@ -412,18 +412,22 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
     std::optional<JobResult> result;
     std::vector<JobEvent> events;
     // Nothing is written before the answer is whole, so the client's leaving is seen on its
-    // socket (looked at once per kPollInterval): a client gone frees the slot.
-    const int socket = FindConnectionSocket(req.remote_addr, req.remote_port, req.local_addr,
-                                            req.local_port);
+    // socket (looked at once per kPollInterval; found at the first look, so that answers
+    // faster than that never scan the process's sockets): a client gone frees the slot.
+    int socket = -2;  // -2: not looked for yet; -1: not found
     bool cancelled = false;
     auto next_check = std::chrono::steady_clock::now() + kPollInterval;
     while (!result) {
       events.clear();
       state->handle->Wait(&events, &result, kPollInterval);
-      if (!result && !cancelled && socket >= 0 &&
+      if (!result && !cancelled && socket != -1 &&
           std::chrono::steady_clock::now() >= next_check) {
         next_check = std::chrono::steady_clock::now() + kPollInterval;
-        if (PeerClosed(socket)) {
+        if (socket == -2) {
+          socket = FindConnectionSocket(req.remote_addr, req.remote_port, req.local_addr,
+                                        req.local_port);
+        }
+        if (socket >= 0 && PeerClosed(socket)) {
           state->handle->Cancel();
           cancelled = true;
         }

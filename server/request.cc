@@ -310,6 +310,9 @@ std::optional<ApiError> ParseCompletionRequest(ApiKind kind, const std::string& 
     }
     // Without tools only "none" and "auto" mean anything (OpenAI refuses the rest).
     if (const json* choice = Member(j, "tool_choice")) {
+      if (!choice->is_string() && !choice->is_object()) {
+        return WrongType("tool_choice", "a string or an object", *choice);
+      }
       if (!choice->is_string() ||
           (choice->get<std::string>() != "none" && choice->get<std::string>() != "auto")) {
         return InvalidRequest("'tool_choice' other than \"none\" or \"auto\" needs 'tools', "

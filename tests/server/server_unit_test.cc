@@ -131,6 +131,8 @@ TEST(RequestTest, ErrorsNameTheMember) {
        "needs 'tools'"},
       {ApiKind::kChat, "{" + m + R"(, "tool_choice": {"type": "function"}})", "tool_choice",
        "needs 'tools'"},
+      {ApiKind::kChat, "{" + m + R"(, "tool_choice": 5})", "tool_choice",
+       "'tool_choice' must be a string or an object, got number"},
       {ApiKind::kChat, "{" + m + R"(, "stream_options": {"include_usage": true}})",
        "stream_options", "only allowed with \"stream\": true"},
       {ApiKind::kCompletion, "{}", "prompt", "'prompt' is required"},
