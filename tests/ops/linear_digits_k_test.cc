@@ -10,8 +10,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <limits>
@@ -201,7 +199,7 @@ TEST_P(KDigitsTest, NonFiniteActivationsGiveNaN) {
   }
 }
 
-bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+using test::SameBits;
 
 // One integer kernel, its format and the path on which the format's Linear
 // takes it.
@@ -262,21 +260,13 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
         EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
             << kernel.name << " cols " << cols << " row " << r;
       }
-      for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-        for (size_t re : {rb, rb + 1, rb + 2, rb + 7, rb + 17, size_t{37}}) {
-          std::vector<float> y(rows, test::Sentinel());
-          kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
-          for (size_t r = 0; r < rows; ++r) {
-            if (r < rb || r >= re) {
-              EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
-            } else {
-              EXPECT_TRUE(SameBits(scalar[r], y[r]))
-                  << kernel.name << " cols " << cols << " range row " << r << " into_l2 "
-                  << into_l2;
-            }
-          }
-        }
-      }
+      test::ExpectRowRangesMatch(
+          scalar,
+          [&](size_t rb, size_t re, float* y) {
+            kernel.linear(w.data(), x.data(), y, rows, cols, rb, re);
+          },
+          std::string(kernel.name) + " cols " + std::to_string(cols) + " into_l2 " +
+              std::to_string(into_l2));
     });
   }
   SetDecodePrefetchIntoL2ForTest(-1);
@@ -288,20 +278,13 @@ TEST_P(KIntegerKernelTest, MatchesTheScalarBits) {
 // row blocks; 2560 and 3584: the last rows' tails read two rows at a time).
 TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
   const KFormat& f = *GetParam().format;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (int into_l2 : {0, 1}) {
     for (size_t cols : {size_t{1280}, size_t{1024}, size_t{4352}, size_t{2560}, size_t{3584}}) {
       SetDecodePrefetchIntoL2ForTest(into_l2);
-      const size_t rows = 19, bytes = rows * RowBytes(f, cols);
-      const size_t mapped = (bytes + page - 1) / page * page + page;
-      void* region =
-          mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      ASSERT_NE(region, MAP_FAILED);
-      uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
-      ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
-      uint8_t* w = guard - bytes;
-      const std::vector<uint8_t> values = MakeRows(f, rows, cols, false, 31);
-      memcpy(w, values.data(), bytes);
+      const size_t rows = 19;
+      const test::GuardedBytes guarded(MakeRows(f, rows, cols, false, 31));
+      ASSERT_TRUE(guarded.ok());
+      const uint8_t* w = guarded.data();
       const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
       std::vector<float> scalar(rows), got(rows);
       f.scalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
@@ -315,7 +298,6 @@ TEST_P(KIntegerKernelTest, ReadsNothingPastTheMatrix) {
       for (size_t r = 3; r < rows; ++r) {
         EXPECT_TRUE(SameBits(scalar[r], tail[r])) << "tail row " << r << " into_l2 " << into_l2;
       }
-      munmap(region, mapped);
     }
   }
   SetDecodePrefetchIntoL2ForTest(-1);

@@ -9,8 +9,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <limits>
 #include <ostream>
@@ -102,7 +100,7 @@ void ForEachCase(size_t rows, uint32_t seed, F&& fn) {
   }
 }
 
-bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+using test::SameBits;
 
 TEST(Q6_KDigitsTest, ScalarMatchesTheDoubleReference) {
   const size_t rows = 5;
@@ -217,20 +215,13 @@ TEST_P(Q6_KIntegerTest, MatchesTheScalarBits) {
 // PROT_NONE page (4352 columns: the VNNI kernel's column blocks, two row
 // blocks).
 TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (int into_l2 : {0, 1}) {
     for (size_t cols : {size_t{768}, size_t{1024}, size_t{4352}}) {
       SetDecodePrefetchIntoL2ForTest(into_l2);
-      const size_t rows = 19, bytes = rows * Q6_KRowBytes(cols);
-      const size_t mapped = (bytes + page - 1) / page * page + page;
-      void* region =
-          mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      ASSERT_NE(region, MAP_FAILED);
-      uint8_t* guard = static_cast<uint8_t*>(region) + mapped - page;
-      ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
-      uint8_t* w = guard - bytes;
-      const std::vector<uint8_t> values = MakeQ6_K(rows, cols, false, 31);
-      memcpy(w, values.data(), bytes);
+      const size_t rows = 19;
+      const test::GuardedBytes guarded(MakeQ6_K(rows, cols, false, 31));
+      ASSERT_TRUE(guarded.ok());
+      const uint8_t* w = guarded.data();
       const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
       std::vector<float> scalar(rows), got(rows);
       LinearQ6_KDigitsScalar(w, x.data(), scalar.data(), rows, cols, 0, rows);
@@ -242,7 +233,6 @@ TEST_P(Q6_KIntegerTest, ReadsNothingPastTheMatrix) {
       for (size_t r = 3; r < rows; ++r) {
         EXPECT_TRUE(SameBits(scalar[r], tail[r])) << "tail row " << r << " into_l2 " << into_l2;
       }
-      munmap(region, mapped);
     }
   }
   SetDecodePrefetchIntoL2ForTest(-1);

@@ -210,7 +210,7 @@ Weights RandomWeights(Fmt f, size_t rows, size_t cols, uint32_t seed) {
   return w;
 }
 
-bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(float)) == 0; }
+using test::SameBits;
 
 // Runs the per-target and dispatched few-rows kernels on rows [rb, re) of
 // Y = X W^T (x rows x_stride apart, y rows y_stride apart) and checks every

@@ -235,7 +235,7 @@ TEST_P(DigitsTest, NonFiniteActivationsGiveNaN) {
   }
 }
 
-bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+using test::SameBits;
 
 // One integer kernel: a format, the path it runs on, its Linear and LinearRows.
 struct IntegerKernel {
@@ -311,19 +311,12 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
             EXPECT_TRUE(SameBits(scalar[r], dispatched[r]))
                 << kernel.name << " cols " << cols << " row " << r;
           }
-          for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
-            for (size_t re : {rb, rb + 1, rb + 2, rb + 7, rb + 17, size_t{37}}) {
-              std::vector<float> y(rows, test::Sentinel());
-              kernel.linear(w.data(), x.data(), y.data(), rows, cols, rb, re);
-              for (size_t r = 0; r < rows; ++r) {
-                if (r < rb || r >= re) {
-                  EXPECT_TRUE(isnan(y[r])) << kernel.name << " row " << r << " outside the range";
-                } else {
-                  EXPECT_TRUE(SameBits(scalar[r], y[r])) << kernel.name << " range row " << r;
-                }
-              }
-            }
-          }
+          test::ExpectRowRangesMatch(
+              scalar,
+              [&](size_t rb, size_t re, float* y) {
+                kernel.linear(w.data(), x.data(), y, rows, cols, rb, re);
+              },
+              std::string(kernel.name) + " cols " + std::to_string(cols));
         }
       }
     }

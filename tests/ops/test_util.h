@@ -9,11 +9,17 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <initializer_list>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "hwy/base.h"
 #include "ops/reference.h"
 
@@ -27,6 +33,68 @@ constexpr double kU = 1.0 / 16777216.0;
 // A quiet NaN used to pre-fill outputs, so elements a kernel must not write
 // stay detectable.
 inline float Sentinel() { return std::numeric_limits<float>::quiet_NaN(); }
+
+// Whether a and b are the same f32 bits (+0 and -0 differ).
+inline bool SameBits(float a, float b) { return memcmp(&a, &b, sizeof(a)) == 0; }
+
+// A copy of `content` whose last byte is followed by a PROT_NONE page, so a
+// kernel that reads one byte past it faults. ok() is false if the mapping
+// failed (the test then asserts on it).
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(const std::vector<uint8_t>& content) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    mapped_ = (content.size() + page - 1) / page * page + page;
+    void* region =
+        mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return;
+    region_ = static_cast<uint8_t*>(region);
+    uint8_t* guard = region_ + mapped_ - page;
+    if (mprotect(guard, page, PROT_NONE) != 0) return;
+    data_ = guard - content.size();
+    memcpy(data_, content.data(), content.size());
+  }
+  ~GuardedBytes() {
+    if (region_ != nullptr) munmap(region_, mapped_);
+  }
+  GuardedBytes(const GuardedBytes&) = delete;
+  GuardedBytes& operator=(const GuardedBytes&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  const uint8_t* data() const { return data_; }
+
+ private:
+  uint8_t* region_ = nullptr;
+  size_t mapped_ = 0;
+  uint8_t* data_ = nullptr;
+};
+
+// A kernel's row ranges against its whole-matrix result `expected` (one float
+// per row): for ranges [rb, re) with rb in {0, 3, 12} and re from rb (empty)
+// to all rows, run(rb, re, y) fills rows [rb, re) of y (pre-filled with
+// Sentinel()); rows outside must stay NaN, rows inside have expected's bits.
+// `what` starts each failure message.
+template <class Run>
+void ExpectRowRangesMatch(const std::vector<float>& expected, Run run, const std::string& what) {
+  const size_t rows = expected.size();
+  for (size_t rb : {size_t{0}, size_t{3}, size_t{12}}) {
+    if (rb > rows) continue;
+    for (size_t re : {rb, rb + 1, rb + 2, rb + 7, rb + 17, rows}) {
+      if (re > rows) continue;
+      std::vector<float> y(rows, Sentinel());
+      run(rb, re, y.data());
+      for (size_t r = 0; r < rows; ++r) {
+        if (r < rb || r >= re) {
+          EXPECT_TRUE(isnan(y[r])) << what << " row " << r << " outside [" << rb << ", " << re
+                                   << ")";
+        } else {
+          EXPECT_TRUE(SameBits(expected[r], y[r]))
+              << what << " row " << r << " of range [" << rb << ", " << re << ")";
+        }
+      }
+    }
+  }
+}
 
 // n floats uniform in [lo, hi), deterministic for a given seed.
 inline std::vector<float> RandomFloats(size_t n, float lo, float hi,
