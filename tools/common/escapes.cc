@@ -1,16 +1,10 @@
 #include "tools/common/escapes.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
+
 namespace cortiq {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string ProcessEscapes(const std::string& text) {
   std::string out;
@@ -36,9 +30,12 @@ std::string ProcessEscapes(const std::string& text) {
       ++i;
       continue;
     }
-    if (next == 'x' && i + 3 < text.size() && HexValue(text[i + 2]) >= 0 &&
-        HexValue(text[i + 3]) >= 0) {
-      out += static_cast<char>(HexValue(text[i + 2]) * 16 + HexValue(text[i + 3]));
+    // Exactly two hex digits (SimpleHexAtoi alone would also take "+1" or " 1").
+    int byte = 0;
+    if (next == 'x' && i + 3 < text.size() && absl::ascii_isxdigit(text[i + 2]) &&
+        absl::ascii_isxdigit(text[i + 3]) &&
+        absl::SimpleHexAtoi(absl::string_view(text).substr(i + 2, 2), &byte)) {
+      out += static_cast<char>(byte);
       i += 3;
       continue;
     }
