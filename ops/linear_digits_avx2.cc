@@ -102,9 +102,8 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
     for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * kQ4_0x16BlockBytes;
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
-        for (size_t line = 0; line < kQ4_0x16BlockBytes + 64; line += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(g[r]) + line + kPrefetchBytes, _MM_HINT_T0);
-        }
+        PrefetchLines</*kToL2=*/false>(PrefetchAddress(g[r], kPrefetchBytes),
+                                       kQ4_0x16BlockBytes + 64);
       }
     } else {
       const size_t first = (s - s_begin) * next_lines;

@@ -466,17 +466,6 @@ CORTIQ_VNNI_TARGET __attribute__((always_inline)) inline __m512 AddGroupTerms(
   return acc;
 }
 
-// Prefetches the 64-byte lines of [p, p + bytes) (p any address: a hint),
-// into L2 with kToL2, else into L1.
-template <bool kToL2>
-CORTIQ_VNNI_TARGET inline void PrefetchSpan(const uint8_t* p, size_t bytes) {
-  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t line = first; line < end; line += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(line), kToL2 ? _MM_HINT_T1 : _MM_HINT_T0);
-  }
-}
-
 // acc plus groups [g0, g1) of one row: per group, GroupTermsVnni and
 // AddGroupTerms (one row at a time: two rows' vectors and sums spill the 32
 // registers; measured slower). While group g0 + i is read, the group's bytes
@@ -491,8 +480,8 @@ CORTIQ_VNNI_TARGET __m512 RowKVnni(const uint8_t* row, size_t superblocks, size_
   constexpr size_t kGroupBytes = kSuperBlocksPerGroup * Format::kBlockBytes;
   const KVnniConstants c = LoadKVnniConstants();
   for (size_t g = g0; g < g1; ++g) {
-    PrefetchSpan<kToL2>(vnni_internal::PrefetchAddress(prefetch, (g - g0) * kGroupBytes),
-                        kGroupBytes);
+    vnni_internal::PrefetchLines<kToL2>(
+        vnni_internal::PrefetchAddress(prefetch, (g - g0) * kGroupBytes), kGroupBytes + 64);
     const int8_t* digits = kdigits + g * kKDigitBytes;
     const float* lanes = klanes + g * kKLaneFloats * 2;
     __m512i head;
@@ -535,9 +524,9 @@ CORTIQ_VNNI_TARGET void PackedTailKVnni(const uint8_t* const (&rows)[kPack], siz
   constexpr size_t kTail = kSuperBlocksPerGroup / kPack;
   const size_t first = superblocks - kTail;
   for (int p = 0; p < kPack; ++p) {
-    PrefetchSpan<kToL2>(
+    vnni_internal::PrefetchLines<kToL2>(
         vnni_internal::PrefetchAddress(rows[p], first * Format::kBlockBytes + ahead),
-        kTail * Format::kBlockBytes);
+        kTail * Format::kBlockBytes + 64);
   }
   const KVnniConstants c = LoadKVnniConstants();
   const int8_t* digits = kdigits + (groups - 1) * kKDigitBytes;
@@ -832,10 +821,10 @@ CORTIQ_AVX2_TARGET void RowsKAvx2(const uint8_t* row, size_t row_bytes, size_t s
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (size_t g = 0; g < groups; ++g) {
     for (int r = 0; r < kRows; ++r) {
-      const char* base = reinterpret_cast<const char*>(row + r * row_bytes + g * kGroupBytes);
-      for (size_t line = 0; line < kGroupBytes + 64; line += 64) {
-        _mm_prefetch(base + line + vnni_internal::kPrefetchBytes, _MM_HINT_T0);
-      }
+      vnni_internal::PrefetchLines</*kToL2=*/false>(
+          vnni_internal::PrefetchAddress(row + r * row_bytes,
+                                         g * kGroupBytes + vnni_internal::kPrefetchBytes),
+          kGroupBytes + 64);
     }
     const int8_t* digits = kdigits + g * kKDigitBytes;
     const float* lanes = klanes + g * kKLaneFloats * 2;

@@ -178,10 +178,8 @@ CORTIQ_AVX2_TARGET inline __m256 CombineDigitsAvx2(const __m256i (&s)[kDigits]) 
 
 // Prefetches the super-block's bytes kPrefetchBytes ahead.
 inline void PrefetchSuperBlock(const uint8_t* sb) {
-  for (size_t line = 0; line < kQ6_KBlockBytes + 64; line += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(sb) + line + vnni_internal::kPrefetchBytes,
-                 _MM_HINT_T0);
-  }
+  vnni_internal::PrefetchLines</*kToL2=*/false>(
+      vnni_internal::PrefetchAddress(sb, vnni_internal::kPrefetchBytes), kQ6_KBlockBytes + 64);
 }
 
 // One row by the digit arithmetic (see the file comment).
@@ -303,15 +301,9 @@ CORTIQ_VNNI_TARGET inline void SpanQ6_KVnni(const uint8_t* row, size_t row_bytes
     __m512i quads[kRows][4];
     __m512i sum[kRows][kDigits];
     for (int r = 0; r < kRows; ++r) {
-      const char* ahead = reinterpret_cast<const char*>(
-          vnni_internal::PrefetchAddress(prefetch, r * row_bytes + (b - b0) * kQ6_KBlockBytes));
-      for (size_t line = 0; line < 256; line += 64) {
-        if constexpr (kToL2) {
-          _mm_prefetch(ahead + line, _MM_HINT_T1);
-        } else {
-          _mm_prefetch(ahead + line, _MM_HINT_T0);
-        }
-      }
+      vnni_internal::PrefetchLines<kToL2>(
+          vnni_internal::PrefetchAddress(prefetch, r * row_bytes + (b - b0) * kQ6_KBlockBytes),
+          256);
       QuadsQ6_KVnni(row + r * row_bytes + b * kQ6_KBlockBytes, quads[r]);
     }
     for (int k = 0; k < kDigits; ++k) {

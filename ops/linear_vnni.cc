@@ -219,16 +219,7 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
     for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * Layout::kGroupBytes;
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
-        for (size_t line = 0; line < Layout::kGroupBytes + 64; line += 64) {
-          // On integers: the address may lie past the matrix (harmless for a prefetch).
-          const char* at =
-              reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(g[r]) + line + ahead);
-          if constexpr (kToL2) {
-            _mm_prefetch(at, _MM_HINT_T1);
-          } else {
-            _mm_prefetch(at, _MM_HINT_T0);
-          }
-        }
+        PrefetchLines<kToL2>(PrefetchAddress(g[r], ahead), Layout::kGroupBytes + 64);
       }
     } else {
       const size_t first = (s - s_begin) * next_lines;

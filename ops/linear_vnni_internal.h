@@ -85,6 +85,20 @@ inline const uint8_t* PrefetchAddress(const uint8_t* p, size_t offset) {
   return reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(p) + offset);
 }
 
+#if defined(__x86_64__)
+// Prefetches the 64-byte lines at p, p + 64, ... below p + bytes (addresses
+// formed on integers: p may lie past the matrix), into L2 with kToL2, else
+// into L1. A span that does not start on a line needs bytes + 64 to cover its
+// last line. Plain SSE: callable from the AVX2 and AVX-512 kernels alike.
+template <bool kToL2>
+inline void PrefetchLines(const uint8_t* p, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(PrefetchAddress(p, offset)),
+                 kToL2 ? _MM_HINT_T1 : _MM_HINT_T0);
+  }
+}
+#endif
+
 // A per-thread, 64-byte aligned scratch buffer of at least `bytes` (reused by
 // the next call on the thread). Aborts if the allocation fails.
 uint8_t* ThreadScratch(size_t bytes);
