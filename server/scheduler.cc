@@ -396,20 +396,13 @@ void Scheduler::OnLogits(Slot& slot) {
     }
     piece = *std::move(pushed);
   }
-  // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
-  sampling::StopUpdate update = p.stop.Push(-1, piece);
-  // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
-  // newline spelled <0x0A>) stops here, not when the run ends (as runtime/generation does).
-  // (Pushing `held` then stops for certain: WouldStop said so. The decoder is dropped at End.)
-  if (!update.stopped() && slot.decoder && !p.stop.stop_strings().empty()) {
-    absl::StatusOr<std::string> held = slot.decoder->HeldText();
-    if (held.ok() && p.stop.WouldStop(*held)) {
-      sampling::StopUpdate at_stop = p.stop.Push(-1, *held);
-      update.text += at_stop.text;
-      update.reason = at_stop.reason;
-      update.stop_string = at_stop.stop_string;
-    }
+  absl::StatusOr<sampling::StopUpdate> pushed_stop =
+      PushDecodedPiece(p.stop, slot.decoder ? &*slot.decoder : nullptr, piece);
+  if (!pushed_stop.ok()) {
+    End(slot, FinishReason::kInterrupted, pushed_stop.status());
+    return;
   }
+  sampling::StopUpdate update = *std::move(pushed_stop);
   event.text = std::move(update.text);
   p.handle->Push(std::move(event));
   if (update.reason == sampling::StopReason::kStopString) {

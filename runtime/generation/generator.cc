@@ -29,6 +29,21 @@ const char* FinishReasonName(FinishReason reason) {
   return "unknown";
 }
 
+absl::StatusOr<sampling::StopUpdate> PushDecodedPiece(sampling::StopCondition& stop,
+                                                      const text::StreamDecoder* decoder,
+                                                      std::string_view piece) {
+  // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
+  sampling::StopUpdate update = stop.Push(-1, piece);
+  if (update.stopped() || decoder == nullptr || stop.stop_strings().empty()) return update;
+  CORTIQ_ASSIGN_OR_RETURN(const std::string held, decoder->HeldText());
+  if (!stop.WouldStop(held)) return update;
+  // Stops for certain (WouldStop said so); the decoder's held text is this text, printed by
+  // ending here, so the caller must not Finish the decoder into the output again.
+  sampling::StopUpdate at_stop = stop.Push(-1, held);
+  at_stop.text.insert(0, update.text);
+  return at_stop;
+}
+
 absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokenizer* tokenizer,
                                           sampling::Sampler& sampler,
                                           sampling::StopCondition& stop,
@@ -47,11 +62,8 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     result.text += piece;
     return sink(piece);
   };
-  // Pushes `piece` (not a token's own text: no end-of-generation check) through the stop
-  // strings; true if one was reached.
-  const auto push_text = [&](const std::string& piece) -> absl::StatusOr<bool> {
-    // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
-    const sampling::StopUpdate update = stop.Push(-1, piece);
+  // Emits what a stop update releases; true if it reached a stop string.
+  const auto apply = [&](const sampling::StopUpdate& update) -> absl::StatusOr<bool> {
     CORTIQ_RETURN_IF_ERROR(emit(update.text));
     if (update.reason == sampling::StopReason::kStopString) {
       result.reason = FinishReason::kStopString;
@@ -68,7 +80,8 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     if (stream) {
       CORTIQ_ASSIGN_OR_RETURN(rest, stream->Finish());
     }
-    CORTIQ_ASSIGN_OR_RETURN(const bool stopped, push_text(rest));
+    // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
+    CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(stop.Push(-1, rest)));
     if (stopped) return absl::OkStatus();
     return emit(stop.Flush());
   };
@@ -95,19 +108,10 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     if (stream) {
       CORTIQ_ASSIGN_OR_RETURN(piece, stream->Push(token));
     }
-    CORTIQ_ASSIGN_OR_RETURN(const bool stopped, push_text(piece));
+    CORTIQ_ASSIGN_OR_RETURN(const sampling::StopUpdate update,
+                            PushDecodedPiece(stop, stream ? &*stream : nullptr, piece));
+    CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(update));
     if (stopped) break;
-    // A stop string completed by bytes the decoder still holds (a run of byte tokens, e.g. a
-    // newline spelled <0x0A>) stops here, not when the run ends: their text is what ending
-    // now gives (StreamDecoder::HeldText), and ending releases it.
-    // (Pushing `held` then stops for certain: WouldStop said so, and it is what Finish returns.)
-    if (stream && !stop.stop_strings().empty()) {
-      CORTIQ_ASSIGN_OR_RETURN(const std::string held, stream->HeldText());
-      if (stop.WouldStop(held)) {
-        CORTIQ_ASSIGN_OR_RETURN(const bool held_stop, push_text(held));
-        if (held_stop) break;
-      }
-    }
     if (options.max_tokens >= 0 &&
         static_cast<int64_t>(result.tokens.size()) >= options.max_tokens) {
       CORTIQ_RETURN_IF_ERROR(finish(FinishReason::kMaxTokens));

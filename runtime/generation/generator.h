@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -61,6 +62,16 @@ struct GenerationResult {
   double eval_seconds = 0;
   int64_t evaluated = 0;  // tokens fed back (tokens.size() - 1, or 0)
 };
+
+// Pushes a sampled token's decoded `piece` through `stop` (StopCondition::Push; -1: no
+// end-of-generation check, the caller did it) and, if that does not stop, the text `decoder`
+// (may be null) still holds back when it completes a stop string: a run of byte tokens (a
+// newline spelled <0x0A>) then stops at its token, not when the run ends, with the text that
+// ending there prints (StreamDecoder::HeldText). Generate and cortiq-server's scheduler use it.
+// Errors: the decoder's.
+absl::StatusOr<sampling::StopUpdate> PushDecodedPiece(sampling::StopCondition& stop,
+                                                      const text::StreamDecoder* decoder,
+                                                      std::string_view piece);
 
 // Receives each piece of text as soon as it is final: whole UTF-8 characters only, never a byte
 // of a stop string. An error stops the generation and is returned by Generate.
