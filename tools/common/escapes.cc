@@ -44,16 +44,4 @@ std::string ProcessEscapes(const std::string& text) {
   return out;
 }
 
-void AddEscapeFlags(Flags& flags, EscapeFlags* values, const std::string& which) {
-  flags.AddBool("-e, --escape", &values->escape,
-                "process escapes in " + which +
-                    ": \\n \\r \\t \\' \\\" \\\\ \\xHH (the default, as llama.cpp's)");
-  flags.AddBool("--no-escape", &values->no_escape, "take " + which + " literally");
-}
-
-void ApplyEscapes(const EscapeFlags& values, const std::vector<std::string*>& texts) {
-  if (values.no_escape) return;
-  for (std::string* text : texts) *text = ProcessEscapes(*text);
-}
-
 }  // namespace cortiq

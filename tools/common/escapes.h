@@ -19,16 +19,25 @@ namespace cortiq {
 std::string ProcessEscapes(const std::string& text);
 
 // -e/--escape (the default; accepted as llama.cpp scripts pass it) and --no-escape (take the
-// text arguments literally) of a tool whose text arguments go through ProcessEscapes.
+// text arguments literally) of a tool whose text arguments go through ProcessEscapes. Inline,
+// so that ProcessEscapes links without the flag parser (tests/fuzz/escapes_fuzz).
 struct EscapeFlags {
   bool escape = false;  // -e given (changes nothing: escapes are processed by default)
   bool no_escape = false;
 };
 // `which` names the tool's text flags in the help ("-p, --system and --stop").
-void AddEscapeFlags(Flags& flags, EscapeFlags* values, const std::string& which);
+inline void AddEscapeFlags(Flags& flags, EscapeFlags* values, const std::string& which) {
+  flags.AddBool("-e, --escape", &values->escape,
+                "process escapes in " + which +
+                    ": \\n \\r \\t \\' \\\" \\\\ \\xHH (the default, as llama.cpp's)");
+  flags.AddBool("--no-escape", &values->no_escape, "take " + which + " literally");
+}
 
 // Each of `texts` through ProcessEscapes, unless --no-escape.
-void ApplyEscapes(const EscapeFlags& values, const std::vector<std::string*>& texts);
+inline void ApplyEscapes(const EscapeFlags& values, const std::vector<std::string*>& texts) {
+  if (values.no_escape) return;
+  for (std::string* text : texts) *text = ProcessEscapes(*text);
+}
 
 }  // namespace cortiq
 
