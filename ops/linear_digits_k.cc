@@ -84,12 +84,7 @@ constexpr size_t LaneBlock(size_t j, size_t h) { return 8 * (j / 4) + 2 * (j % 4
 constexpr size_t kKDigitBytes = kKGroup * 4;  // 4096 per group
 constexpr size_t kKLaneFloats = 2 * 16;       // per group: [h][j]
 
-// t = V * 65536 + U in one f32 rounding, U = S_0 + 256 S_1 and V = S_2 + 256 S_3
-// (exact int32; converted with round to nearest even, as vcvtdq2ps).
-float CombineDigits(const int32_t (&s)[kDigits]) {
-  const int32_t u = s[0] + s[1] * 256, v = s[2] + s[3] * 256;
-  return fmaf(static_cast<float>(v), 65536.0f, static_cast<float>(u));
-}
+using vnni_internal::CombineDigits;
 
 // One row, scalar, from the digits of the zero-padded activations (x16
 // layout, ops/linear_vnni.h).
@@ -196,12 +191,7 @@ alignas(64) constexpr uint8_t kScaleLowMask[64] = {
 // 10, 11, 14, 15 of each 16.
 constexpr uint64_t kMinHighNibbleBytes = 0xCC00CC00CC00CC00ull;
 
-// CombineDigits lane-wise.
-CORTIQ_VNNI_TARGET inline __m512 CombineDigitsVnni(const __m512i (&s)[kDigits]) {
-  const __m512i u = _mm512_add_epi32(s[0], _mm512_slli_epi32(s[1], 8));
-  const __m512i v = _mm512_add_epi32(s[2], _mm512_slli_epi32(s[3], 8));
-  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(65536.0f), _mm512_cvtepi32_ps(u));
-}
+using vnni_internal::CombineDigitsVnni;
 
 // Rows whose last group holds 1 or 2 super-blocks (E2B's 1536 columns: 6,
 // E4B's 2560: 10) leave that group's other lanes on zero weights, a quarter

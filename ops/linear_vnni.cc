@@ -18,11 +18,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/base.h"
 #include "ops/cpu_features.h"
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q4_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 #include "ops/linear_vnni_internal.h"
 
@@ -31,11 +33,16 @@ namespace cortiq {
 namespace ops {
 namespace vnni_internal {
 
-// The two layouts: bytes per 512-weight group, and the offset the unsigned
-// quants carry (Q4_0: the nibble = q + 8; Q8_0: the int8 xor 0x80 = q + 128).
+// The three layouts: bytes per 512-weight group, where its quants start, the
+// offset the unsigned quants carry (Q4_0: the nibble = q + 8; Q8_0: the int8
+// xor 0x80 = q + 128; Q4_K: none, its min term is separate), and whether a
+// 64-byte part holds two digit vectors' quants in its nibbles.
 struct Q4_0x16Layout {
   static constexpr size_t kGroupBytes = kQ4_0x16BlockBytes;  // 288
+  static constexpr size_t kQuants = 32;
   static constexpr int32_t kOffset = 8;
+  static constexpr bool kNibbles = true;
+  static constexpr bool kMins = false;
   // The unsigned quant of column c (< 32) of block j in group g.
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     const uint8_t byte = g[32 + 64 * ((c % 16) / 4) + 4 * j + c % 4];
@@ -44,11 +51,48 @@ struct Q4_0x16Layout {
 };
 struct Q8_0x16Layout {
   static constexpr size_t kGroupBytes = kQ8_0x16BlockBytes;  // 544
+  static constexpr size_t kQuants = 32;
   static constexpr int32_t kOffset = 128;
+  static constexpr bool kNibbles = false;
+  static constexpr bool kMins = false;
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     return g[32 + 64 * (c / 4) + 4 * j + c % 4] ^ 0x80;
   }
 };
+// Q4_Kx16 (ops/quantize_q4_kx16.h): Q4_0x16's quant bytes, sub-block j's
+// scale sc_j and min m_j at bytes j and 16 + j, d and dmin of super-block
+// j / 8 at 288 + 4 (j / 8) and + 2.
+struct Q4_Kx16Layout {
+  static constexpr size_t kGroupBytes = kQ4_Kx16BlockBytes;  // 296
+  static constexpr size_t kQuants = kQ4_Kx16Quants;
+  static constexpr int32_t kOffset = 0;
+  static constexpr bool kNibbles = true;
+  static constexpr bool kMins = true;
+  static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
+    const uint8_t byte = g[kQuants + 64 * ((c % 16) / 4) + 4 * j + c % 4];
+    return c < 16 ? (byte & 15) : (byte >> 4);
+  }
+  // d * sc_j and dmin * m_j in f32 (exact: an f16 times a 6-bit integer).
+  static float DScale(const uint8_t* g, size_t j) {
+    uint16_t d;
+    memcpy(&d, g + kQ4_Kx16Scales + 4 * (j / 8), 2);
+    return F16BitsToF32(d) * static_cast<float>(g[j]);
+  }
+  static float DMin(const uint8_t* g, size_t j) {
+    uint16_t dmin;
+    memcpy(&dmin, g + kQ4_Kx16Scales + 4 * (j / 8) + 2, 2);
+    return F16BitsToF32(dmin) * static_cast<float>(g[kQ4_Kx16Mins + j]);
+  }
+};
+
+// The f32 sum of block j of group s's activations, T = CombineDigits of its
+// digit sums times its scale 2^(e - 29): what a Q4_Kx16 row's min term
+// multiplies (computed once per token, and so the same for every kernel).
+float BlockTotal(const ActivationDigitsView& a, size_t s, size_t j) {
+  int32_t sums[kDigits];
+  for (int k = 0; k < kDigits; ++k) sums[k] = a.sums[s * 64 + 16 * k + j];
+  return CombineDigits(sums) * a.scale[s * kGroupBlocks + j];
+}
 
 // Sum of the 16 lanes in the fixed tree of the header (lane i + 8, + 4, + 2,
 // + 1).
@@ -75,6 +119,13 @@ float RowDigitsScalar(const uint8_t* row, size_t groups, const ActivationDigitsV
         for (int k = 0; k < kDigits; ++k) {
           sum[k] += q * digits[64 * (4 * (c / 4) + k) + 4 * j + c % 4];
         }
+      }
+      if constexpr (Layout::kMins) {
+        // Q4_K's steps (ops/linear_vnni.h LinearQ4_KVnni): the scale term, then the min term.
+        const float scale = a.scale[s * kGroupBlocks + j];
+        acc[j] = fmaf(CombineDigits(sum), Layout::DScale(g, j) * scale, acc[j]);
+        acc[j] = fmaf(-Layout::DMin(g, j), BlockTotal(a, s, j), acc[j]);
+        continue;
       }
       float t = static_cast<float>(sum[3]);
       for (int k = 2; k >= 0; --k) t = fmaf(t, 256.0f, static_cast<float>(sum[k]));
@@ -190,6 +241,28 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&sum)[kDigits], const u
   return _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_load_ps(scale)), acc);
 }
 
+// AddGroup for Q4_Kx16 (the scalar twin's steps lane-wise): t = CombineDigits
+// of the sums, acc + t * ((d sc_j) * 2^(e - 29)), then minus (dmin m_j) * T_j
+// in one rounding (`totals`: the group's 16 BlockTotal values).
+CORTIQ_VNNI_TARGET inline __m512 AddGroupMins(const __m512i (&sum)[kDigits], const uint8_t* g,
+                                              const float* scale, const float* totals,
+                                              __m512 acc) {
+  const __m512 t = CombineDigitsVnni(sum);
+  // d0, dmin0, d1, dmin1 in lanes 0..3, spread over the two super-blocks' 8 lanes each.
+  const __m512 dm = _mm512_cvtph_ps(_mm256_zextsi128_si256(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Scales))));
+  const __m512 d = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), dm);
+  const __m512 dmin = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3), dm);
+  const __m512 sc = _mm512_cvtepi32_ps(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))));
+  const __m512 m = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Mins))));
+  acc = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(d, sc), _mm512_load_ps(scale)), acc);
+  return _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_loadu_ps(totals), acc);
+}
+
 // Groups [s_begin, s_end) of kRows rows by the digit arithmetic, added to
 // acc[0..kRows) (each row's accumulator of AddGroup): a row's sums are
 // exactly as alone, whatever the grouping of rows and columns, because each
@@ -233,14 +306,15 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
     __m512i sum[kRows][kDigits];
     for (int k = 0; k < kDigits; ++k) {
-      const __m512i offset = _mm512_load_si512(offsets + s * 64 + 16 * k);
+      const __m512i offset = Layout::kOffset == 0 ? _mm512_setzero_si512()
+                                                  : _mm512_load_si512(offsets + s * 64 + 16 * k);
       for (int r = 0; r < kRows; ++r) sum[r][k] = offset;
     }
     for (int z = 0; z < 4; ++z) {
       __m512i q_first[kRows], q_second[kRows];  // unsigned quants of digit vectors z, 4 + z
       for (int r = 0; r < kRows; ++r) {
-        if constexpr (Layout::kOffset == 8) {
-          const __m512i q = _mm512_loadu_si512(g[r] + 32 + 64 * z);
+        if constexpr (Layout::kNibbles) {
+          const __m512i q = _mm512_loadu_si512(g[r] + Layout::kQuants + 64 * z);
           q_first[r] = _mm512_and_si512(q, nibble);
           q_second[r] = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
         } else {
@@ -258,7 +332,12 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
       }
     }
     for (int r = 0; r < kRows; ++r) {
-      acc[r] = AddGroup(sum[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
+      if constexpr (Layout::kMins) {
+        acc[r] = AddGroupMins(sum[r], g[r], a.scale + s * kGroupBlocks,
+                              reinterpret_cast<const float*>(offsets) + s * kGroupBlocks, acc[r]);
+      } else {
+        acc[r] = AddGroup(sum[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
+      }
     }
   }
 }
@@ -469,10 +548,10 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
     return RowRangeVnni<Layout>(base, row_bytes, groups, a, offsets, row_begin, row_end, y,
                                 DecodePrefetchIntoL2());
   }
-  if constexpr (Layout::kOffset == 8) {
+  if constexpr (std::is_same_v<Layout, Q4_0x16Layout>) {
     RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
   } else {
-    HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate)");
+    HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate) or Q4_Kx16");
   }
 #else
   (void)path, (void)base, (void)row_bytes, (void)groups, (void)a, (void)offsets,
@@ -492,14 +571,26 @@ void LinearRowsDigits(DecodeLinearPath path, const void* w, const float* x, size
   HWY_ASSERT(path == DecodeLinearPath::kVnni ? VnniAvailable() : Avx2Available());
   if (row_begin == row_end || batch == 0) return;
   // The digits of every token, then each token's accumulator starts -kOffset * sum a_k (the
-  // same integers RowDigitsScalar starts from, computed once per token instead of per row).
+  // same integers RowDigitsScalar starts from, computed once per token instead of per row);
+  // Q4_Kx16: `offsets` holds the f32 bits of each block's BlockTotal instead.
   const size_t sum_count = ActivationDigitSumBytes(cols) / sizeof(int32_t);
   uint8_t* scratch = ThreadScratch(DigitsBytes(cols, batch) + batch * sum_count * sizeof(int32_t));
   int32_t* offsets = reinterpret_cast<int32_t*>(scratch + DigitsBytes(cols, batch));
   for (size_t t = 0; t < batch; ++t) {
     const ActivationDigitsView a = DigitsAt(scratch, cols, batch, t);
     ActivationDigitsOn(path, x + t * x_stride, cols, a);
-    for (size_t i = 0; i < sum_count; ++i) offsets[t * sum_count + i] = -Layout::kOffset * a.sums[i];
+    if constexpr (Layout::kMins) {
+      for (size_t s = 0; s < cols / kGroup; ++s) {
+        for (size_t j = 0; j < kGroupBlocks; ++j) {
+          const float total = BlockTotal(a, s, j);
+          memcpy(&offsets[t * sum_count + s * kGroupBlocks + j], &total, sizeof(total));
+        }
+      }
+    } else {
+      for (size_t i = 0; i < sum_count; ++i) {
+        offsets[t * sum_count + i] = -Layout::kOffset * a.sums[i];
+      }
+    }
   }
   const uint8_t* base = static_cast<const uint8_t*>(w);
   const size_t groups = cols / kGroup;
@@ -634,6 +725,35 @@ void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float
 void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end) {
   LinearDigitsScalar<Q8_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
+}
+
+void LinearQ4_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
+}
+void LinearRowsQ4_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
+}
+void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end) {
+  LinearDigitsScalar<Q4_Kx16Layout>(w, x, y, rows, cols, row_begin, row_end);
+}
+bool LinearQ4_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) return false;
+  LinearQ4_Kx16Vnni(w, x, y, rows, cols, row_begin, row_end);
+  return true;
+}
+bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) return false;
+  LinearRowsQ4_Kx16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+  return true;
 }
 
 }  // namespace ops

@@ -226,6 +226,39 @@ void LinearRowsQ8_0x16Vnni(const void* w, const float* x, size_t x_stride, float
 void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
                                size_t cols, size_t row_begin, size_t row_end);
 
+// Q4_Kx16 weights (ops/quantize_q4_kx16.h: Q4_K super-blocks regrouped in
+// pairs, one 32-weight sub-block per lane as Q4_0x16; row r at byte
+// r * cols / 512 * 296, cols a multiple of 512): y[r] = sum_c w_rc x_c for r
+// in [row_begin, row_end) by Q4_0x16's rows, passes and prefetches
+// (LinearQ4_0x16Vnni) with Q4_K's sums and f32 steps (LinearQ4_KVnni below):
+// per lane j, S_k = sum_c q_c a_kc exact (q in [0, 15], no offset), then
+//   acc_j = fma(CombineDigits(S), (d sc_j) * 2^(e - 29), acc_j),
+//   acc_j = fma(-(dmin m_j), T_j, acc_j)
+// with T_j the block's CombineDigits of its digit sums times 2^(e - 29)
+// (per token); groups in column order, the 16 lanes summed in the fixed tree.
+// Error: Q4_K's. Why the layout: the Q4_K kernel's register transposes and
+// packed scales made it compute-bound (~34 ns per 1024 weights on Zen 4
+// against Q4_0x16's ~22 with the same 64 vpdpbusd, session 38).
+// LinearQ4_Kx16Vnni requires AVX-512 VNNI; LinearRowsQ4_Kx16Vnni is it for
+// `batch` tokens (each output the bits of LinearQ4_Kx16Vnni on its row);
+// LinearQ4_Kx16DigitsScalar is their scalar twin, the same bits on any CPU.
+// LinearQ4_Kx16Digits / LinearRowsQ4_Kx16Digits run the VNNI kernels and
+// return true where DispatchedDecodeLinearPath() is kVnni, else return false
+// and write nothing (ops/linear.h LinearQ4_Kx16 then multiplies the Q4_K
+// super-blocks the rows are made from).
+void LinearQ4_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ4_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end);
+bool LinearQ4_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end);
+bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end);
+
 // Q4_K (llama.cpp's block_q4_K, ops/quantize_k.h) rows as they are in the
 // GGUF, by the same activation digits: y[r] = sum_c w_rc x_c for r in
 // [row_begin, row_end), row r at byte r * cols / 256 * 144, cols a multiple

@@ -6,6 +6,7 @@
 #ifndef CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
 #define CORTIQ_OPS_LINEAR_VNNI_INTERNAL_H_
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -39,6 +40,15 @@ constexpr size_t kPrefetchBytes = 3072;
 // Sum of 16 lanes in the fixed tree of ops/linear_vnni.h (lane i + 8, + 4,
 // + 2, + 1).
 float ReduceTree16(const float* a);
+
+// t = V * 65536 + U in one f32 rounding, U = S_0 + 256 S_1 and V = S_2 + 256 S_3
+// (exact int32 for digit sums of at most 32 quants below 2^5 or of the digits
+// alone; converted with round to nearest even, as vcvtdq2ps): the f32 value of
+// the four digit sums S_k of a block with a min term (Q4_K, Q5_K, Q4_Kx16).
+inline float CombineDigits(const int32_t (&s)[kDigits]) {
+  const int32_t u = s[0] + s[1] * 256, v = s[2] + s[3] * 256;
+  return fmaf(static_cast<float>(v), 65536.0f, static_cast<float>(u));
+}
 
 // Column blocks (ColumnBlockedRowsVnni, ops/linear_vnni.cc): rows from
 // kColumnBlockedMinGroups groups on (4096 columns: 16 KiB of digits) are
@@ -137,6 +147,13 @@ CORTIQ_VNNI_TARGET inline float ReduceTree16Vnni(__m512 v) {
   const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
   const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
   return _mm_cvtss_f32(s1);
+}
+
+// CombineDigits lane-wise.
+CORTIQ_VNNI_TARGET inline __m512 CombineDigitsVnni(const __m512i (&s)[kDigits]) {
+  const __m512i u = _mm512_add_epi32(s[0], _mm512_slli_epi32(s[1], 8));
+  const __m512i v = _mm512_add_epi32(s[2], _mm512_slli_epi32(s[3], 8));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(65536.0f), _mm512_cvtepi32_ps(u));
 }
 
 // ReduceTree16 of the 16 lanes [lo, hi], the same bits.

@@ -18,6 +18,7 @@
 #include "ops/quantize_k.h"
 #include "ops/quantize_legacy.h"
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q4_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 
 namespace cortiq {
@@ -183,6 +184,7 @@ void GatherRowDequantizedReference(const void* table, size_t row_bytes,
 CORTIQ_DEFINE_FORMAT_REFERENCES(F16, hwy::float16_t)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_0x16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q8_0x16, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_Kx16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_1, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_0, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_1, void)

@@ -36,6 +36,11 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       (ops/quantize_q8_0x16.h: 64 bytes hold 4 quants of each of 16 blocks, so the
       decode applies one scale per 16 blocks and, with AVX-512 VNNI, sums each
       block's products in one 32-bit lane; ops/linear_vnni.h).
+    - with `q4_kx16` (the default), likewise q4_k becomes q4_kx16
+      (ops/quantize_q4_kx16.h: pairs of super-blocks with one 32-weight sub-block
+      per 32-bit lane and the 6-bit scales and mins unpacked to bytes, 296 bytes
+      per 512 weights instead of 288), so the VNNI decode needs no register
+      transposes (ops/linear_vnni.h).
     - `mix` (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) picks each matrix's format as
       llama-quantize does for that type without an importance matrix
       (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp): the tables Q6_K,
@@ -69,7 +74,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
     Option<"q4_0x16", "q4_0x16", "bool", /*default=*/"true",
            "store q4_0 matrices whose rows are whole 512-weight groups as q4_0x16 (the same blocks regrouped)">,
     Option<"q8_0x16", "q8_0x16", "bool", /*default=*/"true",
-           "store q8_0 matrices whose rows are whole 512-weight groups as q8_0x16 (the same blocks regrouped)">
+           "store q8_0 matrices whose rows are whole 512-weight groups as q8_0x16 (the same blocks regrouped)">,
+    Option<"q4_kx16", "q4_kx16", "bool", /*default=*/"true",
+           "store q4_k matrices whose rows are whole 512-weight groups as q4_kx16 (the same super-blocks regrouped)">
   ];
   let constructor = "::cortiq::createAssignStorageFormatsPass()";
 }

@@ -16,12 +16,13 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
   AssignStorageFormatsPass() = default;
   AssignStorageFormatsPass(std::optional<StorageFormat> weights_format,
                            std::optional<StorageFormat> tables_format, llvm::StringRef mix_name,
-                           bool regroup_q4_0, bool regroup_q8_0) {
+                           bool regroup_q4_0, bool regroup_q8_0, bool regroup_q4_k) {
     if (weights_format) weights = stringifyStorageFormat(*weights_format).str();
     if (tables_format) tables = stringifyStorageFormat(*tables_format).str();
     mix = mix_name.str();
     q4_0x16 = regroup_q4_0;
     q8_0x16 = regroup_q8_0;
+    q4_kx16 = regroup_q4_k;
   }
 
   mlir::LogicalResult initialize(mlir::MLIRContext* context) override {
@@ -105,7 +106,9 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
     // A row that is not whole super-blocks takes llama-quantize's fallback for its type
     // (tensor_type_fallback in llama.cpp's src/llama-quant.cpp), and one that is not whole
     // 32-weight blocks either becomes bf16 (the PLE projection's rows of 16 under q8_0).
-    if (type.getRank() == 2 && type.getDimSize(1) % storageFormatBlockSize(format) != 0) {
+    // (A regrouped format falls back to its blocks' format first: q4_kx16 -> q4_k -> q5_0.)
+    while (type.getRank() == 2 && type.getDimSize(1) % storageFormatBlockSize(format) != 0 &&
+           SuperBlockFallback(format) != format) {
       format = SuperBlockFallback(format);
     }
     const int64_t block = storageFormatBlockSize(format);
@@ -121,6 +124,10 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
     if (q8_0x16 && format == StorageFormat::Q8_0 && type.getRank() == 2 &&
         type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q8_0x16) == 0) {
       format = StorageFormat::Q8_0x16;
+    }
+    if (q4_kx16 && format == StorageFormat::Q4_K && type.getRank() == 2 &&
+        type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q4_Kx16) == 0) {
+      format = StorageFormat::Q4_Kx16;
     }
     return format;
   }
@@ -172,7 +179,8 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
                              : StorageFormat::F32;
   }
 
-  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 / Q8_0 for Q4_0x16 / Q8_0x16).
+  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 / Q8_0 / Q4_K for Q4_0x16 /
+  // Q8_0x16 / Q4_Kx16).
   static StorageFormat SuperBlockFallback(StorageFormat format) {
     switch (format) {
       case StorageFormat::Q2_K:
@@ -183,6 +191,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
       case StorageFormat::IQ4_XS: return StorageFormat::IQ4_NL;
       case StorageFormat::Q4_0x16: return StorageFormat::Q4_0;  // the same blocks, ungrouped
       case StorageFormat::Q8_0x16: return StorageFormat::Q8_0;
+      case StorageFormat::Q4_Kx16: return StorageFormat::Q4_K;  // the same super-blocks
       default: return format;
     }
   }
@@ -197,8 +206,9 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(std::optional<StorageFormat> weights,
                                                            std::optional<StorageFormat> tables,
                                                            llvm::StringRef mix, bool q4_0x16,
-                                                           bool q8_0x16) {
-  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16, q8_0x16);
+                                                           bool q8_0x16, bool q4_kx16) {
+  return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16, q8_0x16,
+                                                    q4_kx16);
 }
 
 }  // namespace cortiq

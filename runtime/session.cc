@@ -265,6 +265,8 @@ constexpr FormatKernels kFormatKernels[] = {
      GatherBlocks<ops::GatherRowQ4_0x16>, ops::LinearRowsQ4_0x16},
     {WeightFormat::kQ8_0x16, ops::LinearQ8_0x16, ops::MatMulQ8_0x16,
      GatherBlocks<ops::GatherRowQ8_0x16>, ops::LinearRowsQ8_0x16},
+    {WeightFormat::kQ4_Kx16, ops::LinearQ4_Kx16, ops::MatMulQ4_Kx16,
+     GatherBlocks<ops::GatherRowQ4_Kx16>, ops::LinearRowsQ4_Kx16},
 };
 static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
               "every weight format has its kernels");

@@ -40,6 +40,8 @@ int64_t storageFormatBlockSize(StorageFormat format) {
       return 512;  // 16 Q4_0 blocks (ops/quantize_q4_0x16.h)
     case StorageFormat::Q8_0x16:
       return 512;  // 16 Q8_0 blocks (ops/quantize_q8_0x16.h)
+    case StorageFormat::Q4_Kx16:
+      return 512;  // 2 Q4_K super-blocks (ops/quantize_q4_kx16.h)
   }
   return 1;
 }

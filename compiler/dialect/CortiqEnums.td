@@ -48,7 +48,11 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     // 288 bytes (ops/quantize_q4_0x16.h); never a checkpoint format.
     I32EnumAttrCase<"Q4_0x16", 15, "q4_0x16">,
     // The same for Q8_0: 512 weights in 544 bytes (ops/quantize_q8_0x16.h).
-    I32EnumAttrCase<"Q8_0x16", 16, "q8_0x16">]> {
+    I32EnumAttrCase<"Q8_0x16", 16, "q8_0x16">,
+    // The same for Q4_K: pairs of super-blocks, one 32-weight sub-block per 32-bit lane, the
+    // 6-bit scales and mins unpacked to bytes: 512 weights in 296 bytes
+    // (ops/quantize_q4_kx16.h).
+    I32EnumAttrCase<"Q4_Kx16", 17, "q4_kx16">]> {
   let cppNamespace = "::cortiq";
 }
 

@@ -32,6 +32,7 @@
 #include "formats/checkpoint_reader.h"
 #include "gtest/gtest.h"
 #include "ops/quantize_q4_0x16.h"
+#include "ops/quantize_q4_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
@@ -147,8 +148,8 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
   auto artifact = Artifact::Open(variant.artifact);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   // No requantization: every weight the GGUF holds in blocks (or f16) keeps that format, Q4_0 /
-  // Q8_0 on rows of whole 512-weight groups as q4_0x16 / q8_0x16: the GGUF's blocks regrouped,
-  // byte for byte.
+  // Q8_0 / Q4_K on rows of whole 512-weight groups as q4_0x16 / q8_0x16 / q4_kx16: the GGUF's
+  // blocks regrouped (Q4_K's scales unpacked).
   auto reader = OpenCheckpoint(variant.gguf, /*map_data=*/true);
   ASSERT_TRUE(reader.ok()) << reader.status();
   int regrouped = 0;
@@ -159,27 +160,33 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
     if (spec == nullptr || w.shape.size() != 2) continue;  // derived (fused) or a vector
     const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
     const bool q4 = w.format == WeightFormat::kQ4_0x16;
-    if (!q4 && w.format != WeightFormat::kQ8_0x16) {
+    const bool q4_k = w.format == WeightFormat::kQ4_Kx16;
+    if (!q4 && !q4_k && w.format != WeightFormat::kQ8_0x16) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       continue;
     }
-    EXPECT_EQ(type, q4 ? "q4_0" : "q8_0") << w.name;
+    EXPECT_EQ(type, q4 ? "q4_0" : q4_k ? "q4_k" : "q8_0") << w.name;
     EXPECT_EQ(w.shape[1] % 512, 0) << w.name;
     auto raw = (*reader)->RawData(w.name);
     ASSERT_TRUE(raw.ok()) << raw.status();
-    ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
-    std::vector<uint8_t> expected(raw->size());
+    const size_t n = static_cast<size_t>(w.num_elements());
+    // Q4_Kx16 adds 8 bytes of unpacked scales per 512 weights; the others only regroup.
+    ASSERT_EQ(q4_k ? raw->size() / 288 * 296 : raw->size(), w.size_bytes) << w.name;
+    std::vector<uint8_t> expected(w.size_bytes);
     if (q4) {
-      ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+      ops::Q4_0ToQ4_0x16(raw->data(), n, expected.data());
+    } else if (q4_k) {
+      ops::Q4_KToQ4_Kx16(raw->data(), n, expected.data());
     } else {
-      ops::Q8_0ToQ8_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+      ops::Q8_0ToQ8_0x16(raw->data(), n, expected.data());
     }
     EXPECT_EQ(0, std::memcmp(expected.data(), (*artifact)->weight_data(static_cast<int32_t>(i)),
                              expected.size()))
         << w.name;
     ++regrouped;
   }
-  if (variant.name == "tiny-e-Q4_0-pure" || variant.name == "tiny-e-Q8_0-pure") {
+  if (variant.name == "tiny-e-Q4_0-pure" || variant.name == "tiny-e-Q8_0-pure" ||
+      variant.name == "tiny-e-Q4_K-pure") {
     EXPECT_GT(regrouped, 0) << "tiny-e's down_proj rows (512 weights) are stored regrouped";
   }
 
@@ -295,19 +302,27 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
       continue;
     }
     const bool regrouped = (w.format == WeightFormat::kQ4_0x16 && type == "q4_0") ||
-                           (w.format == WeightFormat::kQ8_0x16 && type == "q8_0");
+                           (w.format == WeightFormat::kQ8_0x16 && type == "q8_0") ||
+                           (w.format == WeightFormat::kQ4_Kx16 && type == "q4_k");
     if (!regrouped) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       if (WeightFormatName(w.format) != type) continue;
     }
     auto raw = (*reader)->RawData(w.name);
     ASSERT_TRUE(raw.ok()) << raw.status();
-    ASSERT_EQ(raw->size(), w.size_bytes) << w.name;
+    const size_t n = static_cast<size_t>(w.num_elements());
+    // Q4_Kx16: the llama-quantize super-blocks regrouped, 8 more bytes per 512 weights.
+    ASSERT_EQ(w.format == WeightFormat::kQ4_Kx16 ? raw->size() / 288 * 296 : raw->size(),
+              w.size_bytes)
+        << w.name;
     std::vector<uint8_t> expected(raw->begin(), raw->end());
     if (regrouped && w.format == WeightFormat::kQ4_0x16) {
-      ops::Q4_0ToQ4_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+      ops::Q4_0ToQ4_0x16(raw->data(), n, expected.data());
+    } else if (regrouped && w.format == WeightFormat::kQ4_Kx16) {
+      expected.resize(w.size_bytes);
+      ops::Q4_KToQ4_Kx16(raw->data(), n, expected.data());
     } else if (regrouped) {
-      ops::Q8_0ToQ8_0x16(raw->data(), static_cast<size_t>(w.num_elements()), expected.data());
+      ops::Q8_0ToQ8_0x16(raw->data(), n, expected.data());
     }
     raw = absl::Span<const uint8_t>(expected);
     const uint8_t* ours = (*artifact)->weight_data(static_cast<int32_t>(i));

@@ -8,11 +8,14 @@
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0 q4_0x16=false' | FileCheck %s --check-prefix=KEEP
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_0x16' | FileCheck %s --check-prefix=X16
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_0 q8_0x16=false' | FileCheck %s --check-prefix=KEEP8
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_k' | FileCheck %s --check-prefix=QK
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_k q4_kx16=false' | FileCheck %s --check-prefix=KEEPK
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_kx16' | FileCheck %s --check-prefix=XK
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_1' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='tables=Q8_0' 2>&1 | FileCheck %s --check-prefix=BADTABLES
 
-// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16 or q8_0x16, not 'q8_1'
-// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q8_0x16, not 'Q8_0'
+// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16, q8_0x16 or q4_kx16, not 'q8_1'
+// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q4_kx16, not 'Q8_0'
 
 // Without options nothing is quantized, and the ops are left as they are.
 // NATIVE-NOT: stored(q
@@ -127,6 +130,22 @@ func.func @blocks(%x: tensor<64xf32>) -> tensor<64xf32> {
 // KEEP8: cortiq.weight @gate stored(q8_0) : tensor<32x512xbf16>
 // KEEP8: cortiq.weight @table stored(q8_0) : tensor<100x512xbf16>
 // KEEP8-NOT: q8_0x16
+// q4_k likewise becomes q4_kx16 on whole 512-weight groups (pairs of super-blocks); rows of
+// 544 weights are not whole super-blocks and take llama-quantize's fallback q5_0, also from a
+// q4_kx16 named by `weights` (q4_kx16 -> q4_k -> q5_0); q4_kx16=false keeps every q4_k.
+// QK: cortiq.weight @wide checkpoint(q4_0) stored(q4_kx16) : tensor<64x1024xf32>
+// QK: cortiq.weight @narrow checkpoint(q4_0) stored(q5_0) : tensor<64x544xf32>
+// QK: cortiq.weight @gate stored(q4_kx16) : tensor<32x512xbf16>
+// QK: cortiq.weight @table stored(q4_kx16) : tensor<100x512xbf16>
+// QK-LABEL: func.func @groups
+// KEEPK-NOT: q4_kx16
+// KEEPK: cortiq.weight @wide checkpoint(q4_0) stored(q4_k) : tensor<64x1024xf32>
+// KEEPK: cortiq.weight @gate stored(q4_k) : tensor<32x512xbf16>
+// KEEPK-NOT: q4_kx16
+// XK: cortiq.weight @wide checkpoint(q4_0) stored(q4_kx16) : tensor<64x1024xf32>
+// XK: cortiq.weight @narrow checkpoint(q4_0) stored(q5_0) : tensor<64x544xf32>
+// XK: cortiq.weight @gate stored(q4_kx16) : tensor<32x512xbf16>
+// XK-LABEL: func.func @groups
 cortiq.weight @wide checkpoint(q4_0) : tensor<64x1024xf32>
 cortiq.weight @narrow checkpoint(q4_0) : tensor<64x544xf32>
 cortiq.weight @gate : tensor<32x512xbf16>

@@ -1,0 +1,411 @@
+// Tests Q4_Kx16 (ops/quantize_q4_kx16.h) and its kernels: the layout byte by
+// byte against the header's formula and as a lossless round trip of Q4_K; the
+// digit twin LinearQ4_Kx16DigitsScalar against the double reference of the
+// Q4_K rows within Q4_K's bound (exactly on small integers); the VNNI kernels
+// against the twin bit for bit (both row streamings, row ranges, LinearRows,
+// next to an unreadable page); where the dispatch has no VNNI, LinearQ4_Kx16
+// against LinearQ4_K on the Q4_K rows bit for bit; the prompt's product and
+// the row gather against the dequantized weights.
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ops/cpu_features.h"
+#include "ops/gather.h"
+#include "ops/linear.h"
+#include "ops/linear_rows.h"
+#include "ops/linear_vnni.h"
+#include "ops/matmul.h"
+#include "ops/quantize.h"
+#include "ops/quantize_k.h"
+#include "ops/quantize_q4_kx16.h"
+#include "ops/reference.h"
+#include "tests/ops/test_util.h"
+
+namespace cortiq {
+namespace ops {
+namespace {
+
+using test::SameBits;
+
+// Q4_K rows: quantized random values (sub-blocks of differing scale, some all
+// positive, so mins matter), or raw random bytes with finite f16 d and dmin of
+// random binades.
+std::vector<uint8_t> MakeQ4_KRows(size_t rows, size_t cols, bool raw, uint32_t seed) {
+  std::vector<uint8_t> w(rows * Q4_KRowBytes(cols));
+  std::mt19937 rng(seed);
+  if (raw) {
+    for (uint8_t& byte : w) byte = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> mag(-14.0f, 2.0f);
+    for (size_t b = 0; b < w.size(); b += kQ4_KBlockBytes) {
+      for (size_t half = 0; half < 2; ++half) {
+        const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 4 ? 1.0f : -1.0f));
+        memcpy(&w[b + 2 * half], &h, 2);
+      }
+    }
+  } else {
+    std::vector<float> values = test::RandomFloats(rows * cols, -1.0f, 1.0f, seed);
+    for (size_t i = 0; i < values.size(); i += 32) {
+      const float s = ldexpf(1.0f, static_cast<int>(rng() % 9) - 6);
+      const float shift = (rng() % 3 == 0) ? 0.5f * s : 0.0f;
+      for (size_t k = i; k < i + 32; ++k) values[k] = values[k] * s + shift;
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      QuantizeRowQ4_K(&values[r * cols], cols, &w[r * Q4_KRowBytes(cols)]);
+    }
+  }
+  return w;
+}
+
+std::vector<uint8_t> ToX16(const std::vector<uint8_t>& q4_k, size_t rows, size_t cols) {
+  std::vector<uint8_t> out(rows * Q4_Kx16RowBytes(cols));
+  Q4_KToQ4_Kx16(q4_k.data(), rows * cols, out.data());
+  return out;
+}
+
+TEST(Q4_Kx16LayoutTest, SizesAreTwoSuperBlocksAndTheUnpackedScales) {
+  EXPECT_EQ(512u, kQ4_Kx16BlockWeights);
+  EXPECT_EQ(296u, kQ4_Kx16BlockBytes);
+  EXPECT_EQ(3u * 296u, Q4_Kx16RowBytes(1536));
+}
+
+// Any Q4_K bytes (all 96 bits of the packed scales carry a 6-bit value) come
+// back unchanged.
+TEST(Q4_Kx16LayoutTest, RoundTripsAnyQ4_KBytes) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const size_t rows = 3, cols = 2560;
+    std::vector<uint8_t> q4_k(rows * Q4_KRowBytes(cols));
+    std::mt19937 rng(seed);
+    for (uint8_t& byte : q4_k) byte = static_cast<uint8_t>(rng());
+    const std::vector<uint8_t> x16 = ToX16(q4_k, rows, cols);
+    std::vector<uint8_t> back(q4_k.size(), 0xAB);
+    Q4_Kx16ToQ4_K(x16.data(), rows * cols, back.data());
+    EXPECT_EQ(q4_k, back) << "seed " << seed;
+  }
+}
+
+// Every weight read where the header says, w = d sc q - dmin m, equals
+// llama.cpp's dequantized Q4_K weight; DequantizeRowQ4_Kx16 gives the same.
+TEST(Q4_Kx16LayoutTest, WeightsSitWhereTheHeaderSays) {
+  const size_t rows = 2, cols = 1536;
+  const std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, false, 7);
+  const std::vector<uint8_t> x16 = ToX16(q4_k, rows, cols);
+  std::vector<float> expected(rows * cols), dequantized(rows * cols);
+  DequantizeRowQ4_K(q4_k.data(), rows * cols, expected.data());
+  DequantizeRowQ4_Kx16(x16.data(), rows * cols, dequantized.data());
+  for (size_t t = 0; t < rows * cols / 512; ++t) {
+    const uint8_t* g = &x16[t * 296];
+    for (size_t j = 0; j < 16; ++j) {
+      uint16_t d, dmin;
+      memcpy(&d, g + 288 + 4 * (j / 8), 2);
+      memcpy(&dmin, g + 290 + 4 * (j / 8), 2);
+      const int sc = g[j], m = g[16 + j];
+      ASSERT_LT(sc, 64);
+      ASSERT_LT(m, 64);
+      for (size_t i = 0; i < 32; ++i) {
+        const uint8_t byte = g[32 + 64 * ((i % 16) / 4) + 4 * j + i % 4];
+        const int q = i < 16 ? (byte & 15) : (byte >> 4);
+        const float w = F16BitsToF32(d) * static_cast<float>(sc) * static_cast<float>(q) -
+                        F16BitsToF32(dmin) * static_cast<float>(m);
+        const size_t c = t * 512 + 32 * j + i;
+        ASSERT_TRUE(SameBits(expected[c], w)) << "weight " << c;
+        ASSERT_TRUE(SameBits(expected[c], dequantized[c])) << "weight " << c;
+      }
+    }
+  }
+}
+
+// Q4_K's digit bound (ops/linear_vnni.h): with T_c = |d sc q_c| + |dmin m|,
+// 2^-30 sum_c T_c max(max_block |x|, 2^-97) + k 2^-24 sum_c T_c |x_c|,
+// k = cols / 512 + 15.
+double DigitsBound(const uint8_t* q4_k_row, const float* x, size_t cols) {
+  double weight_term = 0.0, product_term = 0.0;
+  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
+    const uint8_t* sb = q4_k_row + b * kQ4_KBlockBytes;
+    uint16_t d_bits, dmin_bits;
+    memcpy(&d_bits, sb, 2);
+    memcpy(&dmin_bits, sb + 2, 2);
+    const double d = F16BitsToF32(d_bits), dmin = F16BitsToF32(dmin_bits);
+    for (size_t k = 0; k < 8; ++k) {
+      int sc, m;
+      KScaleMin(sb + 4, k, &sc, &m);
+      const size_t c0 = 256 * b + 32 * k;
+      double max = 0.0;
+      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
+      for (size_t c = c0; c < c0 + 32; ++c) {
+        const size_t i = c - 256 * b, chunk = i / 64, l = i % 32;
+        const uint8_t byte = sb[16 + 32 * chunk + l];
+        const int q = (i % 64) < 32 ? (byte & 15) : (byte >> 4);
+        const double t = fabs(d * sc * q) + fabs(dmin * m);
+        weight_term += t * fmax(max, ldexp(1.0, -97));
+        product_term += t * fabs(x[c]);
+      }
+    }
+  }
+  const double k = static_cast<double>(cols / 512) + 15.0;
+  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+}
+
+const size_t kColumns[] = {512, 1536, 2560, 4096, 4608, 6144, 12288};
+
+TEST(Q4_Kx16DigitsTest, ScalarMatchesTheDoubleReference) {
+  uint32_t seed = 1;
+  const size_t rows = 5;
+  for (size_t cols : kColumns) {
+    for (bool raw : {false, true}) {
+      const std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, raw, seed++);
+      const std::vector<uint8_t> w = ToX16(q4_k, rows, cols);
+      for (bool hard : {false, true}) {
+        const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                          : test::RandomFloats(cols, -2.0f, 2.0f, seed++);
+        std::vector<float> expected(rows), y(rows, test::Sentinel()), reference(rows);
+        LinearQ4_KReference(q4_k.data(), x.data(), expected.data(), rows, cols, 0, rows);
+        LinearQ4_Kx16Reference(w.data(), x.data(), reference.data(), rows, cols, 0, rows);
+        LinearQ4_Kx16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < rows; ++r) {
+          EXPECT_TRUE(SameBits(expected[r], reference[r])) << "row " << r;
+          EXPECT_NEAR(y[r], expected[r], DigitsBound(&q4_k[r * Q4_KRowBytes(cols)], x.data(), cols))
+              << "cols " << cols << " raw " << raw << " hard " << hard << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// Small integer activations, d = 1/2 and dmin = 1/4: every digit sum and f32
+// step is exact, so the twin and the dispatched kernel equal the reference.
+TEST(Q4_Kx16DigitsTest, SmallIntegersAreExact) {
+  const size_t rows = 7, cols = 1536;
+  std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, true, 77);
+  for (size_t b = 0; b < q4_k.size(); b += kQ4_KBlockBytes) {
+    const uint16_t half = 0x3800, quarter = 0x3400;
+    memcpy(&q4_k[b], &half, 2);
+    memcpy(&q4_k[b + 2], &quarter, 2);
+  }
+  const std::vector<uint8_t> w = ToX16(q4_k, rows, cols);
+  std::vector<float> x(cols);
+  for (size_t c = 0; c < cols; ++c) x[c] = static_cast<float>(static_cast<int>((c * 7) % 5) - 2);
+  std::vector<float> expected(rows), y(rows), dispatched(rows);
+  LinearQ4_KReference(q4_k.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  LinearQ4_Kx16DigitsScalar(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+  LinearQ4_Kx16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(expected[r], y[r]) << "row " << r;
+    EXPECT_EQ(expected[r], dispatched[r]) << "row " << r;
+  }
+}
+
+// The VNNI kernels, where the CPU has them.
+class Q4_Kx16VnniTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
+      GTEST_SKIP() << "no AVX-512 VNNI on this CPU (Q4_Kx16FallbackTest covers the others)";
+    }
+  }
+  void TearDown() override { SetDecodePrefetchIntoL2ForTest(-1); }
+};
+
+// The kernel and the dispatched Linear give the twin's bits on every row, in
+// pairs and column blocks and in passes of four (37 rows: 9 passes and one
+// row), and in every row range.
+TEST_F(Q4_Kx16VnniTest, MatchesTheScalarBits) {
+  for (int into_l2 : {0, 1}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    uint32_t seed = 100;
+    for (size_t cols : kColumns) {
+      const size_t rows = 37;
+      for (bool raw : {false, true}) {
+        const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, raw, seed++), rows, cols);
+        for (bool hard : {false, true}) {
+          const std::vector<float> x = hard ? test::HardActivations(cols, seed++)
+                                            : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
+          std::vector<float> scalar(rows), got(rows), dispatched(rows);
+          LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+          LinearQ4_Kx16Vnni(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+          LinearQ4_Kx16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
+          for (size_t r = 0; r < rows; ++r) {
+            EXPECT_TRUE(SameBits(scalar[r], got[r]))
+                << "cols " << cols << " row " << r << " into_l2 " << into_l2 << ": " << scalar[r]
+                << " vs " << got[r];
+            EXPECT_TRUE(SameBits(scalar[r], dispatched[r])) << "cols " << cols << " row " << r;
+          }
+          test::ExpectRowRangesMatch(
+              scalar,
+              [&](size_t rb, size_t re, float* y) {
+                LinearQ4_Kx16Vnni(w.data(), x.data(), y, rows, cols, rb, re);
+              },
+              "q4_kx16 cols " + std::to_string(cols));
+        }
+      }
+    }
+  }
+}
+
+// LinearRows gives every token Linear's bits on its row and writes nothing else.
+TEST_F(Q4_Kx16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
+  const size_t rows = 37, cols = 1536, rb = 3, re = 36;
+  const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 9), rows, cols);
+  for (int into_l2 : {0, 1}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
+      const size_t x_stride = cols + 16, y_stride = rows + 2;
+      std::vector<float> x(batch * x_stride, test::Sentinel());
+      for (size_t t = 0; t < batch; ++t) {
+        const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
+        memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
+      }
+      std::vector<float> y(batch * y_stride, test::Sentinel());
+      LinearRowsQ4_Kx16(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb,
+                        re);
+      for (size_t t = 0; t < batch; ++t) {
+        std::vector<float> alone(rows, test::Sentinel());
+        LinearQ4_Kx16(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
+        for (size_t r = 0; r < y_stride; ++r) {
+          const float got = y[t * y_stride + r];
+          if (r < rb || r >= re) {
+            EXPECT_TRUE(isnan(got)) << "batch " << batch << " token " << t << " row " << r;
+          } else {
+            EXPECT_TRUE(SameBits(alone[r], got))
+                << "batch " << batch << " token " << t << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A matrix ending just before a PROT_NONE page: nothing past it is read.
+TEST_F(Q4_Kx16VnniTest, ReadsNothingPastTheMatrix) {
+  for (size_t cols : {size_t{1536}, size_t{2560}, size_t{4608}}) {
+    const size_t rows = 9;
+    const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 31), rows, cols);
+    test::GuardedBytes guarded(w);
+    ASSERT_TRUE(guarded.ok());
+    const std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 32);
+    std::vector<float> scalar(rows), got(rows);
+    LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+    for (int into_l2 : {0, 1}) {
+      SetDecodePrefetchIntoL2ForTest(into_l2);
+      LinearQ4_Kx16Vnni(guarded.data(), x.data(), got.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
+    }
+  }
+}
+
+TEST_F(Q4_Kx16VnniTest, NonFiniteActivationsGiveNaN) {
+  const size_t rows = 5, cols = 1536;
+  const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 13), rows, cols);
+  for (float bad : {std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 14);
+    x[777] = bad;
+    std::vector<float> y(rows, 0.0f), scalar(rows, 0.0f);
+    LinearQ4_Kx16Vnni(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+    LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(isnan(y[r])) << "row " << r;
+      EXPECT_TRUE(isnan(scalar[r])) << "row " << r;
+    }
+  }
+}
+
+// Without VNNI in the dispatch (AVX2 digits, or f32), LinearQ4_Kx16 and
+// LinearRowsQ4_Kx16 are LinearQ4_K on the Q4_K rows, bit for bit.
+class Q4_Kx16FallbackTest : public ::testing::TestWithParam<DecodeLinearPath> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam())) {
+      GTEST_SKIP() << "this CPU has no " << DecodeLinearPathName(GetParam()) << " path";
+    }
+    LimitDecodeLinearPathForTest(GetParam());
+  }
+  void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
+};
+
+TEST_P(Q4_Kx16FallbackTest, IsLinearQ4_KOnTheSameWeights) {
+  uint32_t seed = 200;
+  // 70 rows: two whole batches of 32 rows turned back into Q4_K and a part.
+  const size_t rows = 70;
+  for (size_t cols : {size_t{512}, size_t{1536}, size_t{2560}}) {
+    const std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, false, seed++);
+    const std::vector<uint8_t> w = ToX16(q4_k, rows, cols);
+    const std::vector<float> x = test::HardActivations(cols, seed++);
+    std::vector<float> expected(rows), got(rows, test::Sentinel());
+    LinearQ4_K(q4_k.data(), x.data(), expected.data(), rows, cols, 0, rows);
+    LinearQ4_Kx16(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+    for (size_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(SameBits(expected[r], got[r])) << "cols " << cols << " row " << r;
+    }
+    test::ExpectRowRangesMatch(
+        expected,
+        [&](size_t rb, size_t re, float* y) {
+          LinearQ4_Kx16(w.data(), x.data(), y, rows, cols, rb, re);
+        },
+        "fallback cols " + std::to_string(cols));
+    const size_t batch = 3;
+    std::vector<float> xs(batch * cols), ys(batch * rows, test::Sentinel());
+    for (size_t t = 0; t < batch; ++t) {
+      const std::vector<float> v = test::RandomFloats(cols, -1.0f, 1.0f, seed++);
+      memcpy(&xs[t * cols], v.data(), cols * sizeof(float));
+    }
+    LinearRowsQ4_Kx16(w.data(), xs.data(), cols, ys.data(), rows, batch, rows, cols, 0, rows);
+    for (size_t t = 0; t < batch; ++t) {
+      std::vector<float> alone(rows);
+      LinearQ4_K(q4_k.data(), &xs[t * cols], alone.data(), rows, cols, 0, rows);
+      for (size_t r = 0; r < rows; ++r) {
+        EXPECT_TRUE(SameBits(alone[r], ys[t * rows + r])) << "token " << t << " row " << r;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Q4_Kx16FallbackTest,
+                         ::testing::Values(DecodeLinearPath::kAvx2, DecodeLinearPath::kFloat),
+                         [](const ::testing::TestParamInfo<DecodeLinearPath>& info) {
+                           return std::string(info.param == DecodeLinearPath::kAvx2 ? "avx2"
+                                                                                     : "float");
+                         });
+
+// The prompt's product equals MatMulF32 on the dequantized matrix bit for bit
+// (as MatMulQ4_K does), for row ranges and token counts around its panels; the
+// gather decodes any slice to the dequantized weights times the scale.
+TEST(Q4_Kx16PromptTest, MatMulAndGatherDecodeTheQ4_KWeights) {
+  const size_t rows = 19, cols = 2560;
+  const std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, false, 41);
+  const std::vector<uint8_t> w = ToX16(q4_k, rows, cols);
+  std::vector<float> dequantized(rows * cols);
+  DequantizeRowQ4_K(q4_k.data(), rows * cols, dequantized.data());
+  for (size_t batch : {size_t{1}, size_t{7}, size_t{33}}) {
+    const std::vector<float> x = test::RandomFloats(batch * cols, -1.0f, 1.0f, 42);
+    std::vector<float> expected(batch * rows, test::Sentinel()), got(batch * rows, test::Sentinel());
+    MatMulF32(dequantized.data(), x.data(), cols, expected.data(), rows, batch, rows, cols, 2, 17);
+    MatMulQ4_Kx16(w.data(), x.data(), cols, got.data(), rows, batch, rows, cols, 2, 17);
+    for (size_t i = 0; i < batch * rows; ++i) {
+      EXPECT_TRUE(SameBits(expected[i], got[i]) || (isnan(expected[i]) && isnan(got[i])))
+          << "batch " << batch << " output " << i;
+    }
+  }
+  for (size_t begin : {size_t{0}, size_t{256}, size_t{300}, size_t{2047}}) {
+    const size_t count = std::min<size_t>(cols - begin, 513);
+    std::vector<float> got(count + 1, test::Sentinel());
+    GatherRowQ4_Kx16(w.data(), cols, 11, begin, count, 0.75f, got.data());
+    for (size_t c = 0; c < count; ++c) {
+      ASSERT_TRUE(SameBits(dequantized[11 * cols + begin + c] * 0.75f, got[c]))
+          << "begin " << begin << " column " << c;
+    }
+    EXPECT_TRUE(isnan(got[count]));
+  }
+}
+
+}  // namespace
+}  // namespace ops
+}  // namespace cortiq
