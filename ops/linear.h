@@ -176,11 +176,11 @@ void LinearIQ4_XS(const void* w, const float* x, float* y, size_t rows,
 
 // As LinearQ4_K with Q4_Kx16 weights (ops/quantize_q4_kx16.h: Q4_K
 // super-blocks regrouped in pairs, 296 bytes per 512 weights; cols a multiple
-// of 512, debug-asserted). With AVX-512 VNNI the exact integer digits of
-// LinearQ4_Kx16Vnni (ops/linear_vnni.h; Q4_K's error bound); elsewhere the
-// rows, 32 at a time, are turned back into their Q4_K super-blocks (a
-// per-thread buffer of 32 Q4_K rows) and multiplied by LinearQ4_K, with its
-// bits. Each row's result is independent of [row_begin, row_end). Scalar
+// of 512, debug-asserted). With AVX-512 VNNI or AVX2 the exact integer
+// digits of LinearQ4_Kx16Vnni / LinearQ4_Kx16Avx2 (ops/linear_vnni.h; Q4_K's
+// error bound, the same bits); elsewhere the rows, 32 at a time, are turned
+// back into their Q4_K super-blocks (a per-thread buffer of 32 Q4_K rows) and
+// multiplied by LinearQ4_K's f32 kernel, with its bits. Each row's result is independent of [row_begin, row_end). Scalar
 // reference: LinearQ4_Kx16Reference.
 void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);

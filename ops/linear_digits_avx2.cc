@@ -1,7 +1,9 @@
-// The Q4_0x16 decode product in exact integer digits with AVX2
-// (LinearQ4_0x16Avx2, ops/linear_vnni.h): the arithmetic of the VNNI kernel
-// and of its scalar twin LinearQ4_0x16DigitsScalar, for CPUs without
-// AVX-512 VNNI.
+// The Q4_0x16 and Q4_Kx16 decode products in exact integer digits with AVX2
+// (LinearQ4_0x16Avx2, LinearQ4_Kx16Avx2; ops/linear_vnni.h): the arithmetic of
+// the VNNI kernels and of their scalar twins (LinearQ4_0x16DigitsScalar,
+// LinearQ4_Kx16DigitsScalar), for CPUs without AVX-512 VNNI. Both layouts have
+// the same quant bytes (nibbles in [0, 15], one block per 32-bit lane); they
+// differ in the group size, Q4_0's offset term and Q4_K's f32 steps.
 //
 // Why: on AVX2 the f32 kernel (ops/linear_q4_0x16-inl.h) spends a mask, an
 // or, a subtraction and an FMA on every 8 weights and stays compute-bound
@@ -32,6 +34,8 @@
 #include "hwy/targets.h"
 #include "ops/linear_vnni.h"
 #include "ops/linear_vnni_internal.h"
+#include "ops/quantize.h"  // F16BitsToF32
+#include "ops/quantize_q4_kx16.h"
 
 namespace cortiq {
 namespace ops {
@@ -78,6 +82,40 @@ CORTIQ_AVX2_TARGET inline __m256 AddGroupHalf(const __m256i (&sum)[kDigits], con
   return _mm256_fmadd_ps(t, _mm256_mul_ps(df, _mm256_loadu_ps(scale)), acc);
 }
 
+// AddGroupHalf for Q4_Kx16 (ops/linear_vnni.cc AddGroupMins on half h of the
+// lanes: sub-blocks 8 h .. 8 h + 7, all of super-block h): t = CombineDigits
+// of the sums, acc + t * ((d sc_j) * 2^(e - 29)), then minus (dmin m_j) * T_j
+// in one rounding. sc_j and m_j are read as 6-bit values, as every path does.
+CORTIQ_AVX2_TARGET inline __m256 AddGroupMinsHalf(const __m256i (&s)[kDigits], const uint8_t* g,
+                                                  int h, const float* scale, const float* totals,
+                                                  __m256 acc) {
+  const __m256i u = _mm256_add_epi32(s[0], _mm256_slli_epi32(s[1], 8));
+  const __m256i v = _mm256_add_epi32(s[2], _mm256_slli_epi32(s[3], 8));
+  const __m256 t =
+      _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(65536.0f), _mm256_cvtepi32_ps(u));
+  uint16_t d_bits, dmin_bits;
+  memcpy(&d_bits, g + kQ4_Kx16SuperScales + 4 * h, 2);
+  memcpy(&dmin_bits, g + kQ4_Kx16SuperScales + 4 * h + 2, 2);
+  const __m256 d = _mm256_set1_ps(F16BitsToF32(d_bits));
+  const __m256 dmin = _mm256_set1_ps(F16BitsToF32(dmin_bits));
+  const __m256i six_bits = _mm256_set1_epi32(63);
+  const __m256 sc = _mm256_cvtepi32_ps(_mm256_and_si256(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 8 * h))),
+      six_bits));
+  const __m256 m = _mm256_cvtepi32_ps(_mm256_and_si256(
+      _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Mins + 8 * h))),
+      six_bits));
+  acc = _mm256_fmadd_ps(t, _mm256_mul_ps(_mm256_mul_ps(d, sc), _mm256_loadu_ps(scale)), acc);
+  return _mm256_fnmadd_ps(_mm256_mul_ps(dmin, m), _mm256_loadu_ps(totals), acc);
+}
+
+// Bytes per group of the two layouts (kMins: Q4_Kx16).
+template <bool kMins>
+constexpr size_t GroupBytes() {
+  return kMins ? kQ4_Kx16BlockBytes : kQ4_0x16BlockBytes;
+}
+
 // Groups [s_begin, s_end) of kRows Q4_0x16 rows (row_bytes apart) by the
 // digit arithmetic, added to acc[r][0..1] (each row's 16 lanes as two halves
 // of 8: blocks 0..7 and 8..15 of each group). Per group and half, one 16-bit
@@ -89,8 +127,9 @@ CORTIQ_AVX2_TARGET inline __m256 AddGroupHalf(const __m256i (&sum)[kDigits], con
 // Prefetch as SpanVnni (ops/linear_vnni.cc): with `next` null, each row
 // kPrefetchBytes ahead of its reads; otherwise group i of the span prefetches
 // lines [i * next_lines, (i + 1) * next_lines) of each of the kRows rows at
-// `next`.
-template <int kRows>
+// `next`. kMins: Q4_Kx16 rows instead (no offset term; AddGroupMinsHalf, with
+// `offsets` holding each block's f32 total T, bit-cast).
+template <int kRows, bool kMins = false>
 CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, size_t s_begin,
                                         size_t s_end, const ActivationDigitsView& a,
                                         const int32_t* offsets, __m256 (&acc)[kRows][2],
@@ -99,11 +138,11 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
   const __m256i ones = _mm256_set1_epi16(1);
   for (size_t s = s_begin; s < s_end; ++s) {
     const uint8_t* g[kRows];
-    for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * kQ4_0x16BlockBytes;
+    for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * GroupBytes<kMins>();
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
         PrefetchLines</*kToL2=*/false>(PrefetchAddress(g[r], kPrefetchBytes),
-                                       kQ4_0x16BlockBytes + 64);
+                                       GroupBytes<kMins>() + 64);
       }
     } else {
       const size_t first = (s - s_begin) * next_lines;
@@ -140,31 +179,40 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
       for (int r = 0; r < kRows; ++r) {
         __m256i sum[kDigits];
         for (int k = 0; k < kDigits; ++k) {
-          const __m256i offset = _mm256_load_si256(
-              reinterpret_cast<const __m256i*>(offsets + s * 64 + 16 * k + 8 * h));
-          sum[k] = _mm256_add_epi32(_mm256_madd_epi16(words[r][k], ones), offset);
+          sum[k] = _mm256_madd_epi16(words[r][k], ones);
+          if constexpr (!kMins) {
+            sum[k] = _mm256_add_epi32(sum[k], _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                                                  offsets + s * 64 + 16 * k + 8 * h)));
+          }
         }
-        acc[r][h] =
-            AddGroupHalf(sum, g[r] + 16 * h, a.scale + s * kGroupBlocks + 8 * h, acc[r][h]);
+        if constexpr (kMins) {
+          acc[r][h] = AddGroupMinsHalf(
+              sum, g[r], h, a.scale + s * kGroupBlocks + 8 * h,
+              reinterpret_cast<const float*>(offsets) + s * kGroupBlocks + 8 * h, acc[r][h]);
+        } else {
+          acc[r][h] =
+              AddGroupHalf(sum, g[r] + 16 * h, a.scale + s * kGroupBlocks + 8 * h, acc[r][h]);
+        }
       }
     }
   }
 }
 
 // kRows whole rows (SpanQ4_0x16Avx2 over every group), reduced to y[0..kRows).
-template <int kRows>
+template <int kRows, bool kMins>
 CORTIQ_AVX2_TARGET void RowsQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, size_t groups,
                                         const ActivationDigitsView& a, const int32_t* offsets,
                                         float* y) {
   __m256 acc[kRows][2];
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  SpanQ4_0x16Avx2<kRows>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0);
+  SpanQ4_0x16Avx2<kRows, kMins>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0);
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Avx2(acc[r][0], acc[r][1]);
 }
 
 // ColumnBlockedRowsVnni's order and prefetch with SpanQ4_0x16Avx2<2>: an even
 // number of rows [row_begin, row_end), each row's accumulators kept across the
 // column blocks (the same bits as RowsQ4_0x16Avx2).
+template <bool kMins>
 CORTIQ_AVX2_TARGET void ColumnBlockedRowsQ4_0x16Avx2(const uint8_t* base, size_t row_bytes,
                                                      size_t groups, const ActivationDigitsView& a,
                                                      const int32_t* offsets, size_t row_begin,
@@ -180,9 +228,9 @@ CORTIQ_AVX2_TARGET void ColumnBlockedRowsQ4_0x16Avx2(const uint8_t* base, size_t
     for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
       const size_t c1 = std::min(groups, c0 + block_groups);
       for (size_t r = r0; r < r1; r += 2) {
-        const NextPairReads after = NextPair(base, row_bytes, kQ4_0x16BlockBytes, groups,
+        const NextPairReads after = NextPair(base, row_bytes, GroupBytes<kMins>(), groups,
                                              block_groups, r, r0, r1, c0, c1);
-        SpanQ4_0x16Avx2<2>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
+        SpanQ4_0x16Avx2<2, kMins>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
                            acc[(r - r0) / 2], after.next, after.lines);
       }
     }
@@ -264,22 +312,37 @@ CORTIQ_AVX2_TARGET void ActivationDigitsAvx2(const float* x, size_t cols,
   }
 }
 
-CORTIQ_AVX2_TARGET void RowRangeQ4_0x16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
-                                            const ActivationDigitsView& a, const int32_t* offsets,
-                                            size_t row_begin, size_t row_end, float* y) {
+namespace {
+
+template <bool kMins>
+CORTIQ_AVX2_TARGET void RowRangeAvx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                     const ActivationDigitsView& a, const int32_t* offsets,
+                                     size_t row_begin, size_t row_end, float* y) {
   size_t r = row_begin;
   if (groups >= kColumnBlockedMinGroups) {
     r = row_begin + (row_end - row_begin) / 2 * 2;
-    ColumnBlockedRowsQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, r, y);
+    ColumnBlockedRowsQ4_0x16Avx2<kMins>(base, row_bytes, groups, a, offsets, row_begin, r, y);
   }
   for (; r + 2 <= row_end; r += 2) {
-    RowsQ4_0x16Avx2<2>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
+    RowsQ4_0x16Avx2<2, kMins>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }
   for (; r < row_end; ++r) {
-    RowsQ4_0x16Avx2<1>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
+    RowsQ4_0x16Avx2<1, kMins>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }
 }
 
+}  // namespace
+
+CORTIQ_AVX2_TARGET void RowRangeQ4_0x16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* offsets,
+                                            size_t row_begin, size_t row_end, float* y) {
+  RowRangeAvx2<false>(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+}
+CORTIQ_AVX2_TARGET void RowRangeQ4_Kx16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* totals,
+                                            size_t row_begin, size_t row_end, float* y) {
+  RowRangeAvx2<true>(base, row_bytes, groups, a, totals, row_begin, row_end, y);
+}
 #endif  // __x86_64__
 
 }  // namespace vnni_internal

@@ -1,5 +1,5 @@
-// LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, their LinearRows and their scalar
-// twins (ops/linear_vnni.h); the dispatch of the regrouped formats to the
+// LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, LinearQ4_Kx16Vnni, their LinearRows
+// and their scalar twins (ops/linear_vnni.h); the dispatch of the regrouped formats to the
 // integer kernels (DispatchedDecodeLinearPath, LinearQ4_0x16Digits, ...) and
 // the per-token orchestration that LinearQ4_0x16Avx2 shares
 // (ops/linear_digits_avx2.cc holds its kernels).
@@ -72,16 +72,17 @@ struct Q4_Kx16Layout {
     const uint8_t byte = g[kQuants + 64 * ((c % 16) / 4) + 4 * j + c % 4];
     return c < 16 ? (byte & 15) : (byte >> 4);
   }
-  // d * sc_j and dmin * m_j in f32 (exact: an f16 times a 6-bit integer).
+  // d * sc_j and dmin * m_j in f32 (exact: an f16 times a 6-bit integer). The bytes are read
+  // as 6-bit values by every path (the prompt's decode goes through Q4_K's packing).
   static float DScale(const uint8_t* g, size_t j) {
     uint16_t d;
-    memcpy(&d, g + kQ4_Kx16Scales + 4 * (j / 8), 2);
-    return F16BitsToF32(d) * static_cast<float>(g[j]);
+    memcpy(&d, g + kQ4_Kx16SuperScales + 4 * (j / 8), 2);
+    return F16BitsToF32(d) * static_cast<float>(g[j] & 63);
   }
   static float DMin(const uint8_t* g, size_t j) {
     uint16_t dmin;
-    memcpy(&dmin, g + kQ4_Kx16Scales + 4 * (j / 8) + 2, 2);
-    return F16BitsToF32(dmin) * static_cast<float>(g[kQ4_Kx16Mins + j]);
+    memcpy(&dmin, g + kQ4_Kx16SuperScales + 4 * (j / 8) + 2, 2);
+    return F16BitsToF32(dmin) * static_cast<float>(g[kQ4_Kx16Mins + j] & 63);
   }
 };
 
@@ -250,15 +251,17 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroupMins(const __m512i (&sum)[kDigits], con
   const __m512 t = CombineDigitsVnni(sum);
   // d0, dmin0, d1, dmin1 in lanes 0..3, spread over the two super-blocks' 8 lanes each.
   const __m512 dm = _mm512_cvtph_ps(_mm256_zextsi128_si256(
-      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Scales))));
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kQ4_Kx16SuperScales))));
   const __m512 d = _mm512_permutexvar_ps(
       _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), dm);
   const __m512 dmin = _mm512_permutexvar_ps(
       _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3), dm);
-  const __m512 sc = _mm512_cvtepi32_ps(
-      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))));
-  const __m512 m = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Mins))));
+  const __m512i six_bits = _mm512_set1_epi32(63);
+  const __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))), six_bits));
+  const __m512 m = _mm512_cvtepi32_ps(_mm512_and_si512(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Mins))),
+      six_bits));
   acc = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(d, sc), _mm512_load_ps(scale)), acc);
   return _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_loadu_ps(totals), acc);
 }
@@ -268,7 +271,9 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroupMins(const __m512i (&sum)[kDigits], con
 // exactly as alone, whatever the grouping of rows and columns, because each
 // row adds its groups to its own accumulator in column order. Per group and
 // row, one accumulator per digit, started from the offset term
-// -kOffset * sum a_k (`offsets`, precomputed per token). Q4_0x16: each
+// -kOffset * sum a_k (`offsets`, precomputed per token; Q4_Kx16, whose min
+// term is separate: from zero, and `offsets` holds the f32 bits of each
+// block's BlockTotal, which AddGroupMins reads). Q4_0x16: each
 // 64-byte part's low and high nibbles go to the same accumulators (digit
 // vectors z and 4 + z); Q8_0x16: parts z and 4 + z. With two rows, 8 chains
 // of 8 vpdpbusd (latency 5) per group: shorter than the group's 64 issue
@@ -538,7 +543,7 @@ void ActivationDigitsOn(DecodeLinearPath path, const float* x, size_t cols,
 #endif
 }
 
-// Rows [row_begin, row_end) of one token with `path`'s row kernel (kAvx2: Q4_0x16 only).
+// Rows [row_begin, row_end) of one token with `path`'s row kernel (kAvx2: not Q8_0x16).
 template <class Layout>
 void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, size_t groups,
                 const ActivationDigitsView& a, const int32_t* offsets, size_t row_begin,
@@ -550,8 +555,10 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
   }
   if constexpr (std::is_same_v<Layout, Q4_0x16Layout>) {
     RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+  } else if constexpr (std::is_same_v<Layout, Q4_Kx16Layout>) {
+    RowRangeQ4_Kx16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
   } else {
-    HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate) or Q4_Kx16");
+    HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate)");
   }
 #else
   (void)path, (void)base, (void)row_bytes, (void)groups, (void)a, (void)offsets,
@@ -742,17 +749,31 @@ void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t r
                                size_t cols, size_t row_begin, size_t row_end) {
   LinearDigitsScalar<Q4_Kx16Layout>(w, x, y, rows, cols, row_begin, row_end);
 }
+void LinearQ4_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
+}
+void LinearRowsQ4_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
+}
 bool LinearQ4_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) return false;
-  LinearQ4_Kx16Vnni(w, x, y, rows, cols, row_begin, row_end);
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q4_Kx16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
   return true;
 }
 bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end) {
-  if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) return false;
-  LinearRowsQ4_Kx16Vnni(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, row_end);
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q4_Kx16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
+                                  row_begin, row_end);
   return true;
 }
 

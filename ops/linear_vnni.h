@@ -95,8 +95,8 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 // The implementations of the Q4_0x16 / Q8_0x16 / Q4_K / Q5_K decode
 // products, fastest first.
 enum class DecodeLinearPath {
-  kVnni,   // AVX-512 VNNI, exact integer digits (Q4_0x16, Q8_0x16, Q4_K, Q5_K, Q6_K)
-  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_K, Q5_K, Q6_K)
+  kVnni,   // AVX-512 VNNI, exact integer digits (Q4_0x16, Q8_0x16, Q4_Kx16, Q4_K, Q5_K, Q6_K)
+  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_Kx16, Q4_K, Q5_K, Q6_K)
   kFloat,  // the Highway f32 kernels (linear_q4_0x16-inl.h, linear_q8_0x16-inl.h,
            // kquant_block-inl.h)
 };
@@ -239,16 +239,25 @@ void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
 // Error: Q4_K's. Why the layout: the Q4_K kernel's register transposes and
 // packed scales made it compute-bound (~34 ns per 1024 weights on Zen 4
 // against Q4_0x16's ~22 with the same 64 vpdpbusd, session 38).
+// The scale and min bytes are read as 6-bit values (& 63) on every path.
 // LinearQ4_Kx16Vnni requires AVX-512 VNNI; LinearRowsQ4_Kx16Vnni is it for
 // `batch` tokens (each output the bits of LinearQ4_Kx16Vnni on its row);
-// LinearQ4_Kx16DigitsScalar is their scalar twin, the same bits on any CPU.
-// LinearQ4_Kx16Digits / LinearRowsQ4_Kx16Digits run the VNNI kernels and
-// return true where DispatchedDecodeLinearPath() is kVnni, else return false
-// and write nothing (ops/linear.h LinearQ4_Kx16 then multiplies the Q4_K
-// super-blocks the rows are made from).
+// LinearQ4_Kx16Avx2 / LinearRowsQ4_Kx16Avx2 are the same with AVX2
+// (ops/linear_digits_avx2.cc: Q4_0x16's AVX2 kernel, vpmaddubsw words of
+// nibbles times digits, at most 8 * 3840 < 2^15; Highway's AVX2 target
+// required); LinearQ4_Kx16DigitsScalar is their scalar twin, the same bits on
+// any CPU. LinearQ4_Kx16Digits / LinearRowsQ4_Kx16Digits run the kernels of
+// DispatchedDecodeLinearPath() and return true where it is kVnni or kAvx2,
+// else return false and write nothing (ops/linear.h LinearQ4_Kx16 then
+// multiplies the Q4_K super-blocks the rows are made from).
 void LinearQ4_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 void LinearRowsQ4_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+void LinearQ4_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ4_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
                            size_t y_stride, size_t batch, size_t rows, size_t cols,
                            size_t row_begin, size_t row_end);
 void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,

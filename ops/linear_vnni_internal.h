@@ -178,6 +178,13 @@ CORTIQ_AVX2_TARGET void RowRangeQ4_0x16Avx2(const uint8_t* base, size_t row_byte
                                             const ActivationDigitsView& a, const int32_t* offsets,
                                             size_t row_begin, size_t row_end, float* y);
 
+// The same for Q4_Kx16 rows, with `totals` the f32 bits of each block's
+// BlockTotal (ops/linear_vnni.cc) in place of the offsets: the bits of
+// LinearQ4_Kx16DigitsScalar.
+CORTIQ_AVX2_TARGET void RowRangeQ4_Kx16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* totals,
+                                            size_t row_begin, size_t row_end, float* y);
+
 #endif
 
 }  // namespace vnni_internal

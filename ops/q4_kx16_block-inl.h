@@ -52,8 +52,8 @@ HWY_INLINE void DecodeBlock(Q4_Kx16Format /*tag*/, const uint8_t* block,
   const size_t N = hn::Lanes(df);  // divides 16
   for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
     uint16_t d, dmin;
-    memcpy(&d, block + kQ4_Kx16Scales + 4 * (j / 8), 2);
-    memcpy(&dmin, block + kQ4_Kx16Scales + 4 * (j / 8) + 2, 2);
+    memcpy(&d, block + kQ4_Kx16SuperScales + 4 * (j / 8), 2);
+    memcpy(&dmin, block + kQ4_Kx16SuperScales + 4 * (j / 8) + 2, 2);
     const auto scale = hn::Set(df, F16BitsToF32(d) * static_cast<float>(block[j]));
     const auto min = hn::Set(df, -(F16BitsToF32(dmin) * static_cast<float>(block[kQ4_Kx16Mins + j])));
     uint8_t bytes[16];

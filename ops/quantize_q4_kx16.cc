@@ -20,8 +20,8 @@ void Q4_KToQ4_Kx16(const void* q4_k, size_t n, void* out) {
     for (size_t h = 0; h < kQ4_Kx16SuperBlocks; ++h) {
       BlockQ4_K block;
       memcpy(&block, src + (kQ4_Kx16SuperBlocks * g + h) * kQ4_KBlockBytes, sizeof(block));
-      memcpy(group + kQ4_Kx16Scales + 4 * h, &block.d, 2);
-      memcpy(group + kQ4_Kx16Scales + 4 * h + 2, &block.dmin, 2);
+      memcpy(group + kQ4_Kx16SuperScales + 4 * h, &block.d, 2);
+      memcpy(group + kQ4_Kx16SuperScales + 4 * h + 2, &block.dmin, 2);
       for (size_t k = 0; k < 8; ++k) {
         const size_t j = 8 * h + k;
         int sc, m;
@@ -52,8 +52,8 @@ void Q4_Kx16ToQ4_K(const void* q4_kx16, size_t n, void* out) {
     for (size_t h = 0; h < kQ4_Kx16SuperBlocks; ++h) {
       BlockQ4_K block;
       memset(&block, 0, sizeof(block));
-      memcpy(&block.d, group + kQ4_Kx16Scales + 4 * h, 2);
-      memcpy(&block.dmin, group + kQ4_Kx16Scales + 4 * h + 2, 2);
+      memcpy(&block.d, group + kQ4_Kx16SuperScales + 4 * h, 2);
+      memcpy(&block.dmin, group + kQ4_Kx16SuperScales + 4 * h + 2, 2);
       for (size_t k = 0; k < 8; ++k) {
         const size_t j = 8 * h + k;
         const int sc = group[j] & 63, m = group[kQ4_Kx16Mins + j] & 63;

@@ -32,14 +32,15 @@ namespace cortiq {
 namespace ops {
 
 // Q4_K super-blocks and sub-blocks per Q4_Kx16 block; weights and bytes per
-// Q4_Kx16 block; byte offsets of its parts.
+// Q4_Kx16 block; byte offsets of its parts: the mins m_j (the scales sc_j are
+// at 0), the quants, and the super-blocks' d and dmin.
 constexpr size_t kQ4_Kx16SuperBlocks = 2;
 constexpr size_t kQ4_Kx16SubBlocks = 16;
 constexpr size_t kQ4_Kx16BlockWeights = kQ4_Kx16SuperBlocks * kSuperBlockSize;  // 512
 constexpr size_t kQ4_Kx16BlockBytes = kQ4_Kx16SuperBlocks * kQ4_KBlockBytes + 8;  // 296
 constexpr size_t kQ4_Kx16Mins = 16;
 constexpr size_t kQ4_Kx16Quants = 32;
-constexpr size_t kQ4_Kx16Scales = 288;
+constexpr size_t kQ4_Kx16SuperScales = 288;
 
 // Bytes of one row of `cols` weights (cols a multiple of 512).
 constexpr size_t Q4_Kx16RowBytes(size_t cols) {
@@ -53,8 +54,9 @@ void Q4_KToQ4_Kx16(const void* q4_k, size_t n, void* out);
 
 // The inverse of Q4_KToQ4_Kx16: the n / 256 Q4_K super-blocks (Q4_KRowBytes(n)
 // bytes, byte for byte those Q4_KToQ4_Kx16 was given) of n / 512 Q4_Kx16
-// blocks. Scales or mins above 63 (not from Q4_KToQ4_Kx16) keep their low 6
-// bits.
+// blocks at `out`, which must not overlap the input. Scales or mins above 63
+// (not from Q4_KToQ4_Kx16) keep their low 6 bits, as every kernel reads them.
+// Aborts if n % 512 != 0.
 void Q4_Kx16ToQ4_K(const void* q4_kx16, size_t n, void* out);
 
 // QuantizeRowQ4_K (llama.cpp's quantize_row_q4_K_ref), then Q4_KToQ4_Kx16; n a

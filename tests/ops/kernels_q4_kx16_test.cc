@@ -1,10 +1,10 @@
 // Tests Q4_Kx16 (ops/quantize_q4_kx16.h) and its kernels: the layout byte by
 // byte against the header's formula and as a lossless round trip of Q4_K; the
 // digit twin LinearQ4_Kx16DigitsScalar against the double reference of the
-// Q4_K rows within Q4_K's bound (exactly on small integers); the VNNI kernels
-// against the twin bit for bit (both row streamings, row ranges, LinearRows,
-// next to an unreadable page); where the dispatch has no VNNI, LinearQ4_Kx16
-// against LinearQ4_K on the Q4_K rows bit for bit; the prompt's product and
+// Q4_K rows within Q4_K's bound (exactly on small integers); the VNNI and AVX2
+// kernels against the twin bit for bit (both row streamings, row ranges,
+// LinearRows, scale bytes read as 6 bits, next to an unreadable page); on the
+// f32 path, LinearQ4_Kx16 against LinearQ4_K on the Q4_K rows bit for bit; the prompt's product and
 // the row gather against the dequantized weights.
 
 #include <math.h>
@@ -37,7 +37,7 @@ using test::SameBits;
 
 // Q4_K rows: quantized random values (sub-blocks of differing scale, some all
 // positive, so mins matter), or raw random bytes with finite f16 d and dmin of
-// random binades.
+// random binades, some zero or subnormal.
 std::vector<uint8_t> MakeQ4_KRows(size_t rows, size_t cols, bool raw, uint32_t seed) {
   std::vector<uint8_t> w(rows * Q4_KRowBytes(cols));
   std::mt19937 rng(seed);
@@ -46,7 +46,8 @@ std::vector<uint8_t> MakeQ4_KRows(size_t rows, size_t cols, bool raw, uint32_t s
     std::uniform_real_distribution<float> mag(-14.0f, 2.0f);
     for (size_t b = 0; b < w.size(); b += kQ4_KBlockBytes) {
       for (size_t half = 0; half < 2; ++half) {
-        const uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 4 ? 1.0f : -1.0f));
+        uint16_t h = F32ToF16Bits(exp2f(mag(rng)) * (rng() % 4 ? 1.0f : -1.0f));
+        if (rng() % 13 == 0) h = rng() % 2 ? 0x0000 : 0x0003;  // zero, subnormal
         memcpy(&w[b + 2 * half], &h, 2);
       }
     }
@@ -202,21 +203,39 @@ TEST(Q4_Kx16DigitsTest, SmallIntegersAreExact) {
   }
 }
 
-// The VNNI kernels, where the CPU has them.
-class Q4_Kx16VnniTest : public ::testing::Test {
+// An integer kernel of Q4_Kx16: its path, Linear and LinearRows.
+struct Kernel {
+  const char* name;
+  DecodeLinearPath path;
+  void (*linear)(const void*, const float*, float*, size_t, size_t, size_t, size_t);
+  void (*rows)(const void*, const float*, size_t, float*, size_t, size_t, size_t, size_t,
+               size_t, size_t);
+};
+const Kernel kKernels[] = {
+    {"vnni", DecodeLinearPath::kVnni, &LinearQ4_Kx16Vnni, &LinearRowsQ4_Kx16Vnni},
+    {"avx2", DecodeLinearPath::kAvx2, &LinearQ4_Kx16Avx2, &LinearRowsQ4_Kx16Avx2},
+};
+
+// Runs where the CPU has the kernel's path, with the dispatch limited to it
+// (so LinearQ4_Kx16 and LinearRowsQ4_Kx16 run it too).
+class Q4_Kx16KernelTest : public ::testing::TestWithParam<Kernel> {
  protected:
   void SetUp() override {
-    if (DispatchedDecodeLinearPath() != DecodeLinearPath::kVnni) {
-      GTEST_SKIP() << "no AVX-512 VNNI on this CPU (Q4_Kx16FallbackTest covers the others)";
+    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam().path)) {
+      GTEST_SKIP() << "this CPU has no " << DecodeLinearPathName(GetParam().path) << " kernel";
     }
+    LimitDecodeLinearPathForTest(GetParam().path);
   }
-  void TearDown() override { SetDecodePrefetchIntoL2ForTest(-1); }
+  void TearDown() override {
+    LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni);
+    SetDecodePrefetchIntoL2ForTest(-1);
+  }
 };
 
 // The kernel and the dispatched Linear give the twin's bits on every row, in
 // pairs and column blocks and in passes of four (37 rows: 9 passes and one
 // row), and in every row range.
-TEST_F(Q4_Kx16VnniTest, MatchesTheScalarBits) {
+TEST_P(Q4_Kx16KernelTest, MatchesTheScalarBits) {
   for (int into_l2 : {0, 1}) {
     SetDecodePrefetchIntoL2ForTest(into_l2);
     uint32_t seed = 100;
@@ -229,7 +248,7 @@ TEST_F(Q4_Kx16VnniTest, MatchesTheScalarBits) {
                                             : test::RandomFloats(cols, -3.0f, 3.0f, seed++);
           std::vector<float> scalar(rows), got(rows), dispatched(rows);
           LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
-          LinearQ4_Kx16Vnni(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+          GetParam().linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
           LinearQ4_Kx16(w.data(), x.data(), dispatched.data(), rows, cols, 0, rows);
           for (size_t r = 0; r < rows; ++r) {
             EXPECT_TRUE(SameBits(scalar[r], got[r]))
@@ -240,9 +259,9 @@ TEST_F(Q4_Kx16VnniTest, MatchesTheScalarBits) {
           test::ExpectRowRangesMatch(
               scalar,
               [&](size_t rb, size_t re, float* y) {
-                LinearQ4_Kx16Vnni(w.data(), x.data(), y, rows, cols, rb, re);
+                GetParam().linear(w.data(), x.data(), y, rows, cols, rb, re);
               },
-              "q4_kx16 cols " + std::to_string(cols));
+              std::string(GetParam().name) + " cols " + std::to_string(cols));
         }
       }
     }
@@ -250,7 +269,7 @@ TEST_F(Q4_Kx16VnniTest, MatchesTheScalarBits) {
 }
 
 // LinearRows gives every token Linear's bits on its row and writes nothing else.
-TEST_F(Q4_Kx16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
+TEST_P(Q4_Kx16KernelTest, LinearRowsKeepsTheBitsOfLinear) {
   const size_t rows = 37, cols = 1536, rb = 3, re = 36;
   const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 9), rows, cols);
   for (int into_l2 : {0, 1}) {
@@ -262,19 +281,21 @@ TEST_F(Q4_Kx16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
         const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
         memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
       }
-      std::vector<float> y(batch * y_stride, test::Sentinel());
-      LinearRowsQ4_Kx16(w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb,
-                        re);
-      for (size_t t = 0; t < batch; ++t) {
-        std::vector<float> alone(rows, test::Sentinel());
-        LinearQ4_Kx16(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
-        for (size_t r = 0; r < y_stride; ++r) {
-          const float got = y[t * y_stride + r];
-          if (r < rb || r >= re) {
-            EXPECT_TRUE(isnan(got)) << "batch " << batch << " token " << t << " row " << r;
-          } else {
-            EXPECT_TRUE(SameBits(alone[r], got))
-                << "batch " << batch << " token " << t << " row " << r;
+      for (int variant = 0; variant < 2; ++variant) {
+        std::vector<float> y(batch * y_stride, test::Sentinel());
+        (variant == 0 ? &LinearRowsQ4_Kx16 : GetParam().rows)(
+            w.data(), x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb, re);
+        for (size_t t = 0; t < batch; ++t) {
+          std::vector<float> alone(rows, test::Sentinel());
+          LinearQ4_Kx16(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
+          for (size_t r = 0; r < y_stride; ++r) {
+            const float got = y[t * y_stride + r];
+            if (r < rb || r >= re) {
+              EXPECT_TRUE(isnan(got)) << "batch " << batch << " token " << t << " row " << r;
+            } else {
+              EXPECT_TRUE(SameBits(alone[r], got)) << "batch " << batch << " token " << t
+                                                   << " row " << r << " variant " << variant;
+            }
           }
         }
       }
@@ -282,8 +303,33 @@ TEST_F(Q4_Kx16VnniTest, LinearRowsKeepsTheBitsOfLinear) {
   }
 }
 
+// Scale and min bytes above 63 (only in a hand-made artifact) are read as
+// their low 6 bits by the kernel, its twin and the f32 fallback alike.
+TEST_P(Q4_Kx16KernelTest, ScaleBytesAreReadAsSixBits) {
+  const size_t rows = 6, cols = 1536;
+  const std::vector<uint8_t> q4_k = MakeQ4_KRows(rows, cols, false, 51);
+  const std::vector<uint8_t> w = ToX16(q4_k, rows, cols);
+  std::vector<uint8_t> high = w;
+  for (size_t g = 0; g < high.size(); g += kQ4_Kx16BlockBytes) {
+    for (size_t j = 0; j < 32; j += 3) high[g + j] |= 0xC0;
+  }
+  const std::vector<float> x = test::HardActivations(cols, 52);
+  std::vector<float> plain(rows), scalar(rows), got(rows), fallback(rows), expected(rows);
+  LinearQ4_Kx16DigitsScalar(w.data(), x.data(), plain.data(), rows, cols, 0, rows);
+  LinearQ4_Kx16DigitsScalar(high.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+  GetParam().linear(high.data(), x.data(), got.data(), rows, cols, 0, rows);
+  LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat);
+  LinearQ4_K(q4_k.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  LinearQ4_Kx16(high.data(), x.data(), fallback.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(SameBits(plain[r], scalar[r])) << "row " << r;
+    EXPECT_TRUE(SameBits(plain[r], got[r])) << "row " << r;
+    EXPECT_TRUE(SameBits(expected[r], fallback[r])) << "row " << r;
+  }
+}
+
 // A matrix ending just before a PROT_NONE page: nothing past it is read.
-TEST_F(Q4_Kx16VnniTest, ReadsNothingPastTheMatrix) {
+TEST_P(Q4_Kx16KernelTest, ReadsNothingPastTheMatrix) {
   for (size_t cols : {size_t{1536}, size_t{2560}, size_t{4608}}) {
     const size_t rows = 9;
     const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 31), rows, cols);
@@ -294,13 +340,13 @@ TEST_F(Q4_Kx16VnniTest, ReadsNothingPastTheMatrix) {
     LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
     for (int into_l2 : {0, 1}) {
       SetDecodePrefetchIntoL2ForTest(into_l2);
-      LinearQ4_Kx16Vnni(guarded.data(), x.data(), got.data(), rows, cols, 0, rows);
+      GetParam().linear(guarded.data(), x.data(), got.data(), rows, cols, 0, rows);
       for (size_t r = 0; r < rows; ++r) EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r;
     }
   }
 }
 
-TEST_F(Q4_Kx16VnniTest, NonFiniteActivationsGiveNaN) {
+TEST_P(Q4_Kx16KernelTest, NonFiniteActivationsGiveNaN) {
   const size_t rows = 5, cols = 1536;
   const std::vector<uint8_t> w = ToX16(MakeQ4_KRows(rows, cols, false, 13), rows, cols);
   for (float bad : {std::numeric_limits<float>::infinity(),
@@ -309,7 +355,7 @@ TEST_F(Q4_Kx16VnniTest, NonFiniteActivationsGiveNaN) {
     std::vector<float> x = test::RandomFloats(cols, -1.0f, 1.0f, 14);
     x[777] = bad;
     std::vector<float> y(rows, 0.0f), scalar(rows, 0.0f);
-    LinearQ4_Kx16Vnni(w.data(), x.data(), y.data(), rows, cols, 0, rows);
+    GetParam().linear(w.data(), x.data(), y.data(), rows, cols, 0, rows);
     LinearQ4_Kx16DigitsScalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
     for (size_t r = 0; r < rows; ++r) {
       EXPECT_TRUE(isnan(y[r])) << "row " << r;
@@ -318,20 +364,15 @@ TEST_F(Q4_Kx16VnniTest, NonFiniteActivationsGiveNaN) {
   }
 }
 
-// Without VNNI in the dispatch (AVX2 digits, or f32), LinearQ4_Kx16 and
+// Without integer digits in the dispatch (f32), LinearQ4_Kx16 and
 // LinearRowsQ4_Kx16 are LinearQ4_K on the Q4_K rows, bit for bit.
-class Q4_Kx16FallbackTest : public ::testing::TestWithParam<DecodeLinearPath> {
+class Q4_Kx16FallbackTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (static_cast<int>(DispatchedDecodeLinearPath()) > static_cast<int>(GetParam())) {
-      GTEST_SKIP() << "this CPU has no " << DecodeLinearPathName(GetParam()) << " path";
-    }
-    LimitDecodeLinearPathForTest(GetParam());
-  }
+  void SetUp() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kFloat); }
   void TearDown() override { LimitDecodeLinearPathForTest(DecodeLinearPath::kVnni); }
 };
 
-TEST_P(Q4_Kx16FallbackTest, IsLinearQ4_KOnTheSameWeights) {
+TEST_F(Q4_Kx16FallbackTest, IsLinearQ4_KOnTheSameWeights) {
   uint32_t seed = 200;
   // 70 rows: two whole batches of 32 rows turned back into Q4_K and a part.
   const size_t rows = 70;
@@ -351,28 +392,35 @@ TEST_P(Q4_Kx16FallbackTest, IsLinearQ4_KOnTheSameWeights) {
           LinearQ4_Kx16(w.data(), x.data(), y, rows, cols, rb, re);
         },
         "fallback cols " + std::to_string(cols));
-    const size_t batch = 3;
-    std::vector<float> xs(batch * cols), ys(batch * rows, test::Sentinel());
-    for (size_t t = 0; t < batch; ++t) {
-      const std::vector<float> v = test::RandomFloats(cols, -1.0f, 1.0f, seed++);
-      memcpy(&xs[t * cols], v.data(), cols * sizeof(float));
-    }
-    LinearRowsQ4_Kx16(w.data(), xs.data(), cols, ys.data(), rows, batch, rows, cols, 0, rows);
-    for (size_t t = 0; t < batch; ++t) {
-      std::vector<float> alone(rows);
-      LinearQ4_K(q4_k.data(), &xs[t * cols], alone.data(), rows, cols, 0, rows);
-      for (size_t r = 0; r < rows; ++r) {
-        EXPECT_TRUE(SameBits(alone[r], ys[t * rows + r])) << "token " << t << " row " << r;
+    const size_t batch = 3, x_stride = cols + 5, y_stride = rows + 3;
+    for (const auto& [rb, re] : {std::pair<size_t, size_t>{3, 21}, {36, 37}, {0, rows}}) {
+      std::vector<float> xs(batch * x_stride, test::Sentinel());
+      std::vector<float> ys(batch * y_stride, test::Sentinel());
+      for (size_t t = 0; t < batch; ++t) {
+        const std::vector<float> v = test::RandomFloats(cols, -1.0f, 1.0f, seed++);
+        memcpy(&xs[t * x_stride], v.data(), cols * sizeof(float));
+      }
+      LinearRowsQ4_Kx16(w.data(), xs.data(), x_stride, ys.data(), y_stride, batch, rows, cols, rb,
+                        re);
+      for (size_t t = 0; t < batch; ++t) {
+        std::vector<float> alone(rows);
+        LinearQ4_K(q4_k.data(), &xs[t * x_stride], alone.data(), rows, cols, 0, rows);
+        for (size_t r = 0; r < y_stride; ++r) {
+          const float got = ys[t * y_stride + r];
+          if (r < rb || r >= re) {
+            EXPECT_TRUE(isnan(got)) << "token " << t << " row " << r;
+          } else {
+            EXPECT_TRUE(SameBits(alone[r], got)) << "token " << t << " row " << r;
+          }
+        }
       }
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, Q4_Kx16FallbackTest,
-                         ::testing::Values(DecodeLinearPath::kAvx2, DecodeLinearPath::kFloat),
-                         [](const ::testing::TestParamInfo<DecodeLinearPath>& info) {
-                           return std::string(info.param == DecodeLinearPath::kAvx2 ? "avx2"
-                                                                                     : "float");
+INSTANTIATE_TEST_SUITE_P(Kernels, Q4_Kx16KernelTest, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<Kernel>& info) {
+                           return std::string(info.param.name);
                          });
 
 // The prompt's product equals MatMulF32 on the dequantized matrix bit for bit

@@ -368,9 +368,11 @@ absl::Status Run(const std::string& path) {
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
-    j.Field("q4_kx16_decode_path", ops::DispatchedDecodeLinearPath() == ops::DecodeLinearPath::kVnni
-                                       ? ops::DecodeLinearPathName(ops::DecodeLinearPath::kVnni)
-                                       : "as q4_k (rows turned back into q4_k)");
+    j.Field("q4_kx16_decode_path",
+            ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
+                ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
+                : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
+                               " (rows turned back into q4_k)"));
     j.Field("q5_k_q6_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("decode_prefetch_into_l2", ops::DecodePrefetchIntoL2());
     j.Field("mmap", flag_values.mmap != 0);
@@ -517,11 +519,9 @@ absl::Status Run(const std::string& path) {
   }
   if (q4_kx16_matrices > 0) {
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPath();
-    std::printf("decode products of the %zu q4_kx16 matrices: %s\n", q4_kx16_matrices,
-                path == ops::DecodeLinearPath::kVnni
-                    ? ops::DecodeLinearPathName(path)
-                    : absl::StrCat("as q4_k, ", ops::DecodeLinearPathName(path),
-                                   " (rows turned back into q4_k)").c_str());
+    std::printf("decode products of the %zu q4_kx16 matrices: %s%s\n", q4_kx16_matrices,
+                ops::DecodeLinearPathName(path),
+                path == ops::DecodeLinearPath::kFloat ? " (rows turned back into q4_k)" : "");
   }
   for (const auto& [name, count] : {std::pair<const char*, size_t>{"q5_k", q5_k_matrices},
                                     std::pair<const char*, size_t>{"q6_k", q6_k_matrices}}) {
