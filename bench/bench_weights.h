@@ -20,6 +20,7 @@
 #include "ops/quantize_legacy.h"
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 
 namespace cortiq {
 namespace bench {
@@ -56,13 +57,13 @@ inline void FillUniform(Rng& rng, float* v, size_t n) {
 // Every weight format of ops/ (llama.cpp / GGUF type names, lower case).
 enum class Format {
   kF32, kBF16, kF16, kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kIQ4_NL,
-  kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kIQ4_XS, kQ4_0x16, kQ4_Kx16,
+  kQ2_K, kQ3_K, kQ4_K, kQ5_K, kQ6_K, kIQ4_XS, kQ4_0x16, kQ4_Kx16, kQ5_Kx16,
 };
 constexpr Format kAllFormats[] = {
     Format::kF32,  Format::kBF16, Format::kF16,  Format::kQ8_0,  Format::kQ4_0,
     Format::kQ4_1, Format::kQ5_0, Format::kQ5_1, Format::kIQ4_NL, Format::kQ2_K,
     Format::kQ3_K, Format::kQ4_K, Format::kQ5_K, Format::kQ6_K,  Format::kIQ4_XS,
-    Format::kQ4_0x16, Format::kQ4_Kx16,
+    Format::kQ4_0x16, Format::kQ4_Kx16, Format::kQ5_Kx16,
 };
 
 // The format's name, its row size, reference quantizer (f32 row -> encoded row) and kernels
@@ -131,6 +132,8 @@ inline const FormatInfo& Info(Format f) {
       // cortiq's regrouped Q4_K (ops/quantize_q4_kx16.h); likewise.
       {"q4_kx16", &ops::Q4_Kx16RowBytes, &ops::QuantizeRowQ4_Kx16, &ops::LinearQ4_Kx16,
        &ops::MatMulQ4_Kx16},
+      {"q5_kx16", &ops::Q5_Kx16RowBytes, &ops::QuantizeRowQ5_Kx16, &ops::LinearQ5_Kx16,
+       &ops::MatMulQ5_Kx16},
   };
   return kInfo[static_cast<size_t>(f)];
 }

@@ -53,13 +53,15 @@ void GatherRowF16(const hwy::float16_t* table, size_t cols, size_t row,
 // As GatherRowQ8_0 for the other block formats, with the table laid out as a
 // weight matrix of the same format (ops/linear.h): cols a multiple of 32
 // (Q4_1, Q5_0, Q5_1, IQ4_NL), 256 (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS) or
-// 512 (Q4_0x16, Q8_0x16, Q4_Kx16; debug-asserted), col_begin and count arbitrary. Each entry is decoded to its
+// 512 (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16; debug-asserted), col_begin and count arbitrary. Each entry is decoded to its
 // f32 value (the format's DequantizeRow*, ops/quantize_*.h) and multiplied by
 // scale once, bit-identical to the reference. Gemma-4's PLE slices (256
 // columns at multiples of 256) are whole super-blocks.
 void GatherRowQ4_0x16(const void* table, size_t cols, size_t row,
                       size_t col_begin, size_t count, float scale, float* y);
 void GatherRowQ4_Kx16(const void* table, size_t cols, size_t row,
+                      size_t col_begin, size_t count, float scale, float* y);
+void GatherRowQ5_Kx16(const void* table, size_t cols, size_t row,
                       size_t col_begin, size_t count, float scale, float* y);
 void GatherRowQ8_0x16(const void* table, size_t cols, size_t row,
                       size_t col_begin, size_t count, float scale, float* y);

@@ -185,6 +185,14 @@ void LinearIQ4_XS(const void* w, const float* x, float* y, size_t rows,
 void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);
 
+// As LinearQ4_Kx16 with Q5_Kx16 weights (ops/quantize_q5_kx16.h: Q5_K
+// super-blocks regrouped in pairs, 360 bytes per 512 weights): the integer
+// digits of LinearQ5_Kx16Vnni / LinearQ5_Kx16Avx2 (Q5_K's error bound), else
+// LinearQ5_K's f32 kernel on the rows turned back into Q5_K. Scalar
+// reference: LinearQ5_Kx16Reference.
+void LinearQ5_Kx16(const void* w, const float* x, float* y, size_t rows,
+                   size_t cols, size_t row_begin, size_t row_end);
+
 }  // namespace ops
 }  // namespace cortiq
 

@@ -1,9 +1,11 @@
-// The Q4_0x16 and Q4_Kx16 decode products in exact integer digits with AVX2
-// (LinearQ4_0x16Avx2, LinearQ4_Kx16Avx2; ops/linear_vnni.h): the arithmetic of
-// the VNNI kernels and of their scalar twins (LinearQ4_0x16DigitsScalar,
-// LinearQ4_Kx16DigitsScalar), for CPUs without AVX-512 VNNI. Both layouts have
-// the same quant bytes (nibbles in [0, 15], one block per 32-bit lane); they
-// differ in the group size, Q4_0's offset term and Q4_K's f32 steps.
+// The Q4_0x16, Q4_Kx16 and Q5_Kx16 decode products in exact integer digits
+// with AVX2 (LinearQ4_0x16Avx2, LinearQ4_Kx16Avx2, LinearQ5_Kx16Avx2;
+// ops/linear_vnni.h): the arithmetic of the VNNI kernels and of their scalar
+// twins, for CPUs without AVX-512 VNNI. The layouts have the same quant bytes
+// (nibbles, one block per 32-bit lane); they differ in the group size, Q4_0's
+// offset term, the K formats' f32 steps and Q5_Kx16's fifth bits (quants in
+// [0, 31]: a pair of products is at most 7936, so its 16-bit words are widened
+// every 2 parts, 4 pairs, instead of every 4).
 //
 // Why: on AVX2 the f32 kernel (ops/linear_q4_0x16-inl.h) spends a mask, an
 // or, a subtraction and an FMA on every 8 weights and stays compute-bound
@@ -36,6 +38,7 @@
 #include "ops/linear_vnni_internal.h"
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 
 namespace cortiq {
 namespace ops {
@@ -86,6 +89,7 @@ CORTIQ_AVX2_TARGET inline __m256 AddGroupHalf(const __m256i (&sum)[kDigits], con
 // lanes: sub-blocks 8 h .. 8 h + 7, all of super-block h): t = CombineDigits
 // of the sums, acc + t * ((d sc_j) * 2^(e - 29)), then minus (dmin m_j) * T_j
 // in one rounding. sc_j and m_j are read as 6-bit values, as every path does.
+template <size_t kSuperScales>
 CORTIQ_AVX2_TARGET inline __m256 AddGroupMinsHalf(const __m256i (&s)[kDigits], const uint8_t* g,
                                                   int h, const float* scale, const float* totals,
                                                   __m256 acc) {
@@ -94,8 +98,8 @@ CORTIQ_AVX2_TARGET inline __m256 AddGroupMinsHalf(const __m256i (&s)[kDigits], c
   const __m256 t =
       _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(65536.0f), _mm256_cvtepi32_ps(u));
   uint16_t d_bits, dmin_bits;
-  memcpy(&d_bits, g + kQ4_Kx16SuperScales + 4 * h, 2);
-  memcpy(&dmin_bits, g + kQ4_Kx16SuperScales + 4 * h + 2, 2);
+  memcpy(&d_bits, g + kSuperScales + 4 * h, 2);
+  memcpy(&dmin_bits, g + kSuperScales + 4 * h + 2, 2);
   const __m256 d = _mm256_set1_ps(F16BitsToF32(d_bits));
   const __m256 dmin = _mm256_set1_ps(F16BitsToF32(dmin_bits));
   const __m256i six_bits = _mm256_set1_epi32(63);
@@ -110,10 +114,26 @@ CORTIQ_AVX2_TARGET inline __m256 AddGroupMinsHalf(const __m256i (&s)[kDigits], c
   return _mm256_fnmadd_ps(_mm256_mul_ps(dmin, m), _mm256_loadu_ps(totals), acc);
 }
 
-// Bytes per group of the two layouts (kMins: Q4_Kx16).
-template <bool kMins>
+// Bytes per group and offset of d / dmin of the layouts (kMins: Q4_Kx16, with
+// kHighBits Q5_Kx16).
+template <bool kMins, bool kHighBits>
 constexpr size_t GroupBytes() {
-  return kMins ? kQ4_Kx16BlockBytes : kQ4_0x16BlockBytes;
+  return kHighBits ? kQ5_Kx16BlockBytes : kMins ? kQ4_Kx16BlockBytes : kQ4_0x16BlockBytes;
+}
+template <bool kHighBits>
+constexpr size_t SuperScales() {
+  return kHighBits ? kQ5_Kx16SuperScales : kQ4_Kx16SuperScales;
+}
+
+// 16 in each of the 32 bytes whose bit is set in `bits` (byte i: bit i), else 0.
+CORTIQ_AVX2_TARGET inline __m256i SixteensOfBits(uint32_t bits) {
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                       3, 3, 3, 3, 3, 3, 3));
+  const __m256i select = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, select), select);
+  return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
 
 // Groups [s_begin, s_end) of kRows Q4_0x16 rows (row_bytes apart) by the
@@ -128,8 +148,9 @@ constexpr size_t GroupBytes() {
 // kPrefetchBytes ahead of its reads; otherwise group i of the span prefetches
 // lines [i * next_lines, (i + 1) * next_lines) of each of the kRows rows at
 // `next`. kMins: Q4_Kx16 rows instead (no offset term; AddGroupMinsHalf, with
-// `offsets` holding each block's f32 total T, bit-cast).
-template <int kRows, bool kMins = false>
+// `offsets` holding each block's f32 total T, bit-cast); kHighBits (with
+// kMins): Q5_Kx16 rows.
+template <int kRows, bool kMins = false, bool kHighBits = false>
 CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, size_t s_begin,
                                         size_t s_end, const ActivationDigitsView& a,
                                         const int32_t* offsets, __m256 (&acc)[kRows][2],
@@ -138,11 +159,11 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
   const __m256i ones = _mm256_set1_epi16(1);
   for (size_t s = s_begin; s < s_end; ++s) {
     const uint8_t* g[kRows];
-    for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * GroupBytes<kMins>();
+    for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * GroupBytes<kMins, kHighBits>();
     if (next == nullptr) {
       for (int r = 0; r < kRows; ++r) {
         PrefetchLines</*kToL2=*/false>(PrefetchAddress(g[r], kPrefetchBytes),
-                                       GroupBytes<kMins>() + 64);
+                                       GroupBytes<kMins, kHighBits>() + 64);
       }
     } else {
       const size_t first = (s - s_begin) * next_lines;
@@ -154,8 +175,10 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
       }
     }
     const int8_t* digits = a.digits + s * kGroupDigitBytes;
+    // Parts whose 16-bit words are summed before widening (no overflow, above).
+    constexpr int kWordParts = kHighBits ? 2 : 4;
     for (int h = 0; h < 2; ++h) {
-      __m256i words[kRows][kDigits];
+      __m256i words[kRows][kDigits], wide[kRows][kDigits];
       for (int z = 0; z < 4; ++z) {
         __m256i low[kRows], high[kRows];
         for (int r = 0; r < kRows; ++r) {
@@ -163,6 +186,14 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g[r] + 32 + 64 * z + 32 * h));
           low[r] = _mm256_and_si256(q, nibble);
           high[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), nibble);
+          if constexpr (kHighBits) {
+            // Bits 32 h .. 32 h + 31 of the part's masks: this half's 32 bytes.
+            uint32_t first, second;
+            memcpy(&first, g[r] + kQ5_Kx16HighBits + 16 * z + 4 * h, 4);
+            memcpy(&second, g[r] + kQ5_Kx16HighBits + 16 * z + 8 + 4 * h, 4);
+            low[r] = _mm256_add_epi8(low[r], SixteensOfBits(first));
+            high[r] = _mm256_add_epi8(high[r], SixteensOfBits(second));
+          }
         }
         for (int k = 0; k < kDigits; ++k) {
           const __m256i d_low = _mm256_load_si256(
@@ -172,21 +203,25 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
           for (int r = 0; r < kRows; ++r) {
             const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(low[r], d_low),
                                                    _mm256_maddubs_epi16(high[r], d_high));
-            words[r][k] = z == 0 ? pairs : _mm256_add_epi16(words[r][k], pairs);
+            words[r][k] = z % kWordParts == 0 ? pairs : _mm256_add_epi16(words[r][k], pairs);
+            if (z % kWordParts == kWordParts - 1) {
+              const __m256i widened = _mm256_madd_epi16(words[r][k], ones);
+              wide[r][k] = z < kWordParts ? widened : _mm256_add_epi32(wide[r][k], widened);
+            }
           }
         }
       }
       for (int r = 0; r < kRows; ++r) {
         __m256i sum[kDigits];
         for (int k = 0; k < kDigits; ++k) {
-          sum[k] = _mm256_madd_epi16(words[r][k], ones);
+          sum[k] = wide[r][k];
           if constexpr (!kMins) {
             sum[k] = _mm256_add_epi32(sum[k], _mm256_load_si256(reinterpret_cast<const __m256i*>(
                                                   offsets + s * 64 + 16 * k + 8 * h)));
           }
         }
         if constexpr (kMins) {
-          acc[r][h] = AddGroupMinsHalf(
+          acc[r][h] = AddGroupMinsHalf<SuperScales<kHighBits>()>(
               sum, g[r], h, a.scale + s * kGroupBlocks + 8 * h,
               reinterpret_cast<const float*>(offsets) + s * kGroupBlocks + 8 * h, acc[r][h]);
         } else {
@@ -199,20 +234,21 @@ CORTIQ_AVX2_TARGET void SpanQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, si
 }
 
 // kRows whole rows (SpanQ4_0x16Avx2 over every group), reduced to y[0..kRows).
-template <int kRows, bool kMins>
+template <int kRows, bool kMins, bool kHighBits>
 CORTIQ_AVX2_TARGET void RowsQ4_0x16Avx2(const uint8_t* row, size_t row_bytes, size_t groups,
                                         const ActivationDigitsView& a, const int32_t* offsets,
                                         float* y) {
   __m256 acc[kRows][2];
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  SpanQ4_0x16Avx2<kRows, kMins>(row, row_bytes, 0, groups, a, offsets, acc, nullptr, 0);
+  SpanQ4_0x16Avx2<kRows, kMins, kHighBits>(row, row_bytes, 0, groups, a, offsets, acc, nullptr,
+                                           0);
   for (int r = 0; r < kRows; ++r) y[r] = ReduceTree16Avx2(acc[r][0], acc[r][1]);
 }
 
 // ColumnBlockedRowsVnni's order and prefetch with SpanQ4_0x16Avx2<2>: an even
 // number of rows [row_begin, row_end), each row's accumulators kept across the
 // column blocks (the same bits as RowsQ4_0x16Avx2).
-template <bool kMins>
+template <bool kMins, bool kHighBits>
 CORTIQ_AVX2_TARGET void ColumnBlockedRowsQ4_0x16Avx2(const uint8_t* base, size_t row_bytes,
                                                      size_t groups, const ActivationDigitsView& a,
                                                      const int32_t* offsets, size_t row_begin,
@@ -228,9 +264,9 @@ CORTIQ_AVX2_TARGET void ColumnBlockedRowsQ4_0x16Avx2(const uint8_t* base, size_t
     for (size_t c0 = 0; c0 < groups; c0 += block_groups) {
       const size_t c1 = std::min(groups, c0 + block_groups);
       for (size_t r = r0; r < r1; r += 2) {
-        const NextPairReads after = NextPair(base, row_bytes, GroupBytes<kMins>(), groups,
+        const NextPairReads after = NextPair(base, row_bytes, GroupBytes<kMins, kHighBits>(), groups,
                                              block_groups, r, r0, r1, c0, c1);
-        SpanQ4_0x16Avx2<2, kMins>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
+        SpanQ4_0x16Avx2<2, kMins, kHighBits>(base + r * row_bytes, row_bytes, c0, c1, a, offsets,
                            acc[(r - r0) / 2], after.next, after.lines);
       }
     }
@@ -314,20 +350,20 @@ CORTIQ_AVX2_TARGET void ActivationDigitsAvx2(const float* x, size_t cols,
 
 namespace {
 
-template <bool kMins>
+template <bool kMins, bool kHighBits = false>
 CORTIQ_AVX2_TARGET void RowRangeAvx2(const uint8_t* base, size_t row_bytes, size_t groups,
                                      const ActivationDigitsView& a, const int32_t* offsets,
                                      size_t row_begin, size_t row_end, float* y) {
   size_t r = row_begin;
   if (groups >= kColumnBlockedMinGroups) {
     r = row_begin + (row_end - row_begin) / 2 * 2;
-    ColumnBlockedRowsQ4_0x16Avx2<kMins>(base, row_bytes, groups, a, offsets, row_begin, r, y);
+    ColumnBlockedRowsQ4_0x16Avx2<kMins, kHighBits>(base, row_bytes, groups, a, offsets, row_begin, r, y);
   }
   for (; r + 2 <= row_end; r += 2) {
-    RowsQ4_0x16Avx2<2, kMins>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
+    RowsQ4_0x16Avx2<2, kMins, kHighBits>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }
   for (; r < row_end; ++r) {
-    RowsQ4_0x16Avx2<1, kMins>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
+    RowsQ4_0x16Avx2<1, kMins, kHighBits>(base + r * row_bytes, row_bytes, groups, a, offsets, y + r);
   }
 }
 
@@ -342,6 +378,11 @@ CORTIQ_AVX2_TARGET void RowRangeQ4_Kx16Avx2(const uint8_t* base, size_t row_byte
                                             const ActivationDigitsView& a, const int32_t* totals,
                                             size_t row_begin, size_t row_end, float* y) {
   RowRangeAvx2<true>(base, row_bytes, groups, a, totals, row_begin, row_end, y);
+}
+CORTIQ_AVX2_TARGET void RowRangeQ5_Kx16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* totals,
+                                            size_t row_begin, size_t row_end, float* y) {
+  RowRangeAvx2<true, true>(base, row_bytes, groups, a, totals, row_begin, row_end, y);
 }
 #endif  // __x86_64__
 

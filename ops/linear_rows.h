@@ -109,6 +109,12 @@ void LinearRowsQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 
+// The same for Q5_Kx16 weights (ops/quantize_q5_kx16.h): each output has the
+// bits of LinearQ5_Kx16 on its row. Scalar reference: MatMulQ5_Kx16Reference.
+void LinearRowsQ5_Kx16(const void* w, const float* x, size_t x_stride, float* y,
+                       size_t y_stride, size_t batch, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+
 }  // namespace ops
 }  // namespace cortiq
 

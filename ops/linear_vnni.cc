@@ -25,6 +25,7 @@
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 #include "ops/linear_vnni_internal.h"
 
@@ -43,6 +44,7 @@ struct Q4_0x16Layout {
   static constexpr int32_t kOffset = 8;
   static constexpr bool kNibbles = true;
   static constexpr bool kMins = false;
+  static constexpr bool kHighBits = false;
   // The unsigned quant of column c (< 32) of block j in group g.
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     const uint8_t byte = g[32 + 64 * ((c % 16) / 4) + 4 * j + c % 4];
@@ -55,36 +57,53 @@ struct Q8_0x16Layout {
   static constexpr int32_t kOffset = 128;
   static constexpr bool kNibbles = false;
   static constexpr bool kMins = false;
+  static constexpr bool kHighBits = false;
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     return g[32 + 64 * (c / 4) + 4 * j + c % 4] ^ 0x80;
   }
 };
-// Q4_Kx16 (ops/quantize_q4_kx16.h): Q4_0x16's quant bytes, sub-block j's
-// scale sc_j and min m_j at bytes j and 16 + j, d and dmin of super-block
-// j / 8 at 288 + 4 (j / 8) and + 2.
-struct Q4_Kx16Layout {
-  static constexpr size_t kGroupBytes = kQ4_Kx16BlockBytes;  // 296
-  static constexpr size_t kQuants = kQ4_Kx16Quants;
+// Q4_Kx16 and Q5_Kx16 (ops/quantize_q4_kx16.h, ops/quantize_q5_kx16.h):
+// Q4_0x16's quant bytes, sub-block j's scale sc_j and min m_j at bytes j and
+// 16 + j, d and dmin of super-block j / 8 at kSuperScales + 4 (j / 8) and + 2;
+// Q5_Kx16 (kHighBits) adds 16 to each quant whose bit is set in the 64-bit
+// mask of its 64-byte part and nibble half.
+template <bool kFifthBit>
+struct KX16Layout {
+  static constexpr size_t kGroupBytes = kFifthBit ? kQ5_Kx16BlockBytes : kQ4_Kx16BlockBytes;
+  static constexpr size_t kQuants = 32;
   static constexpr int32_t kOffset = 0;
   static constexpr bool kNibbles = true;
   static constexpr bool kMins = true;
+  static constexpr bool kHighBits = kFifthBit;
+  static constexpr size_t kSuperScales = kFifthBit ? kQ5_Kx16SuperScales : kQ4_Kx16SuperScales;
+  static_assert(kQ4_Kx16Quants == kQuants && kQ5_Kx16Quants == kQuants &&
+                    kQ4_Kx16Mins == 16 && kQ5_Kx16Mins == 16,
+                "Q4_Kx16 and Q5_Kx16 share their first 288 bytes' layout");
   static int32_t Quant(const uint8_t* g, size_t j, size_t c) {
     const uint8_t byte = g[kQuants + 64 * ((c % 16) / 4) + 4 * j + c % 4];
-    return c < 16 ? (byte & 15) : (byte >> 4);
+    int32_t q = c < 16 ? (byte & 15) : (byte >> 4);
+    if constexpr (kFifthBit) {
+      const uint8_t* mask = g + kQ5_Kx16HighBits + 16 * ((c % 16) / 4) + 8 * (c / 16);
+      const size_t bit = 4 * j + c % 4;
+      q += ((mask[bit / 8] >> (bit % 8)) & 1) * 16;
+    }
+    return q;
   }
   // d * sc_j and dmin * m_j in f32 (exact: an f16 times a 6-bit integer). The bytes are read
   // as 6-bit values by every path (the prompt's decode goes through Q4_K's packing).
   static float DScale(const uint8_t* g, size_t j) {
     uint16_t d;
-    memcpy(&d, g + kQ4_Kx16SuperScales + 4 * (j / 8), 2);
+    memcpy(&d, g + kSuperScales + 4 * (j / 8), 2);
     return F16BitsToF32(d) * static_cast<float>(g[j] & 63);
   }
   static float DMin(const uint8_t* g, size_t j) {
     uint16_t dmin;
-    memcpy(&dmin, g + kQ4_Kx16SuperScales + 4 * (j / 8) + 2, 2);
-    return F16BitsToF32(dmin) * static_cast<float>(g[kQ4_Kx16Mins + j] & 63);
+    memcpy(&dmin, g + kSuperScales + 4 * (j / 8) + 2, 2);
+    return F16BitsToF32(dmin) * static_cast<float>(g[16 + j] & 63);
   }
 };
+using Q4_Kx16Layout = KX16Layout<false>;
+using Q5_Kx16Layout = KX16Layout<true>;
 
 // The f32 sum of block j of group s's activations, T = CombineDigits of its
 // digit sums times its scale 2^(e - 29): what a Q4_Kx16 row's min term
@@ -245,13 +264,14 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroup(const __m512i (&sum)[kDigits], const u
 // AddGroup for Q4_Kx16 (the scalar twin's steps lane-wise): t = CombineDigits
 // of the sums, acc + t * ((d sc_j) * 2^(e - 29)), then minus (dmin m_j) * T_j
 // in one rounding (`totals`: the group's 16 BlockTotal values).
+template <size_t kSuperScales>
 CORTIQ_VNNI_TARGET inline __m512 AddGroupMins(const __m512i (&sum)[kDigits], const uint8_t* g,
                                               const float* scale, const float* totals,
                                               __m512 acc) {
   const __m512 t = CombineDigitsVnni(sum);
   // d0, dmin0, d1, dmin1 in lanes 0..3, spread over the two super-blocks' 8 lanes each.
   const __m512 dm = _mm512_cvtph_ps(_mm256_zextsi128_si256(
-      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kQ4_Kx16SuperScales))));
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + kSuperScales))));
   const __m512 d = _mm512_permutexvar_ps(
       _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), dm);
   const __m512 dmin = _mm512_permutexvar_ps(
@@ -260,7 +280,7 @@ CORTIQ_VNNI_TARGET inline __m512 AddGroupMins(const __m512i (&sum)[kDigits], con
   const __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(
       _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))), six_bits));
   const __m512 m = _mm512_cvtepi32_ps(_mm512_and_si512(
-      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + kQ4_Kx16Mins))),
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16))),
       six_bits));
   acc = _mm512_fmadd_ps(t, _mm512_mul_ps(_mm512_mul_ps(d, sc), _mm512_load_ps(scale)), acc);
   return _mm512_fnmadd_ps(_mm512_mul_ps(dmin, m), _mm512_loadu_ps(totals), acc);
@@ -292,6 +312,7 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
                                         size_t ahead = kPrefetchBytes) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i sixteen = _mm512_set1_epi8(16);
   for (size_t s = s_begin; s < s_end; ++s) {
     const uint8_t* g[kRows];
     for (int r = 0; r < kRows; ++r) g[r] = row + r * row_bytes + s * Layout::kGroupBytes;
@@ -322,6 +343,16 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
           const __m512i q = _mm512_loadu_si512(g[r] + Layout::kQuants + 64 * z);
           q_first[r] = _mm512_and_si512(q, nibble);
           q_second[r] = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+          if constexpr (Layout::kHighBits) {
+            // The fifth bits: +16 where the part's mask for its nibble half has the byte's bit.
+            uint64_t first, second;
+            memcpy(&first, g[r] + kQ5_Kx16HighBits + 16 * z, 8);
+            memcpy(&second, g[r] + kQ5_Kx16HighBits + 16 * z + 8, 8);
+            q_first[r] = _mm512_mask_add_epi8(q_first[r], _cvtu64_mask64(first), q_first[r],
+                                              sixteen);
+            q_second[r] = _mm512_mask_add_epi8(q_second[r], _cvtu64_mask64(second), q_second[r],
+                                               sixteen);
+          }
         } else {
           q_first[r] = _mm512_xor_si512(_mm512_loadu_si512(g[r] + 32 + 64 * z), sign);
           q_second[r] = _mm512_xor_si512(_mm512_loadu_si512(g[r] + 32 + 64 * (4 + z)), sign);
@@ -338,7 +369,7 @@ CORTIQ_VNNI_TARGET inline void SpanVnni(const uint8_t* row, size_t row_bytes, si
     }
     for (int r = 0; r < kRows; ++r) {
       if constexpr (Layout::kMins) {
-        acc[r] = AddGroupMins(sum[r], g[r], a.scale + s * kGroupBlocks,
+        acc[r] = AddGroupMins<Layout::kSuperScales>(sum[r], g[r], a.scale + s * kGroupBlocks,
                               reinterpret_cast<const float*>(offsets) + s * kGroupBlocks, acc[r]);
       } else {
         acc[r] = AddGroup(sum[r], g[r], a.scale + s * kGroupBlocks, acc[r]);
@@ -557,6 +588,8 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
     RowRangeQ4_0x16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
   } else if constexpr (std::is_same_v<Layout, Q4_Kx16Layout>) {
     RowRangeQ4_Kx16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
+  } else if constexpr (std::is_same_v<Layout, Q5_Kx16Layout>) {
+    RowRangeQ5_Kx16Avx2(base, row_bytes, groups, a, offsets, row_begin, row_end, y);
   } else {
     HWY_ABORT("RowRangeOn: no AVX2 kernel for Q8_0x16 (vpmaddubsw would saturate)");
   }
@@ -773,6 +806,50 @@ bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, flo
   const DecodeLinearPath path = DispatchedDecodeLinearPath();
   if (path == DecodeLinearPath::kFloat) return false;
   LinearRowsDigits<Q4_Kx16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
+                                  row_begin, row_end);
+  return true;
+}
+
+
+void LinearQ5_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
+}
+void LinearRowsQ5_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
+}
+void LinearQ5_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end) {
+  LinearDigitsScalar<Q5_Kx16Layout>(w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearQ5_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
+                                  row_begin, row_end);
+}
+void LinearRowsQ5_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end) {
+  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
+                                  rows, cols, row_begin, row_end);
+}
+bool LinearQ5_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end) {
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q5_Kx16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
+  return true;
+}
+bool LinearRowsQ5_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end) {
+  const DecodeLinearPath path = DispatchedDecodeLinearPath();
+  if (path == DecodeLinearPath::kFloat) return false;
+  LinearRowsDigits<Q5_Kx16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
                                   row_begin, row_end);
   return true;
 }

@@ -95,8 +95,9 @@ void ActivationDigitsScalar(const float* x, size_t cols, const ActivationDigitsV
 // The implementations of the Q4_0x16 / Q8_0x16 / Q4_K / Q5_K decode
 // products, fastest first.
 enum class DecodeLinearPath {
-  kVnni,   // AVX-512 VNNI, exact integer digits (Q4_0x16, Q8_0x16, Q4_Kx16, Q4_K, Q5_K, Q6_K)
-  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (Q4_0x16, Q4_Kx16, Q4_K, Q5_K, Q6_K)
+  kVnni,   // AVX-512 VNNI, exact integer digits (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16, Q4_K,
+           // Q5_K, Q6_K)
+  kAvx2,   // AVX2 vpmaddubsw, the same digits and bits (all but Q8_0x16)
   kFloat,  // the Highway f32 kernels (linear_q4_0x16-inl.h, linear_q8_0x16-inl.h,
            // kquant_block-inl.h)
 };
@@ -265,6 +266,30 @@ void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t r
 bool LinearQ4_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end);
 bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
+                             size_t y_stride, size_t batch, size_t rows, size_t cols,
+                             size_t row_begin, size_t row_end);
+
+// The same five for Q5_Kx16 weights (ops/quantize_q5_kx16.h; row r at byte
+// r * cols / 512 * 360): Q5_K's quants q in [0, 31] (each nibble plus 16 where
+// its fifth bit is set: with VNNI one masked byte add per 64 quant bytes from
+// the part's 64-bit mask, with AVX2 the mask's bits spread to bytes and the
+// 16-bit words widened every 2 parts, 4 * 2 * 31 * 128 < 2^15), Q4_Kx16's f32
+// steps; Q5_K's error bound; the same bits on all three.
+void LinearQ5_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ5_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+void LinearQ5_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end);
+void LinearRowsQ5_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
+                           size_t y_stride, size_t batch, size_t rows, size_t cols,
+                           size_t row_begin, size_t row_end);
+void LinearQ5_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
+                               size_t cols, size_t row_begin, size_t row_end);
+bool LinearQ5_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                         size_t row_begin, size_t row_end);
+bool LinearRowsQ5_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end);
 

@@ -184,6 +184,10 @@ CORTIQ_AVX2_TARGET void RowRangeQ4_0x16Avx2(const uint8_t* base, size_t row_byte
 CORTIQ_AVX2_TARGET void RowRangeQ4_Kx16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
                                             const ActivationDigitsView& a, const int32_t* totals,
                                             size_t row_begin, size_t row_end, float* y);
+// And for Q5_Kx16 rows (LinearQ5_Kx16DigitsScalar's bits).
+CORTIQ_AVX2_TARGET void RowRangeQ5_Kx16Avx2(const uint8_t* base, size_t row_bytes, size_t groups,
+                                            const ActivationDigitsView& a, const int32_t* totals,
+                                            size_t row_begin, size_t row_end, float* y);
 
 #endif
 

@@ -112,7 +112,7 @@ void MatMulF16(const hwy::float16_t* w, const float* x, size_t x_stride,
 // As MatMulQ8_0 for the other block formats, with w laid out as for the
 // Linear kernel of the same format (ops/linear.h): cols a multiple of 32
 // (Q4_1, Q5_0, Q5_1, IQ4_NL), 256 (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS) or
-// 512 (Q4_0x16, Q8_0x16, Q4_Kx16; debug-asserted). Each weight is decoded once per call (and token block) to
+// 512 (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16; debug-asserted). Each weight is decoded once per call (and token block) to
 // its f32 value, exactly the value of the format's DequantizeRow*
 // (ops/quantize_*.h; llama.cpp's dequantizer bit for bit), so the result
 // equals MatMulF32 on the dequantized matrix bit for bit. Same precision.
@@ -124,6 +124,9 @@ void MatMulQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
                    size_t y_stride, size_t batch, size_t rows, size_t cols,
                    size_t row_begin, size_t row_end);
 void MatMulQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
+                   size_t y_stride, size_t batch, size_t rows, size_t cols,
+                   size_t row_begin, size_t row_end);
+void MatMulQ5_Kx16(const void* w, const float* x, size_t x_stride, float* y,
                    size_t y_stride, size_t batch, size_t rows, size_t cols,
                    size_t row_begin, size_t row_end);
 void MatMulQ4_1(const void* w, const float* x, size_t x_stride, float* y,

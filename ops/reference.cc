@@ -19,6 +19,7 @@
 #include "ops/quantize_legacy.h"
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 
 namespace cortiq {
@@ -185,6 +186,7 @@ CORTIQ_DEFINE_FORMAT_REFERENCES(F16, hwy::float16_t)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_0x16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q8_0x16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_Kx16, void)
+CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_Kx16, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q4_1, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_0, void)
 CORTIQ_DEFINE_FORMAT_REFERENCES(Q5_1, void)

@@ -11,12 +11,12 @@
 
 namespace cortiq {
 
-// assign-storage-formats{weights=... tables=... mix=... q4_0x16=... q8_0x16=... q4_kx16=...};
-// nullopt / "" leaves an option empty.
+// assign-storage-formats{weights=... tables=... mix=... q4_0x16=... q8_0x16=... q4_kx16=...
+// q5_kx16=...}; nullopt / "" leaves an option empty.
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(
     std::optional<StorageFormat> weights = std::nullopt,
     std::optional<StorageFormat> tables = std::nullopt, llvm::StringRef mix = "",
-    bool q4_0x16 = true, bool q8_0x16 = true, bool q4_kx16 = true);
+    bool q4_0x16 = true, bool q8_0x16 = true, bool q4_kx16 = true, bool q5_kx16 = true);
 std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createFoldNormGainPass();
 std::unique_ptr<mlir::Pass> createFuseLinearPass();

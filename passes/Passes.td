@@ -41,6 +41,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
       per 32-bit lane and the 6-bit scales and mins unpacked to bytes, 296 bytes
       per 512 weights instead of 288), so the VNNI decode needs no register
       transposes (ops/linear_vnni.h).
+    - with `q5_kx16` (the default), likewise q5_k becomes q5_kx16
+      (ops/quantize_q5_kx16.h: as q4_kx16, with each quant's fifth bit in a 64-bit
+      mask per 64 quant bytes; 360 bytes per 512 weights instead of 352).
     - `mix` (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m) picks each matrix's format as
       llama-quantize does for that type without an importance matrix
       (llama_tensor_get_type in llama.cpp's src/llama-quant.cpp): the tables Q6_K,
@@ -76,7 +79,9 @@ def AssignStorageFormats : Pass<"assign-storage-formats", "::mlir::ModuleOp"> {
     Option<"q8_0x16", "q8_0x16", "bool", /*default=*/"true",
            "store q8_0 matrices whose rows are whole 512-weight groups as q8_0x16 (the same blocks regrouped)">,
     Option<"q4_kx16", "q4_kx16", "bool", /*default=*/"true",
-           "store q4_k matrices whose rows are whole 512-weight groups as q4_kx16 (the same super-blocks regrouped)">
+           "store q4_k matrices whose rows are whole 512-weight groups as q4_kx16 (the same super-blocks regrouped)">,
+    Option<"q5_kx16", "q5_kx16", "bool", /*default=*/"true",
+           "store q5_k matrices whose rows are whole 512-weight groups as q5_kx16 (the same super-blocks regrouped)">
   ];
   let constructor = "::cortiq::createAssignStorageFormatsPass()";
 }

@@ -16,13 +16,15 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
   AssignStorageFormatsPass() = default;
   AssignStorageFormatsPass(std::optional<StorageFormat> weights_format,
                            std::optional<StorageFormat> tables_format, llvm::StringRef mix_name,
-                           bool regroup_q4_0, bool regroup_q8_0, bool regroup_q4_k) {
+                           bool regroup_q4_0, bool regroup_q8_0, bool regroup_q4_k,
+                           bool regroup_q5_k) {
     if (weights_format) weights = stringifyStorageFormat(*weights_format).str();
     if (tables_format) tables = stringifyStorageFormat(*tables_format).str();
     mix = mix_name.str();
     q4_0x16 = regroup_q4_0;
     q8_0x16 = regroup_q8_0;
     q4_kx16 = regroup_q4_k;
+    q5_kx16 = regroup_q5_k;
   }
 
   mlir::LogicalResult initialize(mlir::MLIRContext* context) override {
@@ -129,6 +131,10 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
         type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q4_Kx16) == 0) {
       format = StorageFormat::Q4_Kx16;
     }
+    if (q5_kx16 && format == StorageFormat::Q5_K && type.getRank() == 2 &&
+        type.getDimSize(1) % storageFormatBlockSize(StorageFormat::Q5_Kx16) == 0) {
+      format = StorageFormat::Q5_Kx16;
+    }
     return format;
   }
 
@@ -179,8 +185,8 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
                              : StorageFormat::F32;
   }
 
-  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 / Q8_0 / Q4_K for Q4_0x16 /
-  // Q8_0x16 / Q4_Kx16).
+  // llama-quantize's 32-weight type for a 256-weight one (Q4_0 / Q8_0 / Q4_K / Q5_K for
+  // Q4_0x16 / Q8_0x16 / Q4_Kx16 / Q5_Kx16).
   static StorageFormat SuperBlockFallback(StorageFormat format) {
     switch (format) {
       case StorageFormat::Q2_K:
@@ -192,6 +198,7 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
       case StorageFormat::Q4_0x16: return StorageFormat::Q4_0;  // the same blocks, ungrouped
       case StorageFormat::Q8_0x16: return StorageFormat::Q8_0;
       case StorageFormat::Q4_Kx16: return StorageFormat::Q4_K;  // the same super-blocks
+      case StorageFormat::Q5_Kx16: return StorageFormat::Q5_K;
       default: return format;
     }
   }
@@ -206,9 +213,10 @@ class AssignStorageFormatsPass : public AssignStorageFormatsBase<AssignStorageFo
 std::unique_ptr<mlir::Pass> createAssignStorageFormatsPass(std::optional<StorageFormat> weights,
                                                            std::optional<StorageFormat> tables,
                                                            llvm::StringRef mix, bool q4_0x16,
-                                                           bool q8_0x16, bool q4_kx16) {
+                                                           bool q8_0x16, bool q4_kx16,
+                                                           bool q5_kx16) {
   return std::make_unique<AssignStorageFormatsPass>(weights, tables, mix, q4_0x16, q8_0x16,
-                                                    q4_kx16);
+                                                    q4_kx16, q5_kx16);
 }
 
 }  // namespace cortiq

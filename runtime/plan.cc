@@ -41,7 +41,7 @@ const WeightFormatInfo* FindWeightFormat(WeightFormat format) {
       {"f16", 1, 2},     {"q4_1", 32, 20},  {"q5_0", 32, 22},   {"q5_1", 32, 24},
       {"q2_k", 256, 84}, {"q3_k", 256, 110}, {"q4_k", 256, 144}, {"q5_k", 256, 176},
       {"q6_k", 256, 210}, {"iq4_nl", 32, 18}, {"iq4_xs", 256, 136}, {"q4_0x16", 512, 288},
-      {"q8_0x16", 512, 544}, {"q4_kx16", 512, 296},
+      {"q8_0x16", 512, 544}, {"q4_kx16", 512, 296}, {"q5_kx16", 512, 360},
   };
   static_assert(std::size(kInfo) == std::size(kAllWeightFormats));
   const auto index = static_cast<uint32_t>(format);

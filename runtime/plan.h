@@ -49,6 +49,9 @@ enum class WeightFormat : uint32_t {
   // The same for Q4_K: 2 super-blocks of a row, one 32-weight sub-block per 32-bit lane, the
   // 6-bit scales and mins unpacked to bytes (512 weights, 296 bytes; ops/quantize_q4_kx16.h).
   kQ4_Kx16 = 17,
+  // The same for Q5_K, each quant's fifth bit in 64-bit masks (512 weights, 360 bytes;
+  // ops/quantize_q5_kx16.h).
+  kQ5_Kx16 = 18,
 };
 
 // Every WeightFormat, in value order.
@@ -57,14 +60,14 @@ inline constexpr WeightFormat kAllWeightFormats[] = {
     WeightFormat::kF16,  WeightFormat::kQ4_1, WeightFormat::kQ5_0,  WeightFormat::kQ5_1,
     WeightFormat::kQ2_K, WeightFormat::kQ3_K, WeightFormat::kQ4_K,  WeightFormat::kQ5_K,
     WeightFormat::kQ6_K, WeightFormat::kIQ4_NL, WeightFormat::kIQ4_XS, WeightFormat::kQ4_0x16,
-    WeightFormat::kQ8_0x16, WeightFormat::kQ4_Kx16,
+    WeightFormat::kQ8_0x16, WeightFormat::kQ4_Kx16, WeightFormat::kQ5_Kx16,
 };
 
 // True for llama.cpp's block formats (every format but f32, bf16 and f16).
 bool IsBlockFormat(WeightFormat format);
 
 // Weights per block: 1 for f32 / bf16 / f16, 32 for Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, 256
-// for the K-quants and IQ4_XS (QK_K), 512 for Q4_0x16, Q8_0x16 and Q4_Kx16; 0 for a value outside the enum.
+// for the K-quants and IQ4_XS (QK_K), 512 for Q4_0x16, Q8_0x16, Q4_Kx16 and Q5_Kx16; 0 for a value outside the enum.
 size_t WeightFormatBlockElements(WeightFormat format);
 // Bytes per block (per element for f32 / bf16 / f16), ggml's type_size; 0 outside the enum.
 size_t WeightFormatBlockBytes(WeightFormat format);

@@ -267,6 +267,8 @@ constexpr FormatKernels kFormatKernels[] = {
      GatherBlocks<ops::GatherRowQ8_0x16>, ops::LinearRowsQ8_0x16},
     {WeightFormat::kQ4_Kx16, ops::LinearQ4_Kx16, ops::MatMulQ4_Kx16,
      GatherBlocks<ops::GatherRowQ4_Kx16>, ops::LinearRowsQ4_Kx16},
+    {WeightFormat::kQ5_Kx16, ops::LinearQ5_Kx16, ops::MatMulQ5_Kx16,
+     GatherBlocks<ops::GatherRowQ5_Kx16>, ops::LinearRowsQ5_Kx16},
 };
 static_assert(std::size(kFormatKernels) == std::size(kAllWeightFormats),
               "every weight format has its kernels");

@@ -10,6 +10,7 @@
 #include "ops/quantize_legacy.h"
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 
 namespace cortiq {
@@ -69,6 +70,7 @@ constexpr Codec kCodecs[] = {
     {WeightFormat::kQ4_0x16, ops::QuantizeRowQ4_0x16, ops::DequantizeRowQ4_0x16},
     {WeightFormat::kQ8_0x16, ops::QuantizeRowQ8_0x16, ops::DequantizeRowQ8_0x16},
     {WeightFormat::kQ4_Kx16, ops::QuantizeRowQ4_Kx16, ops::DequantizeRowQ4_Kx16},
+    {WeightFormat::kQ5_Kx16, ops::QuantizeRowQ5_Kx16, ops::DequantizeRowQ5_Kx16},
 };
 static_assert(sizeof(kCodecs) / sizeof(kCodecs[0]) ==
                   sizeof(kAllWeightFormats) / sizeof(kAllWeightFormats[0]),

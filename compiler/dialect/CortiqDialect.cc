@@ -42,6 +42,8 @@ int64_t storageFormatBlockSize(StorageFormat format) {
       return 512;  // 16 Q8_0 blocks (ops/quantize_q8_0x16.h)
     case StorageFormat::Q4_Kx16:
       return 512;  // 2 Q4_K super-blocks (ops/quantize_q4_kx16.h)
+    case StorageFormat::Q5_Kx16:
+      return 512;  // 2 Q5_K super-blocks (ops/quantize_q5_kx16.h)
   }
   return 1;
 }

@@ -38,7 +38,7 @@ class InPlace : public mlir::OpTrait::TraitBase<ConcreteType, InPlace> {
 
 // Weights per block of `format`: 1 for the element formats (f32, bf16, f16); 32 for llama.cpp's
 // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL, 256 for the K-quants and IQ4_XS (ggml-common.h
-// QK8_0 ... QK4_NL, QK_K), 512 for Q4_0x16 / Q8_0x16 / Q4_Kx16 (16 Q4_0 / Q8_0 blocks, 2 Q4_K super-blocks). A weight stored in a block format is a matrix whose rows are whole
+// QK8_0 ... QK4_NL, QK_K), 512 for Q4_0x16 / Q8_0x16 / Q4_Kx16 / Q5_Kx16 (16 Q4_0 / Q8_0 blocks, 2 Q4_K / Q5_K super-blocks). A weight stored in a block format is a matrix whose rows are whole
 // blocks.
 int64_t storageFormatBlockSize(StorageFormat format);
 

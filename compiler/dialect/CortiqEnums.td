@@ -52,7 +52,10 @@ def Cortiq_StorageFormat : I32EnumAttr<"StorageFormat", "weight storage format",
     // The same for Q4_K: pairs of super-blocks, one 32-weight sub-block per 32-bit lane, the
     // 6-bit scales and mins unpacked to bytes: 512 weights in 296 bytes
     // (ops/quantize_q4_kx16.h).
-    I32EnumAttrCase<"Q4_Kx16", 17, "q4_kx16">]> {
+    I32EnumAttrCase<"Q4_Kx16", 17, "q4_kx16">,
+    // The same for Q5_K, each quant's fifth bit in 64-bit masks: 512 weights in 360 bytes
+    // (ops/quantize_q5_kx16.h).
+    I32EnumAttrCase<"Q5_Kx16", 18, "q5_kx16">]> {
   let cppNamespace = "::cortiq";
 }
 

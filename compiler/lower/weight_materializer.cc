@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 #include "runtime/weight_codec.h"
 #include "base/status_macros.h"
@@ -180,16 +181,22 @@ absl::Status WeightMaterializer::WriteRows(const std::string& name, WeightFormat
       }
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
-    if (spec->dtype == DType::kQ4_K && format == WeightFormat::kQ4_Kx16) {
-      // The GGUF's Q4_K super-blocks regrouped in pairs, scales unpacked: the same weights, bit
-      // for bit (ops/quantize_q4_kx16.h; Q4_Kx16ToQ4_K gives the bytes back).
+    const bool q4_k = spec->dtype == DType::kQ4_K && format == WeightFormat::kQ4_Kx16;
+    if (q4_k || (spec->dtype == DType::kQ5_K && format == WeightFormat::kQ5_Kx16)) {
+      // The GGUF's Q4_K / Q5_K super-blocks regrouped in pairs, scales unpacked: the same
+      // weights, bit for bit (ops/quantize_q4_kx16.h, ops/quantize_q5_kx16.h; the inverse
+      // gives the bytes back).
       CORTIQ_ASSIGN_OR_RETURN(absl::Span<const uint8_t> stored, checkpoint_.RawData(name));
-      if (stored.size() != rows * ops::Q4_KRowBytes(cols)) {
-        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' holds ",
-                                                       stored.size(), " bytes, expected ",
-                                                       rows * ops::Q4_KRowBytes(cols)));
+      const size_t expected = rows * (q4_k ? ops::Q4_KRowBytes(cols) : ops::Q5_KRowBytes(cols));
+      if (stored.size() != expected) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor '", name, "' holds ", stored.size(), " bytes, expected ", expected));
       }
-      ops::Q4_KToQ4_Kx16(stored.data(), rows * cols, dst);
+      if (q4_k) {
+        ops::Q4_KToQ4_Kx16(stored.data(), rows * cols, dst);
+      } else {
+        ops::Q5_KToQ5_Kx16(stored.data(), rows * cols, dst);
+      }
       return CheckRows(name, format, dst, rows, cols, /*rounded=*/false);
     }
     const size_t element = DTypeSize(spec->dtype);

@@ -33,6 +33,7 @@
 #include "gtest/gtest.h"
 #include "ops/quantize_q4_0x16.h"
 #include "ops/quantize_q4_kx16.h"
+#include "ops/quantize_q5_kx16.h"
 #include "ops/quantize_q8_0x16.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
@@ -161,22 +162,28 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
     const std::string type = absl::AsciiStrToLower((*reader)->StoredTypeName(w.name));
     const bool q4 = w.format == WeightFormat::kQ4_0x16;
     const bool q4_k = w.format == WeightFormat::kQ4_Kx16;
-    if (!q4 && !q4_k && w.format != WeightFormat::kQ8_0x16) {
+    const bool q5_k = w.format == WeightFormat::kQ5_Kx16;
+    if (!q4 && !q4_k && !q5_k && w.format != WeightFormat::kQ8_0x16) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       continue;
     }
-    EXPECT_EQ(type, q4 ? "q4_0" : q4_k ? "q4_k" : "q8_0") << w.name;
+    EXPECT_EQ(type, q4 ? "q4_0" : q4_k ? "q4_k" : q5_k ? "q5_k" : "q8_0") << w.name;
     ASSERT_EQ(w.shape[1] % 512, 0) << w.name;
     auto raw = (*reader)->RawData(w.name);
     ASSERT_TRUE(raw.ok()) << raw.status();
     const size_t n = static_cast<size_t>(w.num_elements());
-    // Q4_Kx16 adds 8 bytes of unpacked scales per 512 weights; the others only regroup.
-    ASSERT_EQ(q4_k ? raw->size() / 288 * 296 : raw->size(), w.size_bytes) << w.name;
+    // Q4_Kx16 / Q5_Kx16 add 8 bytes of unpacked scales per 512 weights; the others only
+    // regroup.
+    ASSERT_EQ(q4_k ? raw->size() / 288 * 296 : q5_k ? raw->size() / 352 * 360 : raw->size(),
+              w.size_bytes)
+        << w.name;
     std::vector<uint8_t> expected(w.size_bytes);
     if (q4) {
       ops::Q4_0ToQ4_0x16(raw->data(), n, expected.data());
     } else if (q4_k) {
       ops::Q4_KToQ4_Kx16(raw->data(), n, expected.data());
+    } else if (q5_k) {
+      ops::Q5_KToQ5_Kx16(raw->data(), n, expected.data());
     } else {
       ops::Q8_0ToQ8_0x16(raw->data(), n, expected.data());
     }
@@ -186,7 +193,7 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
     ++regrouped;
   }
   if (variant.name == "tiny-e-Q4_0-pure" || variant.name == "tiny-e-Q8_0-pure" ||
-      variant.name == "tiny-e-Q4_K-pure") {
+      variant.name == "tiny-e-Q4_K-pure" || variant.name == "tiny-e-Q5_K-pure") {
     EXPECT_GT(regrouped, 0) << "tiny-e's down_proj rows (512 weights) are stored regrouped";
   }
 
@@ -303,7 +310,8 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     }
     const bool regrouped = (w.format == WeightFormat::kQ4_0x16 && type == "q4_0") ||
                            (w.format == WeightFormat::kQ8_0x16 && type == "q8_0") ||
-                           (w.format == WeightFormat::kQ4_Kx16 && type == "q4_k");
+                           (w.format == WeightFormat::kQ4_Kx16 && type == "q4_k") ||
+                           (w.format == WeightFormat::kQ5_Kx16 && type == "q5_k");
     if (!regrouped) {
       EXPECT_EQ(WeightFormatName(w.format), type) << w.name;
       if (WeightFormatName(w.format) != type) continue;
@@ -312,7 +320,9 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     ASSERT_TRUE(raw.ok()) << raw.status();
     const size_t n = static_cast<size_t>(w.num_elements());
     // Q4_Kx16: the llama-quantize super-blocks regrouped, 8 more bytes per 512 weights.
-    ASSERT_EQ(w.format == WeightFormat::kQ4_Kx16 ? raw->size() / 288 * 296 : raw->size(),
+    ASSERT_EQ(w.format == WeightFormat::kQ4_Kx16   ? raw->size() / 288 * 296
+              : w.format == WeightFormat::kQ5_Kx16 ? raw->size() / 352 * 360
+                                                   : raw->size(),
               w.size_bytes)
         << w.name;
     std::vector<uint8_t> expected(raw->begin(), raw->end());
@@ -321,6 +331,9 @@ TEST_P(CompileWeightsTest, BlocksAreLlamaQuantizesBytes) {
     } else if (regrouped && w.format == WeightFormat::kQ4_Kx16) {
       expected.resize(w.size_bytes);
       ops::Q4_KToQ4_Kx16(raw->data(), n, expected.data());
+    } else if (regrouped && w.format == WeightFormat::kQ5_Kx16) {
+      expected.resize(w.size_bytes);
+      ops::Q5_KToQ5_Kx16(raw->data(), n, expected.data());
     } else if (regrouped) {
       ops::Q8_0ToQ8_0x16(raw->data(), n, expected.data());
     }

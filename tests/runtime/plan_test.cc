@@ -26,12 +26,12 @@ using ::testing::HasSubstr;
 TEST(PlanTest, FormatAndKindNames) {
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kF32), 4u);
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kBF16), 2u);
-  EXPECT_EQ(WeightFormatElementSize(static_cast<WeightFormat>(18)), 0u);
+  EXPECT_EQ(WeightFormatElementSize(static_cast<WeightFormat>(19)), 0u);
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kF16), 2u);
   EXPECT_EQ(WeightFormatElementSize(WeightFormat::kQ4_K), 0u);
   EXPECT_STREQ(WeightFormatName(WeightFormat::kF32), "f32");
   EXPECT_STREQ(WeightFormatName(WeightFormat::kBF16), "bf16");
-  EXPECT_STREQ(WeightFormatName(static_cast<WeightFormat>(18)), "unknown");
+  EXPECT_STREQ(WeightFormatName(static_cast<WeightFormat>(19)), "unknown");
   // llama.cpp's type names in lower case, and ggml's block geometry (ggml-common.h).
   EXPECT_STREQ(WeightFormatName(WeightFormat::kF16), "f16");
   EXPECT_STREQ(WeightFormatName(WeightFormat::kQ4_K), "q4_k");
@@ -39,6 +39,7 @@ TEST(PlanTest, FormatAndKindNames) {
   EXPECT_STREQ(WeightFormatName(WeightFormat::kQ4_0x16), "q4_0x16");
   EXPECT_STREQ(WeightFormatName(WeightFormat::kQ8_0x16), "q8_0x16");
   EXPECT_STREQ(WeightFormatName(WeightFormat::kQ4_Kx16), "q4_kx16");
+  EXPECT_STREQ(WeightFormatName(WeightFormat::kQ5_Kx16), "q5_kx16");
   EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ8_0x16, {3, 1024}), 3u * 2 * 544);
   EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ8_0x16, {3, 544}), 0u);  // not whole groups
   EXPECT_EQ(WeightFormatBytes(WeightFormat::kQ4_0x16, {3, 1024}), 3u * 2 * 288);
@@ -60,6 +61,7 @@ TEST(PlanTest, FormatAndKindNames) {
       {WeightFormat::kQ4_0x16, {512, 288}},  // 16 Q4_0 blocks regrouped
       {WeightFormat::kQ8_0x16, {512, 544}},  // 16 Q8_0 blocks regrouped
       {WeightFormat::kQ4_Kx16, {512, 296}},  // 2 Q4_K super-blocks, scales unpacked
+      {WeightFormat::kQ5_Kx16, {512, 360}},  // 2 Q5_K super-blocks, scales unpacked
   };
   for (const auto& [format, geometry] : blocks) {
     EXPECT_TRUE(IsBlockFormat(format)) << WeightFormatName(format);
@@ -541,9 +543,9 @@ const BadPlanCase kBadPlans[] = {
      "step 4: unknown kind 99"},
     {"WeightUnknownFormat",
      [](Plan& p, uint64_t&) {
-       p.weights[1].format = static_cast<WeightFormat>(18);
+       p.weights[1].format = static_cast<WeightFormat>(19);
      },
-     "weight 1 'l0.in_norm': unknown format 18"},
+     "weight 1 'l0.in_norm': unknown format 19"},
     {"WeightSizeBytes",
      [](Plan& p, uint64_t&) { p.weights[2].size_bytes -= 4; },
      "weight 2 'l0.q': size_bytes"},

@@ -368,7 +368,7 @@ absl::Status Run(const std::string& path) {
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
-    j.Field("q4_kx16_decode_path",
+    j.Field("q4_kx16_q5_kx16_decode_path",
             ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
                 ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
                 : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
@@ -460,7 +460,7 @@ absl::Status Run(const std::string& path) {
   // opt-in applies to any matrix of this model.
   size_t split_amx = 0, q8_targets = 0, bf16_targets = 0, matrices = 0, q4_0x16_matrices = 0,
          q8_0x16_matrices = 0, q4_k_matrices = 0, q5_k_matrices = 0, q6_k_matrices = 0,
-         f16_matrices = 0, q4_kx16_matrices = 0;
+         f16_matrices = 0, q4_kx16_matrices = 0, q5_kx16_matrices = 0;
   std::vector<bool> multiplied(artifact->plan().weights.size(), false);
   for (const Step& step : artifact->plan().steps) {
     if ((step.kind == StepKind::kLinear || step.kind == StepKind::kLmHead) && step.weight >= 0 &&
@@ -482,6 +482,7 @@ absl::Status Run(const std::string& path) {
     q8_0x16_matrices += w.format == WeightFormat::kQ8_0x16;
     q4_k_matrices += w.format == WeightFormat::kQ4_K;
     q4_kx16_matrices += w.format == WeightFormat::kQ4_Kx16;
+    q5_kx16_matrices += w.format == WeightFormat::kQ5_Kx16;
     q5_k_matrices += w.format == WeightFormat::kQ5_K;
     q6_k_matrices += w.format == WeightFormat::kQ6_K;
     f16_matrices += w.format == WeightFormat::kF16;
@@ -517,11 +518,14 @@ absl::Status Run(const std::string& path) {
     std::printf("decode products of the %zu q4_k matrices: %s\n", q4_k_matrices,
                 ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
   }
-  if (q4_kx16_matrices > 0) {
+  for (const auto& [name, count] : {std::pair<const char*, size_t>{"q4_k", q4_kx16_matrices},
+                                    std::pair<const char*, size_t>{"q5_k", q5_kx16_matrices}}) {
+    if (count == 0) continue;
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPath();
-    std::printf("decode products of the %zu q4_kx16 matrices: %s%s\n", q4_kx16_matrices,
+    std::printf("decode products of the %zu %sx16 matrices: %s%s%s\n", count, name,
                 ops::DecodeLinearPathName(path),
-                path == ops::DecodeLinearPath::kFloat ? " (rows turned back into q4_k)" : "");
+                path == ops::DecodeLinearPath::kFloat ? " (rows turned back into " : "",
+                path == ops::DecodeLinearPath::kFloat ? absl::StrCat(name, ")").c_str() : "");
   }
   for (const auto& [name, count] : {std::pair<const char*, size_t>{"q5_k", q5_k_matrices},
                                     std::pair<const char*, size_t>{"q6_k", q6_k_matrices}}) {
@@ -532,7 +536,7 @@ absl::Status Run(const std::string& path) {
   }
   // The kernels that DecodePrefetchIntoL2 changes.
   if (bf16_targets + f16_matrices + q4_0x16_matrices + q8_0x16_matrices + q4_k_matrices +
-          q4_kx16_matrices + q5_k_matrices + q6_k_matrices >
+          q4_kx16_matrices + q5_kx16_matrices + q5_k_matrices + q6_k_matrices >
       0) {
     std::printf("decode weight prefetch: %s\n",
                 ops::DecodePrefetchIntoL2()

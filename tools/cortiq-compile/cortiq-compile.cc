@@ -58,6 +58,7 @@ struct CompileFlags {
   bool keep_q4_0_layout = false;
   bool keep_q8_0_layout = false;
   bool keep_q4_k_layout = false;
+  bool keep_q5_k_layout = false;
   int64_t max_batch = 512;
   std::string pass_pipeline;
   std::string dump_ir;
@@ -92,8 +93,8 @@ int main(int argc, char** argv) {
       "weight storage format of the matrices: f32, bf16, f16, or a llama.cpp block format "
       "(q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; under q4_0 "
       "the embedding/LM-head and PLE tables are q8_0; q4_0 on rows of whole 512-weight groups "
-      "is stored as q4_0x16, q8_0 as q8_0x16 and q4_k as q4_kx16, cortiq's regroupings of the "
-      "same blocks, which can also be named), "
+      "is stored as q4_0x16, q8_0 as q8_0x16, q4_k as q4_kx16 and q5_k as q5_kx16, cortiq's "
+      "regroupings of the same blocks, which can also be named), "
       "quantized by llama.cpp's reference "
       "quantizers; or a llama-quantize mix (q3_k_m, q4_k_s, q4_k_m, q5_k_s, q5_k_m: per-tensor "
       "types as llama-quantize picks them). Default: each tensor's checkpoint format (GGUF "
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
                 "store Q4_K matrices in GGUF's block layout; by default those whose rows are whole "
                 "pairs of super-blocks are stored as q4_kx16, the same super-blocks regrouped "
                 "(scales unpacked, 3% larger) for a faster decode");
+  flags.AddBool("--keep-q5_k-layout", &f.keep_q5_k_layout,
+                "store Q5_K matrices in GGUF's block layout; by default those whose rows are whole "
+                "pairs of super-blocks are stored as q5_kx16, the same super-blocks regrouped "
+                "(scales unpacked, 2% larger) for a faster decode");
   flags.AddInt("--max-batch", "N", &f.max_batch, 1, cortiq::kMaxBatch,
                "largest prefill batch the artifact supports (tokens per batched evaluation; "
                "sessions hold this many rows of activations, lowered so that they take at most "
@@ -191,6 +196,10 @@ int main(int argc, char** argv) {
   if (f.keep_q4_k_layout && (weights_format == cortiq::StorageFormat::Q4_Kx16 ||
                              tables_format == cortiq::StorageFormat::Q4_Kx16)) {
     return Fail("--keep-q4_k-layout contradicts --weights/--tables q4_kx16: give one of them");
+  }
+  if (f.keep_q5_k_layout && (weights_format == cortiq::StorageFormat::Q5_Kx16 ||
+                             tables_format == cortiq::StorageFormat::Q5_Kx16)) {
+    return Fail("--keep-q5_k-layout contradicts --weights/--tables q5_kx16: give one of them");
   }
   cortiq::LoweringOptions options;
   options.max_batch = f.max_batch;
@@ -292,7 +301,7 @@ int main(int argc, char** argv) {
   // First, so that the other passes know which weights are rounded or quantized later.
   pm.addPass(cortiq::createAssignStorageFormatsPass(weights_format, tables_format, mix,
                                                     !f.keep_q4_0_layout, !f.keep_q8_0_layout,
-                                                    !f.keep_q4_k_layout));
+                                                    !f.keep_q4_k_layout, !f.keep_q5_k_layout));
   if (explicit_pipeline) {
     if (!pipeline.empty() && mlir::failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs()))) {
       return Fail(absl::StrCat("cannot parse --pass-pipeline '", pipeline, "'"));

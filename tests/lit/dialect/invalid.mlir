@@ -313,7 +313,7 @@ func.func @attention_nan_scale(%q: tensor<64xf32>, %k: tensor<32xf32>, %position
 
 // -----
 
-// expected-error @+1 {{expected a storage format (f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16, q8_0x16 or q4_kx16), got 'q8_1'}}
+// expected-error @+1 {{expected a storage format (f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16, q8_0x16, q4_kx16 or q5_kx16), got 'q8_1'}}
 cortiq.weight @w stored(q8_1) : tensor<32x64xf32>
 
 // -----

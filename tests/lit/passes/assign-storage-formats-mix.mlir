@@ -7,18 +7,21 @@
 // - q4_k_s: attn_v Q5_K in layers 0-3, ffn_down Q5_K below n/8 (layer 0); q5_k_s: the base;
 // - per_layer_model_projection keeps its checkpoint format, 1-D weights f32, rows of 64 weights
 //   (no whole super-block) take the base type's fallback (q4_k -> q5_0, q3_k -> q4_0,
-//   q5_k -> q5_1); `tables` still overrides the tables. (q4_kx16=false: the mix's own types;
-//   by default q4_k on rows of whole 512-weight groups is stored q4_kx16, Q4KMX16.)
+//   q5_k -> q5_1); `tables` still overrides the tables. (q4_kx16=false q5_kx16=false: the
+//   mix's own types; by default q4_k / q5_k on rows of whole 512-weight groups is stored
+//   q4_kx16 / q5_kx16, Q4KMX16, Q5KSX16.)
+// Q5KSX16: cortiq.weight @layers.1.mlp.down_proj.weight stored(q5_kx16) : tensor<256x512xbf16>
 // Q4KMX16: cortiq.weight @layers.1.self_attn.v_proj.weight stored(q4_k) : tensor<256x256xbf16>
 // Q4KMX16: cortiq.weight @layers.1.mlp.down_proj.weight stored(q4_kx16) : tensor<256x512xbf16>
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_m q4_kx16=false' | FileCheck %s --check-prefix=Q4KM
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q5_k_m q4_kx16=false' | FileCheck %s --check-prefix=Q5KM
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q3_k_m q4_kx16=false' | FileCheck %s --check-prefix=Q3KM
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_s q4_kx16=false' | FileCheck %s --check-prefix=Q4KS
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q5_k_s q4_kx16=false' | FileCheck %s --check-prefix=Q5KS
-// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_m tables=q8_0 q4_kx16=false' | FileCheck %s --check-prefix=TABLES
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_m q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=Q4KM
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q5_k_m q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=Q5KM
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q3_k_m q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=Q3KM
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_s q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=Q4KS
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q5_k_s q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=Q5KS
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_m tables=q8_0 q4_kx16=false q5_kx16=false' | FileCheck %s --check-prefix=TABLES
 // RUN: cortiq-opt %s -assign-storage-formats='mix=q4_k_m' | FileCheck %s --check-prefix=Q4KMX16
-// RUN: not cortiq-opt %s -assign-storage-formats='mix=q4_k_l q4_kx16=false' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: cortiq-opt %s -assign-storage-formats='mix=q5_k_s' | FileCheck %s --check-prefix=Q5KSX16
+// RUN: not cortiq-opt %s -assign-storage-formats='mix=q4_k_l q4_kx16=false q5_kx16=false' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: assign-storage-formats: mix must be q3_k_m, q4_k_s, q4_k_m, q5_k_s or q5_k_m, not 'q4_k_l'
 

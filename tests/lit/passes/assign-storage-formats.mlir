@@ -11,11 +11,13 @@
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_k' | FileCheck %s --check-prefix=QK
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_k q4_kx16=false' | FileCheck %s --check-prefix=KEEPK
 // RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q4_kx16' | FileCheck %s --check-prefix=XK
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q5_k' | FileCheck %s --check-prefix=Q5K
+// RUN: cortiq-opt %s -split-input-file -assign-storage-formats='weights=q5_k q5_kx16=false' | FileCheck %s --check-prefix=KEEPQ5K
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='weights=q8_1' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not cortiq-opt %s -split-input-file -assign-storage-formats='tables=Q8_0' 2>&1 | FileCheck %s --check-prefix=BADTABLES
 
-// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16, q8_0x16 or q4_kx16, not 'q8_1'
-// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q4_kx16, not 'Q8_0'
+// BAD: assign-storage-formats: weights must be f32, bf16, q8_0, q4_0, f16, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q4_0x16, q8_0x16, q4_kx16 or q5_kx16, not 'q8_1'
+// BADTABLES: assign-storage-formats: tables must be f32, bf16, q8_0, q4_0, f16, {{.*}} or q5_kx16, not 'Q8_0'
 
 // Without options nothing is quantized, and the ops are left as they are.
 // NATIVE-NOT: stored(q
@@ -146,6 +148,14 @@ func.func @blocks(%x: tensor<64xf32>) -> tensor<64xf32> {
 // XK: cortiq.weight @narrow checkpoint(q4_0) stored(q5_0) : tensor<64x544xf32>
 // XK: cortiq.weight @gate stored(q4_kx16) : tensor<32x512xbf16>
 // XK-LABEL: func.func @groups
+// q5_k likewise becomes q5_kx16; rows of 544 weights take q5_k's fallback q5_1.
+// Q5K: cortiq.weight @wide checkpoint(q4_0) stored(q5_kx16) : tensor<64x1024xf32>
+// Q5K: cortiq.weight @narrow checkpoint(q4_0) stored(q5_1) : tensor<64x544xf32>
+// Q5K: cortiq.weight @gate stored(q5_kx16) : tensor<32x512xbf16>
+// Q5K-LABEL: func.func @groups
+// KEEPQ5K-NOT: q5_kx16
+// KEEPQ5K: cortiq.weight @wide checkpoint(q4_0) stored(q5_k) : tensor<64x1024xf32>
+// KEEPQ5K-NOT: q5_kx16
 cortiq.weight @wide checkpoint(q4_0) : tensor<64x1024xf32>
 cortiq.weight @narrow checkpoint(q4_0) : tensor<64x544xf32>
 cortiq.weight @gate : tensor<32x512xbf16>
