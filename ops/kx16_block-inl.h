@@ -35,14 +35,32 @@ struct Q4_Kx16Format {
   static constexpr size_t kBlockBytes = kQ4_Kx16BlockBytes;
 };
 
+// The 16 sub-blocks' d sc_j and -(dmin m_j) of a Q4_Kx16 / Q5_Kx16 block
+// (d and dmin of super-block j / 8 at super_scales + 4 (j / 8); the scale and
+// min bytes read as 6 bits, as every kernel does). d sc_j is exact in f32.
+HWY_INLINE void KX16ScaleMins(const uint8_t* block, size_t super_scales, float* HWY_RESTRICT scale,
+                              float* HWY_RESTRICT min) {
+  float dm[4];
+  for (size_t k = 0; k < 4; ++k) {
+    uint16_t h;
+    memcpy(&h, block + super_scales + 2 * k, 2);
+    dm[k] = F16BitsToF32(h);
+  }
+  for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
+    scale[j] = dm[2 * (j / 8)] * static_cast<float>(block[j] & 63);
+    min[j] = -(dm[2 * (j / 8) + 1] * static_cast<float>(block[kQ4_Kx16Mins + j] & 63));
+  }
+}
+
 // out[0, 512) = the block's f32 weights in row order, exactly
 // DequantizeRowQ4_Kx16's values (DequantizeRowQ4_K's of the super-blocks it
 // was made from): per sub-block j, w = (d sc_j) q - dmin m_j, where d sc_j
 // and d sc_j q are exact in f32, so the one FMA rounds the exact weight once
 // as llama.cpp's dequantizer does. Sub-block j's 16 quant bytes are the four
 // 4-byte runs at 32 + 64 z + 4 j: low nibbles weights 0..15, high 16..31.
-// Once per weight row and token panel in the prompt's product (vectorized: a
-// byte shuffle per weight there costs ~8% of E2B's pp512, session 39). out
+// Once per weight row and token panel in the prompt's product, vectorized
+// with the scales converted once per block: a byte shuffle per weight, or an
+// f16 conversion per sub-block, cost 4-9% of E2B's pp512 (session 39). out
 // needs no alignment.
 HWY_INLINE void DecodeBlock(Q4_Kx16Format /*tag*/, const uint8_t* block,
                             float* HWY_RESTRICT out) {
@@ -51,21 +69,18 @@ HWY_INLINE void DecodeBlock(Q4_Kx16Format /*tag*/, const uint8_t* block,
   const hn::RebindToSigned<QuantDF> di;
   const hn::Rebind<uint8_t, QuantDF> d8;
   const size_t N = hn::Lanes(df);  // divides 16
+  float scale[kQ4_Kx16SubBlocks], min[kQ4_Kx16SubBlocks];
+  KX16ScaleMins(block, kQ4_Kx16SuperScales, scale, min);
   for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
-    uint16_t d, dmin;
-    memcpy(&d, block + kQ4_Kx16SuperScales + 4 * (j / 8), 2);
-    memcpy(&dmin, block + kQ4_Kx16SuperScales + 4 * (j / 8) + 2, 2);
-    const auto scale = hn::Set(df, F16BitsToF32(d) * static_cast<float>(block[j] & 63));
-    const auto min =
-        hn::Set(df, -(F16BitsToF32(dmin) * static_cast<float>(block[kQ4_Kx16Mins + j] & 63)));
+    const auto vs = hn::Set(df, scale[j]), vm = hn::Set(df, min[j]);
     uint8_t bytes[16];
     for (size_t z = 0; z < 4; ++z) memcpy(bytes + 4 * z, block + kQ4_Kx16Quants + 64 * z + 4 * j, 4);
     for (size_t i = 0; i < 16; i += N) {
       const auto q = hn::PromoteTo(du, hn::LoadU(d8, bytes + i));
       const auto lo = hn::ConvertTo(df, hn::BitCast(di, hn::And(q, hn::Set(du, 15u))));
       const auto hi = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<4>(q)));
-      hn::StoreU(hn::MulAdd(lo, scale, min), df, out + 32 * j + i);
-      hn::StoreU(hn::MulAdd(hi, scale, min), df, out + 32 * j + 16 + i);
+      hn::StoreU(hn::MulAdd(lo, vs, vm), df, out + 32 * j + i);
+      hn::StoreU(hn::MulAdd(hi, vs, vm), df, out + 32 * j + 16 + i);
     }
   }
 }
@@ -76,21 +91,19 @@ struct Q5_Kx16Format {
   static constexpr size_t kBlockBytes = kQ5_Kx16BlockBytes;
 };
 
-// As DecodeBlock(Q4_Kx16Format) with each quant's fifth bit: 16 added where
-// the mask of its part and nibble half has its bit (kSpread turns the 4 bits
-// of a sub-block's lane into 4 bytes of 0 or 16). Exactly
+// As DecodeBlock(Q4_Kx16Format) with each quant's fifth bit: sub-block j's 32
+// bits gathered from the 8 masks (bit 16 h + 4 z + b: weight 16 h + 4 z + b,
+// row order) and added as 16 through a lane mask (LoadMaskBits). Exactly
 // DequantizeRowQ5_Kx16's values.
 HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
                             float* HWY_RESTRICT out) {
-  static constexpr uint32_t kSpread[16] = {
-      0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
-      0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
-      0x10100000, 0x10100010, 0x10101000, 0x10101010};
   const QuantDF df;
   const hn::RebindToUnsigned<QuantDF> du;
   const hn::RebindToSigned<QuantDF> di;
   const hn::Rebind<uint8_t, QuantDF> d8;
   const size_t N = hn::Lanes(df);  // divides 16
+  float scale[kQ4_Kx16SubBlocks], min[kQ4_Kx16SubBlocks];
+  KX16ScaleMins(block, kQ5_Kx16SuperScales, scale, min);
   uint64_t masks[4][2];
   for (size_t z = 0; z < 4; ++z) {
     for (size_t h = 0; h < 2; ++h) {
@@ -99,31 +112,30 @@ HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
       for (size_t i = 0; i < 8; ++i) masks[z][h] |= static_cast<uint64_t>(bytes[i]) << (8 * i);
     }
   }
+  const auto sixteen = hn::Set(du, 16u);
   for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
-    uint16_t d, dmin;
-    memcpy(&d, block + kQ5_Kx16SuperScales + 4 * (j / 8), 2);
-    memcpy(&dmin, block + kQ5_Kx16SuperScales + 4 * (j / 8) + 2, 2);
-    const auto scale = hn::Set(df, F16BitsToF32(d) * static_cast<float>(block[j] & 63));
-    const auto min = hn::Set(
-        df, -(F16BitsToF32(dmin) * static_cast<float>(block[kQ5_Kx16Mins + j] & 63)));
-    uint8_t bytes[16], fifth[32];
+    uint32_t fifth = 0;
     for (size_t z = 0; z < 4; ++z) {
-      memcpy(bytes + 4 * z, block + kQ5_Kx16Quants + 64 * z + 4 * j, 4);
       for (size_t h = 0; h < 2; ++h) {
-        const uint32_t spread = kSpread[(masks[z][h] >> (4 * j)) & 15];
-        const uint8_t four[4] = {static_cast<uint8_t>(spread), static_cast<uint8_t>(spread >> 8),
-                                 static_cast<uint8_t>(spread >> 16),
-                                 static_cast<uint8_t>(spread >> 24)};
-        memcpy(fifth + 16 * h + 4 * z, four, 4);
+        fifth |= static_cast<uint32_t>((masks[z][h] >> (4 * j)) & 15) << (16 * h + 4 * z);
       }
     }
+    const auto vs = hn::Set(df, scale[j]), vm = hn::Set(df, min[j]);
+    uint8_t bytes[16];
+    for (size_t z = 0; z < 4; ++z) memcpy(bytes + 4 * z, block + kQ5_Kx16Quants + 64 * z + 4 * j, 4);
     for (size_t i = 0; i < 16; i += N) {
       const auto q = hn::PromoteTo(du, hn::LoadU(d8, bytes + i));
-      const auto lo = hn::Add(hn::And(q, hn::Set(du, 15u)), hn::PromoteTo(du, hn::LoadU(d8, fifth + i)));
-      const auto hi = hn::Add(hn::ShiftRight<4>(q), hn::PromoteTo(du, hn::LoadU(d8, fifth + 16 + i)));
-      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, lo)), scale, min), df,
+      const uint8_t low_bits[2] = {static_cast<uint8_t>(fifth >> i),
+                                   static_cast<uint8_t>(fifth >> (i + 8))};
+      const uint8_t high_bits[2] = {static_cast<uint8_t>(fifth >> (16 + i)),
+                                    static_cast<uint8_t>(fifth >> (24 + i))};
+      const auto lo = hn::Add(hn::And(q, hn::Set(du, 15u)),
+                              hn::IfThenElseZero(hn::LoadMaskBits(du, low_bits), sixteen));
+      const auto hi = hn::Add(hn::ShiftRight<4>(q),
+                              hn::IfThenElseZero(hn::LoadMaskBits(du, high_bits), sixteen));
+      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, lo)), vs, vm), df,
                  out + 32 * j + i);
-      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, hi)), scale, min), df,
+      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, hi)), vs, vm), df,
                  out + 32 * j + 16 + i);
     }
   }
