@@ -29,6 +29,9 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
+static_assert(kQ4_Kx16Mins == kQ5_Kx16Mins && kQ4_Kx16Quants == kQ5_Kx16Quants,
+              "Q5_Kx16 puts its mins and low quant bits where Q4_Kx16 does");
+
 // Format tag of Q4_Kx16: 512-weight blocks of 296 bytes.
 struct Q4_Kx16Format {
   static constexpr size_t kBlockWeights = kQ4_Kx16BlockWeights;
@@ -114,10 +117,10 @@ HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
   }
   const auto sixteen = hn::Set(du, 16u);
   for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
-    uint32_t fifth = 0;
+    uint64_t fifth = 0;  // 64 bits: the shifts below reach 24 + 12
     for (size_t z = 0; z < 4; ++z) {
       for (size_t h = 0; h < 2; ++h) {
-        fifth |= static_cast<uint32_t>((masks[z][h] >> (4 * j)) & 15) << (16 * h + 4 * z);
+        fifth |= ((masks[z][h] >> (4 * j)) & 15) << (16 * h + 4 * z);
       }
     }
     const auto vs = hn::Set(df, scale[j]), vm = hn::Set(df, min[j]);
@@ -125,9 +128,10 @@ HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
     for (size_t z = 0; z < 4; ++z) memcpy(bytes + 4 * z, block + kQ5_Kx16Quants + 64 * z + 4 * j, 4);
     for (size_t i = 0; i < 16; i += N) {
       const auto q = hn::PromoteTo(du, hn::LoadU(d8, bytes + i));
-      const uint8_t low_bits[2] = {static_cast<uint8_t>(fifth >> i),
+      // LoadMaskBits may read 8 bytes (Highway 1.0.3); lanes i .. i + N - 1 take 2 at most.
+      const uint8_t low_bits[8] = {static_cast<uint8_t>(fifth >> i),
                                    static_cast<uint8_t>(fifth >> (i + 8))};
-      const uint8_t high_bits[2] = {static_cast<uint8_t>(fifth >> (16 + i)),
+      const uint8_t high_bits[8] = {static_cast<uint8_t>(fifth >> (16 + i)),
                                     static_cast<uint8_t>(fifth >> (24 + i))};
       const auto lo = hn::Add(hn::And(q, hn::Set(du, 15u)),
                               hn::IfThenElseZero(hn::LoadMaskBits(du, low_bits), sixteen));

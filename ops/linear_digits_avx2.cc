@@ -139,8 +139,9 @@ CORTIQ_AVX2_TARGET inline __m256i SixteensOfBits(uint32_t bits) {
 // Groups [s_begin, s_end) of kRows Q4_0x16 rows (row_bytes apart) by the
 // digit arithmetic, added to acc[r][0..1] (each row's 16 lanes as two halves
 // of 8: blocks 0..7 and 8..15 of each group). Per group and half, one 16-bit
-// accumulator per digit over the 4 parts' low and high nibbles, widened to
-// the 32-bit digit sums once and started from the offset term; each row adds
+// accumulator per digit over the 4 parts' low and high nibbles (Q5_Kx16: over
+// 2 parts at a time), widened to the 32-bit digit sums and started from the
+// offset term (Q4_0x16); each row adds
 // its groups in column order, so its sums are the same whatever the grouping
 // of rows and columns. The rows share each load of the digits.
 //

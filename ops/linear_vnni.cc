@@ -1,4 +1,4 @@
-// LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, LinearQ4_Kx16Vnni, their LinearRows
+// LinearQ4_0x16Vnni, LinearQ8_0x16Vnni, LinearQ4_Kx16Vnni, LinearQ5_Kx16Vnni, their LinearRows
 // and their scalar twins (ops/linear_vnni.h); the dispatch of the regrouped formats to the
 // integer kernels (DispatchedDecodeLinearPath, LinearQ4_0x16Digits, ...) and
 // the per-token orchestration that LinearQ4_0x16Avx2 shares
@@ -34,7 +34,7 @@ namespace cortiq {
 namespace ops {
 namespace vnni_internal {
 
-// The three layouts: bytes per 512-weight group, where its quants start, the
+// The layouts: bytes per 512-weight group, where its quants start, the
 // offset the unsigned quants carry (Q4_0: the nibble = q + 8; Q8_0: the int8
 // xor 0x80 = q + 128; Q4_K: none, its min term is separate), and whether a
 // 64-byte part holds two digit vectors' quants in its nibbles.
@@ -600,7 +600,7 @@ void RowRangeOn(DecodeLinearPath path, const uint8_t* base, size_t row_bytes, si
 #endif
 }
 
-// The digit arithmetic on `path` (kVnni, or kAvx2 for Q4_0x16), which the CPU must have.
+// The digit arithmetic on `path` (kVnni, or kAvx2 for all but Q8_0x16), which the CPU must have.
 template <class Layout>
 void LinearRowsDigits(DecodeLinearPath path, const void* w, const float* x, size_t x_stride,
                       float* y, size_t y_stride, size_t batch, size_t rows, size_t cols,

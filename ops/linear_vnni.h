@@ -269,7 +269,7 @@ bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, flo
                              size_t y_stride, size_t batch, size_t rows, size_t cols,
                              size_t row_begin, size_t row_end);
 
-// The same five for Q5_Kx16 weights (ops/quantize_q5_kx16.h; row r at byte
+// The same seven for Q5_Kx16 weights (ops/quantize_q5_kx16.h; row r at byte
 // r * cols / 512 * 360): Q5_K's quants q in [0, 31] (each nibble plus 16 where
 // its fifth bit is set: with VNNI one masked byte add per 64 quant bytes from
 // the part's 64-bit mask, with AVX2 the mask's bits spread to bytes and the

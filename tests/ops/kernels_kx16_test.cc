@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hwy/targets.h"
 #include "ops/cpu_features.h"
 #include "ops/gather.h"
 #include "ops/linear.h"
@@ -397,6 +398,32 @@ TEST_P(KX16KernelTest, ScaleBytesAreReadAsSixBits) {
   }
 }
 
+// The largest 16-bit words the AVX2 kernels form: every quant at its maximum
+// (15, Q5: 31) and every activation's lowest digit -128 (x = 1 + 2^-22: X =
+// 2^29 + 128), so each word adds 8 (Q5: 4) pairs of -3840 (-7936) products:
+// -30720 (-31744), the most that fits. Summing more before widening would
+// wrap; the kernels must give the twin's bits and the double reference.
+TEST_P(KX16KernelTest, LargestQuantsAndDigitsStayExact) {
+  const Fmt& f = *GetParam().format;
+  const size_t rows = 5, cols = 1536;
+  std::vector<uint8_t> plain = MakeRows(f, rows, cols, true, 61);
+  for (size_t b = 0; b < plain.size(); b += f.plain_block_bytes) {
+    memset(&plain[b + 16], 0xFF, f.plain_block_bytes - 16);  // qs (and Q5's qh): all ones
+  }
+  const std::vector<uint8_t> w = ToX16(f, plain, rows, cols);
+  const std::vector<float> x(cols, 1.0f + ldexpf(1.0f, -22));
+  std::vector<float> scalar(rows), got(rows), expected(rows);
+  f.scalar(w.data(), x.data(), scalar.data(), rows, cols, 0, rows);
+  GetParam().linear(w.data(), x.data(), got.data(), rows, cols, 0, rows);
+  f.plain_reference(plain.data(), x.data(), expected.data(), rows, cols, 0, rows);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(SameBits(scalar[r], got[r])) << "row " << r << ": " << scalar[r] << " vs " << got[r];
+    EXPECT_NEAR(scalar[r], expected[r],
+                DigitsBound(f, &plain[r * f.PlainRowBytes(cols)], x.data(), cols))
+        << "row " << r;
+  }
+}
+
 // A matrix ending just before a PROT_NONE page: nothing past it is read.
 TEST_P(KX16KernelTest, ReadsNothingPastTheMatrix) {
   const Fmt& f = *GetParam().format;
@@ -505,26 +532,33 @@ TEST_P(KX16FormatTest, MatMulAndGatherDecodeTheGGUFWeights) {
   const std::vector<uint8_t> w = ToX16(f, q4_k, rows, cols);
   std::vector<float> dequantized(rows * cols);
   f.dequantize(q4_k.data(), rows * cols, dequantized.data());
-  for (size_t batch : {size_t{1}, size_t{7}, size_t{33}}) {
-    const std::vector<float> x = test::RandomFloats(batch * cols, -1.0f, 1.0f, 42);
-    std::vector<float> expected(batch * rows, test::Sentinel()), got(batch * rows, test::Sentinel());
-    MatMulF32(dequantized.data(), x.data(), cols, expected.data(), rows, batch, rows, cols, 2, 17);
-    f.matmul(w.data(), x.data(), cols, got.data(), rows, batch, rows, cols, 2, 17);
-    for (size_t i = 0; i < batch * rows; ++i) {
-      EXPECT_TRUE(SameBits(expected[i], got[i]) || (isnan(expected[i]) && isnan(got[i])))
-          << "batch " << batch << " output " << i;
+  // On every Highway target this CPU has (the block decode has 4, 8 and 16-lane forms).
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (size_t batch : {size_t{1}, size_t{7}, size_t{33}}) {
+      const std::vector<float> x = test::RandomFloats(batch * cols, -1.0f, 1.0f, 42);
+      std::vector<float> expected(batch * rows, test::Sentinel());
+      std::vector<float> got(batch * rows, test::Sentinel());
+      MatMulF32(dequantized.data(), x.data(), cols, expected.data(), rows, batch, rows, cols, 2,
+                17);
+      f.matmul(w.data(), x.data(), cols, got.data(), rows, batch, rows, cols, 2, 17);
+      for (size_t i = 0; i < batch * rows; ++i) {
+        EXPECT_TRUE(SameBits(expected[i], got[i]) || (isnan(expected[i]) && isnan(got[i])))
+            << hwy::TargetName(target) << " batch " << batch << " output " << i;
+      }
+    }
+    for (size_t begin : {size_t{0}, size_t{256}, size_t{300}, size_t{2047}}) {
+      const size_t count = std::min<size_t>(cols - begin, 513);
+      std::vector<float> got(count + 1, test::Sentinel());
+      f.gather(w.data(), cols, 11, begin, count, 0.75f, got.data());
+      for (size_t c = 0; c < count; ++c) {
+        ASSERT_TRUE(SameBits(dequantized[11 * cols + begin + c] * 0.75f, got[c]))
+            << hwy::TargetName(target) << " begin " << begin << " column " << c;
+      }
+      EXPECT_TRUE(isnan(got[count]));
     }
   }
-  for (size_t begin : {size_t{0}, size_t{256}, size_t{300}, size_t{2047}}) {
-    const size_t count = std::min<size_t>(cols - begin, 513);
-    std::vector<float> got(count + 1, test::Sentinel());
-    f.gather(w.data(), cols, 11, begin, count, 0.75f, got.data());
-    for (size_t c = 0; c < count; ++c) {
-      ASSERT_TRUE(SameBits(dequantized[11 * cols + begin + c] * 0.75f, got[c]))
-          << "begin " << begin << " column " << c;
-    }
-    EXPECT_TRUE(isnan(got[count]));
-  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, KX16FormatTest, ::testing::ValuesIn(kFmts), FmtName);

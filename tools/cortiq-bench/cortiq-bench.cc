@@ -368,11 +368,16 @@ absl::Status Run(const std::string& path) {
     j.Field("q8_0x16_decode_path",
             ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPathQ8_0x16()));
     j.Field("q4_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
-    j.Field("q4_kx16_q5_kx16_decode_path",
+    j.Field("q4_kx16_decode_path",
             ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
                 ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
                 : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
                                " (rows turned back into q4_k)"));
+    j.Field("q5_kx16_decode_path",
+            ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
+                ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
+                : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
+                               " (rows turned back into q5_k)"));
     j.Field("q5_k_q6_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("decode_prefetch_into_l2", ops::DecodePrefetchIntoL2());
     j.Field("mmap", flag_values.mmap != 0);
