@@ -1,20 +1,17 @@
 // LinearQ4_Kx16, LinearRowsQ4_Kx16, MatMulQ4_Kx16 and GatherRowQ4_Kx16
 // (ops/linear.h, ops/linear_rows.h, ops/matmul.h, ops/gather.h): the kernels
-// of Q4_Kx16 weights (ops/quantize_q4_kx16.h). MatMul and GatherRow are
-// compiled for every Highway target on the decoded blocks; Linear and
-// LinearRows take the integer digits (VNNI, AVX2; ops/linear_vnni.h), elsewhere the
-// Q4_K kernels on the rows turned back into Q4_K (ops/ungrouped_linear.h).
+// of Q4_Kx16 weights (ops/quantize_q4_kx16.h), compiled for every Highway target
+// on the decoded blocks (ops/kx16_block-inl.h), and their dispatch (Linear and
+// LinearRows to the integer digits of ops/linear_vnni.h where the CPU has
+// AVX-512 VNNI or AVX2).
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "ops/gather.h"
 #include "ops/linear.h"
 #include "ops/linear_rows.h"
 #include "ops/linear_vnni.h"
 #include "ops/matmul.h"
-#include "ops/quantize_q4_kx16.h"
-#include "ops/ungrouped_linear.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/kernels_q4_kx16.cc"
@@ -29,6 +26,16 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
+void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows, size_t cols,
+                   size_t row_begin, size_t row_end) {
+  LinearKX16Rows(Q4_Kx16Format(), w, x, y, rows, cols, row_begin, row_end);
+}
+void LinearRowsQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
+                       size_t y_stride, size_t batch, size_t rows, size_t cols,
+                       size_t row_begin, size_t row_end) {
+  LinearRowsKX16Rows(Q4_Kx16Format(), w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
+                     row_end);
+}
 void MatMulQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
                    size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {
   MatMulBlockRows(Q4_Kx16Format(), w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
@@ -49,26 +56,7 @@ HWY_AFTER_NAMESPACE();
 namespace cortiq {
 namespace ops {
 
-CORTIQ_EXPORT_MATMUL_GATHER(Q4_Kx16, void)
-
-void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                   size_t row_begin, size_t row_end) {
-  HWY_DASSERT(cols % kQ4_Kx16BlockWeights == 0);
-  if (LinearQ4_Kx16Digits(w, x, y, rows, cols, row_begin, row_end)) return;
-  LinearByUngrouping(&Q4_Kx16ToQ4_K, Q4_Kx16RowBytes(cols), Q4_KRowBytes(cols), &LinearQ4_K, w, x,
-                     y, rows, cols, row_begin, row_end);
-}
-
-void LinearRowsQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
-                       size_t y_stride, size_t batch, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  if (LinearRowsQ4_Kx16Digits(w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
-                              row_end)) {
-    return;
-  }
-  LinearRowsByRowBlocks(&LinearQ4_Kx16, w, x, x_stride, y, y_stride, batch, rows, cols,
-                        row_begin, row_end);
-}
+CORTIQ_EXPORT_X16_KERNELS(Q4_Kx16)
 
 }  // namespace ops
 }  // namespace cortiq

@@ -23,6 +23,7 @@
 #include "ops/quantize.h"  // F16BitsToF32
 #include "ops/quantize_q4_kx16.h"
 #include "ops/quantize_q5_kx16.h"
+#include "ops/vec_util-inl.h"  // ReduceSum
 
 HWY_BEFORE_NAMESPACE();
 namespace cortiq {
@@ -141,6 +142,54 @@ HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
                  out + 32 * j + i);
       hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, hi)), vs, vm), df,
                  out + 32 * j + 16 + i);
+    }
+  }
+}
+
+// y[r] = sum_c w_rc x_c for r in [row_begin, row_end) of Format's rows (cols
+// a multiple of 512), in f32: each block decoded to its exact f32 weights
+// (DecodeBlock) and multiplied into 4 chains of N-lane FMAs, reduced per row.
+// The decode product where the CPU has no integer digit kernel (non-x86
+// CPUs, x86 without AVX2): within the f32 bound of ops/linear.h with
+// k ~ cols / (4 N) + 4 + log2 N; each row independent of the range.
+template <class Format>
+HWY_INLINE void LinearKX16Rows(Format tag, const void* w, const float* HWY_RESTRICT x,
+                               float* HWY_RESTRICT y, size_t /*rows*/, size_t cols,
+                               size_t row_begin, size_t row_end) {
+  const QuantDF df;
+  const size_t N = hn::Lanes(df);
+  const size_t groups = cols / Format::kBlockWeights;
+  const uint8_t* base = static_cast<const uint8_t*>(w);
+  HWY_ALIGN float decoded[Format::kBlockWeights];
+  for (size_t r = row_begin; r < row_end; ++r) {
+    auto a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
+    for (size_t g = 0; g < groups; ++g) {
+      DecodeBlock(tag, base + (r * groups + g) * Format::kBlockBytes, decoded);
+      const float* xg = x + g * Format::kBlockWeights;
+      for (size_t i = 0; i < Format::kBlockWeights; i += 4 * N) {
+        a0 = hn::MulAdd(hn::Load(df, decoded + i), hn::LoadU(df, xg + i), a0);
+        a1 = hn::MulAdd(hn::Load(df, decoded + i + N), hn::LoadU(df, xg + i + N), a1);
+        a2 = hn::MulAdd(hn::Load(df, decoded + i + 2 * N), hn::LoadU(df, xg + i + 2 * N), a2);
+        a3 = hn::MulAdd(hn::Load(df, decoded + i + 3 * N), hn::LoadU(df, xg + i + 3 * N), a3);
+      }
+    }
+    y[r] = ReduceSum(df, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+  }
+}
+
+// LinearKX16Rows for `batch` tokens (x [batch, cols] with stride x_stride, y
+// [batch, rows] with stride y_stride), blocks of 16 rows for every token (the
+// rows' weights stay in cache across the tokens); each output the bits of
+// LinearKX16Rows on its row.
+template <class Format>
+HWY_INLINE void LinearRowsKX16Rows(Format tag, const void* w, const float* x, size_t x_stride,
+                                   float* y, size_t y_stride, size_t batch, size_t rows,
+                                   size_t cols, size_t row_begin, size_t row_end) {
+  constexpr size_t kRowsPerBlock = 16;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kRowsPerBlock) {
+    const size_t r1 = HWY_MIN(row_end, r0 + kRowsPerBlock);
+    for (size_t t = 0; t < batch; ++t) {
+      LinearKX16Rows(tag, w, x + t * x_stride, y + t * y_stride, rows, cols, r0, r1);
     }
   }
 }

@@ -178,18 +178,20 @@ void LinearIQ4_XS(const void* w, const float* x, float* y, size_t rows,
 // super-blocks regrouped in pairs, 296 bytes per 512 weights; cols a multiple
 // of 512, debug-asserted). With AVX-512 VNNI or AVX2 the exact integer
 // digits of LinearQ4_Kx16Vnni / LinearQ4_Kx16Avx2 (ops/linear_vnni.h; Q4_K's
-// error bound, the same bits); elsewhere the rows, 32 at a time, are turned
-// back into their Q4_K super-blocks (a per-thread buffer of 32 Q4_K rows) and
-// multiplied by LinearQ4_K's f32 kernel, with its bits. Each row's result is independent of [row_begin, row_end). Scalar
-// reference: LinearQ4_Kx16Reference.
+// error bound, the same bits); elsewhere (non-x86 CPUs, x86 without AVX2) in
+// f32, each block decoded to its exact weights and multiplied in 4 chains of
+// N-lane FMAs (ops/kx16_block-inl.h LinearKX16Rows; the f32 bound of this
+// header with k ~ cols / (4 N) + 4 + log2 N). Each row's result is
+// independent of [row_begin, row_end). Scalar reference:
+// LinearQ4_Kx16Reference.
 void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);
 
 // As LinearQ4_Kx16 with Q5_Kx16 weights (ops/quantize_q5_kx16.h: Q5_K
 // super-blocks regrouped in pairs, 360 bytes per 512 weights): the integer
 // digits of LinearQ5_Kx16Vnni / LinearQ5_Kx16Avx2 (Q5_K's error bound), else
-// LinearQ5_K's f32 kernel on the rows turned back into Q5_K. Scalar
-// reference: LinearQ5_Kx16Reference.
+// the same f32 kernel on its decoded blocks. Scalar reference:
+// LinearQ5_Kx16Reference.
 void LinearQ5_Kx16(const void* w, const float* x, float* y, size_t rows,
                    size_t cols, size_t row_begin, size_t row_end);
 

@@ -102,9 +102,9 @@ void LinearRowsQ8_0x16(const void* w, const float* x, size_t x_stride, float* y,
 
 // As LinearRowsQ4_0x16 with Q4_Kx16 weights (ops/quantize_q4_kx16.h): with
 // AVX-512 VNNI or AVX2 LinearRowsQ4_Kx16Vnni / LinearRowsQ4_Kx16Avx2 (each
-// token's digits once, blocks of 16 rows for every token), elsewhere
-// LinearQ4_Kx16 per token on blocks of 16 rows. Each output has the bits of LinearQ4_Kx16 on its row. Scalar
-// reference: MatMulQ4_Kx16Reference.
+// token's digits once, blocks of 16 rows for every token), elsewhere its f32
+// kernel per token on blocks of 16 rows. Each output has the bits of
+// LinearQ4_Kx16 on its row. Scalar reference: MatMulQ4_Kx16Reference.
 void LinearRowsQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);

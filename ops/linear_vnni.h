@@ -249,8 +249,8 @@ void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
 // required); LinearQ4_Kx16DigitsScalar is their scalar twin, the same bits on
 // any CPU. LinearQ4_Kx16Digits / LinearRowsQ4_Kx16Digits run the kernels of
 // DispatchedDecodeLinearPath() and return true where it is kVnni or kAvx2,
-// else return false and write nothing (ops/linear.h LinearQ4_Kx16 then
-// multiplies the Q4_K super-blocks the rows are made from).
+// else return false and write nothing (ops/linear.h LinearQ4_Kx16 then runs
+// its f32 kernel).
 void LinearQ4_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end);
 void LinearRowsQ4_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,

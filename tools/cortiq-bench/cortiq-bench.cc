@@ -372,12 +372,12 @@ absl::Status Run(const std::string& path) {
             ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
                 ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
                 : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
-                               " (rows turned back into q4_k)"));
+                               " (decoded blocks)"));
     j.Field("q5_kx16_decode_path",
             ops::DispatchedDecodeLinearPath() != ops::DecodeLinearPath::kFloat
                 ? std::string(ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()))
                 : absl::StrCat(ops::DecodeLinearPathName(ops::DecodeLinearPath::kFloat),
-                               " (rows turned back into q5_k)"));
+                               " (decoded blocks)"));
     j.Field("q5_k_q6_k_decode_path", ops::DecodeLinearPathName(ops::DispatchedDecodeLinearPath()));
     j.Field("decode_prefetch_into_l2", ops::DecodePrefetchIntoL2());
     j.Field("mmap", flag_values.mmap != 0);
@@ -527,10 +527,12 @@ absl::Status Run(const std::string& path) {
                                     std::pair<const char*, size_t>{"q5_k", q5_kx16_matrices}}) {
     if (count == 0) continue;
     const ops::DecodeLinearPath path = ops::DispatchedDecodeLinearPath();
-    std::printf("decode products of the %zu %sx16 matrices: %s%s%s\n", count, name,
+    std::printf("decode products of the %zu %sx16 matrices: %s%s\n", count, name,
                 ops::DecodeLinearPathName(path),
-                path == ops::DecodeLinearPath::kFloat ? " (rows turned back into " : "",
-                path == ops::DecodeLinearPath::kFloat ? absl::StrCat(name, ")").c_str() : "");
+                path == ops::DecodeLinearPath::kFloat
+                    ? " (decoded blocks; slower than plain q4_k / q5_k on this CPU: compile "
+                      "with --keep-q4_k-layout --keep-q5_k-layout)"
+                    : "");
   }
   for (const auto& [name, count] : {std::pair<const char*, size_t>{"q5_k", q5_k_matrices},
                                     std::pair<const char*, size_t>{"q6_k", q6_k_matrices}}) {

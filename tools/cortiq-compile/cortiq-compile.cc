@@ -113,11 +113,13 @@ int main(int argc, char** argv) {
   flags.AddBool("--keep-q4_k-layout", &f.keep_q4_k_layout,
                 "store Q4_K matrices in GGUF's block layout; by default those whose rows are whole "
                 "pairs of super-blocks are stored as q4_kx16, the same super-blocks regrouped "
-                "(scales unpacked, 3% larger) for a faster decode");
+                "(scales unpacked, 3% larger) for a faster decode on x86 with AVX2 or AVX-512 "
+                "VNNI (elsewhere, e.g. ARM, plain q4_k decodes faster: keep it)");
   flags.AddBool("--keep-q5_k-layout", &f.keep_q5_k_layout,
                 "store Q5_K matrices in GGUF's block layout; by default those whose rows are whole "
                 "pairs of super-blocks are stored as q5_kx16, the same super-blocks regrouped "
-                "(scales unpacked, 2% larger) for a faster decode");
+                "(scales unpacked, 2% larger) for a faster decode on x86 with AVX2 or AVX-512 "
+                "VNNI (elsewhere plain q5_k decodes faster: keep it)");
   flags.AddInt("--max-batch", "N", &f.max_batch, 1, cortiq::kMaxBatch,
                "largest prefill batch the artifact supports (tokens per batched evaluation; "
                "sessions hold this many rows of activations, lowered so that they take at most "
