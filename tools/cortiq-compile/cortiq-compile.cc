@@ -203,6 +203,16 @@ int main(int argc, char** argv) {
                              tables_format == cortiq::StorageFormat::Q5_Kx16)) {
     return Fail("--keep-q5_k-layout contradicts --weights/--tables q5_kx16: give one of them");
   }
+  // The flags configure the assign-storage-formats that runs first; one in the pipeline would
+  // run again with its own options and silently undo them.
+  if (absl::StrContains(f.pass_pipeline, "assign-storage-formats") &&
+      (!f.weights.empty() || !f.tables.empty() || f.keep_q4_0_layout || f.keep_q8_0_layout ||
+       f.keep_q4_k_layout || f.keep_q5_k_layout)) {
+    return Fail(
+        "--pass-pipeline runs assign-storage-formats, which would override --weights, --tables "
+        "and --keep-*-layout: give them as that pass's options (e.g. "
+        "assign-storage-formats{weights=q4_k q4_kx16=false}) or leave the pass out");
+  }
   cortiq::LoweringOptions options;
   options.max_batch = f.max_batch;
 
