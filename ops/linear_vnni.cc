@@ -90,7 +90,7 @@ struct KX16Layout {
     return q;
   }
   // d * sc_j and dmin * m_j in f32 (exact: an f16 times a 6-bit integer). The bytes are read
-  // as 6-bit values by every path (the prompt's decode goes through Q4_K's packing).
+  // as 6-bit values by every path (the AVX2 kernels and the prompt's decode mask them too).
   static float DScale(const uint8_t* g, size_t j) {
     uint16_t d;
     memcpy(&d, g + kSuperScales + 4 * (j / 8), 2);
