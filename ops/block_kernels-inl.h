@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "ops/gather-inl.h"
 #include "ops/kquant_block-inl.h"
+#include "ops/kx16_block-inl.h"
 #include "ops/linear-inl.h"
 #include "ops/linear_q4_0x16-inl.h"
 #include "ops/linear_q8_0x16-inl.h"
@@ -32,8 +33,9 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
-// ops/linear.h for Format's rows (Q4_0x16 / Q8_0x16: their own row kernels; other 32-weight
-// blocks: LinearQuantRows; super-blocks: LinearSuperBlockRows).
+// ops/linear.h for Format's rows (Q4_0x16 / Q8_0x16: their own row kernels; Q4_Kx16 /
+// Q5_Kx16: LinearKX16Rows on the decoded blocks; other 32-weight blocks: LinearQuantRows;
+// super-blocks: LinearSuperBlockRows).
 template <class Format>
 HWY_INLINE void LinearBlockRows(Format tag, const void* w, const float* x,
                                 float* y, size_t rows, size_t cols,
@@ -42,6 +44,9 @@ HWY_INLINE void LinearBlockRows(Format tag, const void* w, const float* x,
     LinearQ4_0x16Rows(w, x, y, rows, cols, row_begin, row_end);
   } else if constexpr (std::is_same_v<Format, Q8_0x16Format>) {
     LinearQ8_0x16Rows(w, x, y, rows, cols, row_begin, row_end);
+  } else if constexpr (std::is_same_v<Format, Q4_Kx16Format> ||
+                       std::is_same_v<Format, Q5_Kx16Format>) {
+    LinearKX16Rows(tag, w, x, y, rows, cols, row_begin, row_end);
   } else if constexpr (Format::kBlockWeights == kQuantBlockSize) {
     LinearQuantRows(tag, w, x, y, rows, cols, row_begin, row_end);
   } else {

@@ -1,9 +1,9 @@
 // LinearQ4_Kx16, LinearRowsQ4_Kx16, MatMulQ4_Kx16 and GatherRowQ4_Kx16
 // (ops/linear.h, ops/linear_rows.h, ops/matmul.h, ops/gather.h): the kernels
-// of Q4_Kx16 weights (ops/quantize_q4_kx16.h), compiled for every Highway target
-// on the decoded blocks (ops/kx16_block-inl.h), and their dispatch (Linear and
-// LinearRows to the integer digits of ops/linear_vnni.h where the CPU has
-// AVX-512 VNNI or AVX2).
+// of Q4_Kx16 weights (ops/quantize_q4_kx16.h), compiled for every Highway target on
+// the decoded blocks (ops/kx16_block-inl.h, through ops/block_kernels-inl.h),
+// and their dispatch (Linear and LinearRows to the integer digits of
+// ops/linear_vnni.h where the CPU has AVX-512 VNNI or AVX2).
 
 #include <stddef.h>
 
@@ -17,7 +17,6 @@
 #define HWY_TARGET_INCLUDE "ops/kernels_q4_kx16.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "ops/kx16_block-inl.h"
 #include "ops/block_kernels-inl.h"
 #include "ops/kernel_dispatch.h"
 
@@ -26,24 +25,13 @@ namespace cortiq {
 namespace ops {
 namespace HWY_NAMESPACE {
 
-void LinearQ4_Kx16(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                   size_t row_begin, size_t row_end) {
-  LinearKX16Rows(Q4_Kx16Format(), w, x, y, rows, cols, row_begin, row_end);
-}
+CORTIQ_BLOCK_FORMAT_KERNELS(Q4_Kx16, Q4_Kx16Format)
+
 void LinearRowsQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y,
                        size_t y_stride, size_t batch, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end) {
   LinearRowsKX16Rows(Q4_Kx16Format(), w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
                      row_end);
-}
-void MatMulQ4_Kx16(const void* w, const float* x, size_t x_stride, float* y, size_t y_stride,
-                   size_t batch, size_t rows, size_t cols, size_t row_begin, size_t row_end) {
-  MatMulBlockRows(Q4_Kx16Format(), w, x, x_stride, y, y_stride, batch, rows, cols, row_begin,
-                  row_end);
-}
-void GatherRowQ4_Kx16(const void* table, size_t cols, size_t row, size_t col_begin,
-                      size_t count, float scale, float* y) {
-  GatherRowQuant(Q4_Kx16Format(), table, cols, row, col_begin, count, scale, y);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

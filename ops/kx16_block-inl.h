@@ -57,34 +57,64 @@ HWY_INLINE void KX16ScaleMins(const uint8_t* block, size_t super_scales, float* 
 }
 
 // out[0, 512) = the block's f32 weights in row order, exactly
-// DequantizeRowQ4_Kx16's values (DequantizeRowQ4_K's of the super-blocks it
-// was made from): per sub-block j, w = (d sc_j) q - dmin m_j, where d sc_j
-// and d sc_j q are exact in f32, so the one FMA rounds the exact weight once
-// as llama.cpp's dequantizer does. Sub-block j's 16 quant bytes are the four
-// 4-byte runs at 32 + 64 z + 4 j: low nibbles weights 0..15, high 16..31.
-// Once per weight row and token panel in the prompt's product, vectorized
-// with the scales converted once per block: a byte shuffle per weight, or an
-// f16 conversion per sub-block, cost 4-9% of E2B's pp512 (session 39). out
-// needs no alignment.
-HWY_INLINE void DecodeBlock(Q4_Kx16Format /*tag*/, const uint8_t* block,
-                            float* HWY_RESTRICT out) {
+// DequantizeRowQ4_Kx16's / DequantizeRowQ5_Kx16's values (llama.cpp's
+// dequantizer on the super-blocks it was made from): per sub-block j,
+// w = (d sc_j) q - dmin m_j, where d sc_j and d sc_j q are exact in f32, so
+// the one FMA rounds the exact weight once. Sub-block j's 16 quant bytes are
+// the four 4-byte runs at 32 + 64 z + 4 j: low nibbles weights 0..15, high
+// 16..31; kFifthBit (Q5_Kx16): its 32 fifth bits gathered from the 8 masks
+// (bit 16 h + 4 z + b: weight 16 h + 4 z + b, row order) and added as 16
+// through a lane mask (LoadMaskBits). Once per weight row and token panel in
+// the prompt's product, vectorized with the scales converted once per block:
+// a byte shuffle per weight, or an f16 conversion per sub-block, cost 4-9% of
+// E2B's pp512 (session 39). out needs no alignment.
+template <bool kFifthBit>
+HWY_INLINE void DecodeKX16Block(const uint8_t* block, float* HWY_RESTRICT out) {
   const QuantDF df;
   const hn::RebindToUnsigned<QuantDF> du;
   const hn::RebindToSigned<QuantDF> di;
   const hn::Rebind<uint8_t, QuantDF> d8;
   const size_t N = hn::Lanes(df);  // divides 16
   float scale[kQ4_Kx16SubBlocks], min[kQ4_Kx16SubBlocks];
-  KX16ScaleMins(block, kQ4_Kx16SuperScales, scale, min);
+  KX16ScaleMins(block, kFifthBit ? kQ5_Kx16SuperScales : kQ4_Kx16SuperScales, scale, min);
+  uint64_t masks[4][2] = {};
+  if constexpr (kFifthBit) {
+    for (size_t z = 0; z < 4; ++z) {
+      for (size_t h = 0; h < 2; ++h) {
+        const uint8_t* bytes = block + kQ5_Kx16HighBits + 16 * z + 8 * h;
+        for (size_t i = 0; i < 8; ++i) masks[z][h] |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+      }
+    }
+  }
+  const auto fifteen = hn::Set(du, 15u), sixteen = hn::Set(du, 16u);
   for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
+    uint64_t fifth = 0;  // 64 bits: the shifts below reach 24 + 12
+    if constexpr (kFifthBit) {
+      for (size_t z = 0; z < 4; ++z) {
+        for (size_t h = 0; h < 2; ++h) {
+          fifth |= ((masks[z][h] >> (4 * j)) & 15) << (16 * h + 4 * z);
+        }
+      }
+    }
     const auto vs = hn::Set(df, scale[j]), vm = hn::Set(df, min[j]);
     uint8_t bytes[16];
     for (size_t z = 0; z < 4; ++z) memcpy(bytes + 4 * z, block + kQ4_Kx16Quants + 64 * z + 4 * j, 4);
     for (size_t i = 0; i < 16; i += N) {
       const auto q = hn::PromoteTo(du, hn::LoadU(d8, bytes + i));
-      const auto lo = hn::ConvertTo(df, hn::BitCast(di, hn::And(q, hn::Set(du, 15u))));
-      const auto hi = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<4>(q)));
-      hn::StoreU(hn::MulAdd(lo, vs, vm), df, out + 32 * j + i);
-      hn::StoreU(hn::MulAdd(hi, vs, vm), df, out + 32 * j + 16 + i);
+      auto lo = hn::And(q, fifteen), hi = hn::ShiftRight<4>(q);
+      if constexpr (kFifthBit) {
+        // LoadMaskBits may read 8 bytes (Highway 1.0.3); lanes i .. i + N - 1 take 2 at most.
+        const uint8_t low_bits[8] = {static_cast<uint8_t>(fifth >> i),
+                                     static_cast<uint8_t>(fifth >> (i + 8))};
+        const uint8_t high_bits[8] = {static_cast<uint8_t>(fifth >> (16 + i)),
+                                      static_cast<uint8_t>(fifth >> (24 + i))};
+        lo = hn::Add(lo, hn::IfThenElseZero(hn::LoadMaskBits(du, low_bits), sixteen));
+        hi = hn::Add(hi, hn::IfThenElseZero(hn::LoadMaskBits(du, high_bits), sixteen));
+      }
+      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, lo)), vs, vm), df,
+                 out + 32 * j + i);
+      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, hi)), vs, vm), df,
+                 out + 32 * j + 16 + i);
     }
   }
 }
@@ -95,55 +125,13 @@ struct Q5_Kx16Format {
   static constexpr size_t kBlockBytes = kQ5_Kx16BlockBytes;
 };
 
-// As DecodeBlock(Q4_Kx16Format) with each quant's fifth bit: sub-block j's 32
-// bits gathered from the 8 masks (bit 16 h + 4 z + b: weight 16 h + 4 z + b,
-// row order) and added as 16 through a lane mask (LoadMaskBits). Exactly
-// DequantizeRowQ5_Kx16's values.
+HWY_INLINE void DecodeBlock(Q4_Kx16Format /*tag*/, const uint8_t* block,
+                            float* HWY_RESTRICT out) {
+  DecodeKX16Block<false>(block, out);
+}
 HWY_INLINE void DecodeBlock(Q5_Kx16Format /*tag*/, const uint8_t* block,
                             float* HWY_RESTRICT out) {
-  const QuantDF df;
-  const hn::RebindToUnsigned<QuantDF> du;
-  const hn::RebindToSigned<QuantDF> di;
-  const hn::Rebind<uint8_t, QuantDF> d8;
-  const size_t N = hn::Lanes(df);  // divides 16
-  float scale[kQ4_Kx16SubBlocks], min[kQ4_Kx16SubBlocks];
-  KX16ScaleMins(block, kQ5_Kx16SuperScales, scale, min);
-  uint64_t masks[4][2];
-  for (size_t z = 0; z < 4; ++z) {
-    for (size_t h = 0; h < 2; ++h) {
-      const uint8_t* bytes = block + kQ5_Kx16HighBits + 16 * z + 8 * h;
-      masks[z][h] = 0;
-      for (size_t i = 0; i < 8; ++i) masks[z][h] |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-    }
-  }
-  const auto sixteen = hn::Set(du, 16u);
-  for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
-    uint64_t fifth = 0;  // 64 bits: the shifts below reach 24 + 12
-    for (size_t z = 0; z < 4; ++z) {
-      for (size_t h = 0; h < 2; ++h) {
-        fifth |= ((masks[z][h] >> (4 * j)) & 15) << (16 * h + 4 * z);
-      }
-    }
-    const auto vs = hn::Set(df, scale[j]), vm = hn::Set(df, min[j]);
-    uint8_t bytes[16];
-    for (size_t z = 0; z < 4; ++z) memcpy(bytes + 4 * z, block + kQ5_Kx16Quants + 64 * z + 4 * j, 4);
-    for (size_t i = 0; i < 16; i += N) {
-      const auto q = hn::PromoteTo(du, hn::LoadU(d8, bytes + i));
-      // LoadMaskBits may read 8 bytes (Highway 1.0.3); lanes i .. i + N - 1 take 2 at most.
-      const uint8_t low_bits[8] = {static_cast<uint8_t>(fifth >> i),
-                                   static_cast<uint8_t>(fifth >> (i + 8))};
-      const uint8_t high_bits[8] = {static_cast<uint8_t>(fifth >> (16 + i)),
-                                    static_cast<uint8_t>(fifth >> (24 + i))};
-      const auto lo = hn::Add(hn::And(q, hn::Set(du, 15u)),
-                              hn::IfThenElseZero(hn::LoadMaskBits(du, low_bits), sixteen));
-      const auto hi = hn::Add(hn::ShiftRight<4>(q),
-                              hn::IfThenElseZero(hn::LoadMaskBits(du, high_bits), sixteen));
-      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, lo)), vs, vm), df,
-                 out + 32 * j + i);
-      hn::StoreU(hn::MulAdd(hn::ConvertTo(df, hn::BitCast(di, hi)), vs, vm), df,
-                 out + 32 * j + 16 + i);
-    }
-  }
+  DecodeKX16Block<true>(block, out);
 }
 
 // y[r] = sum_c w_rc x_c for r in [row_begin, row_end) of Format's rows (cols

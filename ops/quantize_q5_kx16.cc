@@ -7,9 +7,27 @@
 #include <vector>
 
 #include "hwy/base.h"
+#include "ops/quantize_q4_kx16.h"
 
 namespace cortiq {
 namespace ops {
+
+// The low 4 bits of Q5_K's quants, its d, dmin and scales are a Q4_K super-block's
+// (ops/quantize_k.h), and Q5_Kx16's first 288 bytes and d / dmin are Q4_Kx16's: the
+// conversions below go through the Q4_K ones and add the fifth bits.
+namespace {
+
+// The Q4_K super-block of a Q5_K one's d, dmin, scales and low quant bits.
+BlockQ4_K LowBits(const BlockQ5_K& q5) {
+  BlockQ4_K q4;
+  q4.d = q5.d;
+  q4.dmin = q5.dmin;
+  memcpy(q4.scales, q5.scales, sizeof(q4.scales));
+  memcpy(q4.qs, q5.qs, sizeof(q4.qs));
+  return q4;
+}
+
+}  // namespace
 
 void Q5_KToQ5_Kx16(const void* q5_k, size_t n, void* out) {
   HWY_ASSERT(n % kQ5_Kx16BlockWeights == 0);
@@ -17,39 +35,26 @@ void Q5_KToQ5_Kx16(const void* q5_k, size_t n, void* out) {
   uint8_t* dst = static_cast<uint8_t*>(out);
   for (size_t g = 0; g < n / kQ5_Kx16BlockWeights; ++g) {
     uint8_t* group = dst + g * kQ5_Kx16BlockBytes;
-    uint64_t masks[4][2] = {};
-    for (size_t t = 0; t < 2; ++t) {
-      BlockQ5_K block;
-      memcpy(&block, src + (2 * g + t) * kQ5_KBlockBytes, sizeof(block));
-      memcpy(group + kQ5_Kx16SuperScales + 4 * t, &block.d, 2);
-      memcpy(group + kQ5_Kx16SuperScales + 4 * t + 2, &block.dmin, 2);
-      for (size_t k = 0; k < 8; ++k) {
-        const size_t j = 8 * t + k;
-        int sc, m;
-        KScaleMin(block.scales, k, &sc, &m);
-        group[j] = static_cast<uint8_t>(sc);
-        group[kQ5_Kx16Mins + j] = static_cast<uint8_t>(m);
-        // Sub-block k's quant i: nibble k % 2 of qs[32 (k / 2) + i], bit k of qh[i].
-        const uint8_t* qs = block.qs + 32 * (k / 2);
-        const int shift = 4 * (k % 2);
-        for (size_t z = 0; z < 4; ++z) {
-          for (size_t b = 0; b < 4; ++b) {
-            const int low = (qs[4 * z + b] >> shift) & 15;
-            const int high = (qs[16 + 4 * z + b] >> shift) & 15;
-            group[kQ5_Kx16Quants + 64 * z + 4 * j + b] = static_cast<uint8_t>(low | high << 4);
-            for (size_t h = 0; h < 2; ++h) {
-              const uint64_t bit = (block.qh[16 * h + 4 * z + b] >> k) & 1;
-              masks[z][h] |= bit << (4 * j + b);
-            }
-          }
-        }
-      }
-    }
+    BlockQ5_K blocks[2];
+    memcpy(blocks, src + 2 * g * kQ5_KBlockBytes, sizeof(blocks));
+    const BlockQ4_K low[2] = {LowBits(blocks[0]), LowBits(blocks[1])};
+    uint8_t q4_kx16[kQ4_Kx16BlockBytes];
+    Q4_KToQ4_Kx16(low, kQ5_Kx16BlockWeights, q4_kx16);
+    memcpy(group, q4_kx16, kQ5_Kx16HighBits);
+    memcpy(group + kQ5_Kx16SuperScales, q4_kx16 + kQ4_Kx16SuperScales, 8);
+    // Bit 4 j + b of mask (z, h) = bit k of qh[16 h + 4 z + b] of super-block j / 8, k = j % 8.
     for (size_t z = 0; z < 4; ++z) {
       for (size_t h = 0; h < 2; ++h) {
-        uint8_t bytes[8];
-        for (size_t i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(masks[z][h] >> (8 * i));
-        memcpy(group + kQ5_Kx16HighBits + 16 * z + 8 * h, bytes, 8);
+        uint64_t mask = 0;
+        for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
+          for (size_t b = 0; b < 4; ++b) {
+            const uint64_t bit = (blocks[j / 8].qh[16 * h + 4 * z + b] >> (j % 8)) & 1;
+            mask |= bit << (4 * j + b);
+          }
+        }
+        for (size_t i = 0; i < 8; ++i) {
+          group[kQ5_Kx16HighBits + 16 * z + 8 * h + i] = static_cast<uint8_t>(mask >> (8 * i));
+        }
       }
     }
   }
@@ -61,47 +66,34 @@ void Q5_Kx16ToQ5_K(const void* q5_kx16, size_t n, void* out) {
   uint8_t* dst = static_cast<uint8_t*>(out);
   for (size_t g = 0; g < n / kQ5_Kx16BlockWeights; ++g) {
     const uint8_t* group = src + g * kQ5_Kx16BlockBytes;
-    uint64_t masks[4][2];
+    uint8_t q4_kx16[kQ4_Kx16BlockBytes];
+    memcpy(q4_kx16, group, kQ5_Kx16HighBits);
+    memcpy(q4_kx16 + kQ4_Kx16SuperScales, group + kQ5_Kx16SuperScales, 8);
+    BlockQ4_K low[2];
+    Q4_Kx16ToQ4_K(q4_kx16, kQ5_Kx16BlockWeights, low);
+    BlockQ5_K blocks[2];
+    memset(blocks, 0, sizeof(blocks));
+    for (size_t t = 0; t < 2; ++t) {
+      blocks[t].d = low[t].d;
+      blocks[t].dmin = low[t].dmin;
+      memcpy(blocks[t].scales, low[t].scales, sizeof(low[t].scales));
+      memcpy(blocks[t].qs, low[t].qs, sizeof(low[t].qs));
+    }
     for (size_t z = 0; z < 4; ++z) {
       for (size_t h = 0; h < 2; ++h) {
-        const uint8_t* bytes = group + kQ5_Kx16HighBits + 16 * z + 8 * h;
-        masks[z][h] = 0;
-        for (size_t i = 0; i < 8; ++i) masks[z][h] |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-      }
-    }
-    for (size_t t = 0; t < 2; ++t) {
-      BlockQ5_K block;
-      memset(&block, 0, sizeof(block));
-      memcpy(&block.d, group + kQ5_Kx16SuperScales + 4 * t, 2);
-      memcpy(&block.dmin, group + kQ5_Kx16SuperScales + 4 * t + 2, 2);
-      for (size_t k = 0; k < 8; ++k) {
-        const size_t j = 8 * t + k;
-        const int sc = group[j] & 63, m = group[kQ5_Kx16Mins + j] & 63;
-        // ggml-quants.c quantize_row_q5_K_ref's packing, the inverse of KScaleMin.
-        if (k < 4) {
-          block.scales[k] |= static_cast<uint8_t>(sc);
-          block.scales[k + 4] |= static_cast<uint8_t>(m);
-        } else {
-          block.scales[k + 4] = static_cast<uint8_t>((sc & 0xF) | (m & 0xF) << 4);
-          block.scales[k - 4] |= static_cast<uint8_t>((sc >> 4) << 6);
-          block.scales[k] |= static_cast<uint8_t>((m >> 4) << 6);
+        uint64_t mask = 0;
+        for (size_t i = 0; i < 8; ++i) {
+          mask |= static_cast<uint64_t>(group[kQ5_Kx16HighBits + 16 * z + 8 * h + i]) << (8 * i);
         }
-        uint8_t* qs = block.qs + 32 * (k / 2);
-        const int shift = 4 * (k % 2);
-        for (size_t z = 0; z < 4; ++z) {
+        for (size_t j = 0; j < kQ4_Kx16SubBlocks; ++j) {
           for (size_t b = 0; b < 4; ++b) {
-            const int byte = group[kQ5_Kx16Quants + 64 * z + 4 * j + b];
-            qs[4 * z + b] |= static_cast<uint8_t>((byte & 15) << shift);
-            qs[16 + 4 * z + b] |= static_cast<uint8_t>((byte >> 4) << shift);
-            for (size_t h = 0; h < 2; ++h) {
-              const int bit = static_cast<int>((masks[z][h] >> (4 * j + b)) & 1);
-              block.qh[16 * h + 4 * z + b] |= static_cast<uint8_t>(bit << k);
-            }
+            const int bit = static_cast<int>((mask >> (4 * j + b)) & 1);
+            blocks[j / 8].qh[16 * h + 4 * z + b] |= static_cast<uint8_t>(bit << (j % 8));
           }
         }
       }
-      memcpy(dst + (2 * g + t) * kQ5_KBlockBytes, &block, sizeof(block));
     }
+    memcpy(dst + 2 * g * kQ5_KBlockBytes, blocks, sizeof(blocks));
   }
 }
 

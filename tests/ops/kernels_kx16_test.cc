@@ -74,15 +74,6 @@ const Fmt kFmts[] = {
 };
 std::string FmtName(const ::testing::TestParamInfo<Fmt>& info) { return info.param.name; }
 
-// The GGUF quant (0..15, Q5_K 0..31) of weight i (< 256) of a super-block.
-int PlainQuant(const Fmt& f, const uint8_t* sb, size_t i) {
-  const size_t chunk = i / 64, h = (i % 64) / 32, l = i % 32;
-  const uint8_t byte = sb[(f.fifth_bit ? 48 : 16) + 32 * chunk + l];
-  int q = h == 0 ? (byte & 15) : (byte >> 4);
-  if (f.fifth_bit) q |= ((sb[16 + l] >> (2 * chunk + h)) & 1) << 4;
-  return q;
-}
-
 class KX16FormatTest : public ::testing::TestWithParam<Fmt> {};
 
 // Q4_K rows: quantized random values (sub-blocks of differing scale, some all
@@ -183,33 +174,9 @@ TEST_P(KX16FormatTest, WeightsSitWhereTheHeaderSays) {
   }
 }
 
-// The K-quants' digit bound (ops/linear_vnni.h): with T_c = |d sc q_c| + |dmin m|,
-// 2^-30 sum_c T_c max(max_block |x|, 2^-97) + k 2^-24 sum_c T_c |x_c|,
-// k = cols / 512 + 15.
-double DigitsBound(const Fmt& f, const uint8_t* q4_k_row, const float* x, size_t cols) {
-  double weight_term = 0.0, product_term = 0.0;
-  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
-    const uint8_t* sb = q4_k_row + b * f.plain_block_bytes;
-    uint16_t d_bits, dmin_bits;
-    memcpy(&d_bits, sb, 2);
-    memcpy(&dmin_bits, sb + 2, 2);
-    const double d = F16BitsToF32(d_bits), dmin = F16BitsToF32(dmin_bits);
-    for (size_t k = 0; k < 8; ++k) {
-      int sc, m;
-      KScaleMin(sb + 4, k, &sc, &m);
-      const size_t c0 = 256 * b + 32 * k;
-      double max = 0.0;
-      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
-      for (size_t c = c0; c < c0 + 32; ++c) {
-        const int q = PlainQuant(f, sb, c - 256 * b);
-        const double t = fabs(d * sc * q) + fabs(dmin * m);
-        weight_term += t * fmax(max, ldexp(1.0, -97));
-        product_term += t * fabs(x[c]);
-      }
-    }
-  }
-  const double k = static_cast<double>(cols / 512) + 15.0;
-  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+// ops/linear_vnni.h's bound for the GGUF rows (tests/ops/test_util.h).
+double DigitsBound(const Fmt& f, const uint8_t* row, const float* x, size_t cols) {
+  return test::KDigitsBound(row, f.plain_block_bytes, f.fifth_bit, x, cols);
 }
 
 const size_t kColumns[] = {512, 1536, 2560, 4096, 4608, 6144, 12288};

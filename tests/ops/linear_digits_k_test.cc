@@ -79,44 +79,9 @@ std::vector<uint8_t> MakeRows(const KFormat& f, size_t rows, size_t cols, bool r
   return w;
 }
 
-// The unsigned quant of weight i (< 256) of a super-block (ggml's
-// dequantize_row_q4_K / q5_K).
-int Quant(const KFormat& f, const uint8_t* sb, size_t i) {
-  const size_t chunk = i / 64, h = (i % 64) / 32, l = i % 32;
-  const size_t qs = f.high_bit ? 48 : 16;
-  const uint8_t byte = sb[qs + 32 * chunk + l];
-  int q = h == 0 ? (byte & 15) : (byte >> 4);
-  if (f.high_bit) q |= ((sb[16 + l] >> (2 * chunk + h)) & 1) << 4;
-  return q;
-}
-
-// The header's bound: with T_c = d sc q_c + dmin m (the two terms of weight
-// c), 2^-30 sum_c T_c max(max_block |x|, 2^-97) + k 2^-24 sum_c T_c |x_c|,
-// k = cols / 512 + 15 (the combine, the lanes' sums, the tree, the
-// reference's own rounding).
+// ops/linear_vnni.h's bound for the format's rows (tests/ops/test_util.h).
 double DigitsBound(const KFormat& f, const uint8_t* row, const float* x, size_t cols) {
-  double weight_term = 0.0, product_term = 0.0;
-  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
-    const uint8_t* sb = row + b * f.block_bytes;
-    uint16_t d_bits, dmin_bits;
-    memcpy(&d_bits, sb, 2);
-    memcpy(&dmin_bits, sb + 2, 2);
-    const double d = F16BitsToF32(d_bits), dmin = F16BitsToF32(dmin_bits);
-    for (size_t k = 0; k < 8; ++k) {
-      int sc, m;
-      KScaleMin(sb + 4, k, &sc, &m);
-      const size_t c0 = 256 * b + 32 * k;
-      double max = 0.0;
-      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
-      for (size_t c = c0; c < c0 + 32; ++c) {
-        const double t = fabs(d * sc * Quant(f, sb, c - 256 * b)) + fabs(dmin * m);
-        weight_term += t * fmax(max, ldexp(1.0, -97));
-        product_term += t * fabs(x[c]);
-      }
-    }
-  }
-  const double k = static_cast<double>(cols / 512) + 15.0;
-  return ldexp(weight_term, -30) + k * test::kU / (1.0 - k * test::kU) * product_term;
+  return test::KDigitsBound(row, f.block_bytes, f.high_bit, x, cols);
 }
 
 // Row lengths: whole groups of four super-blocks (1024, 4096, 12288) and

@@ -21,6 +21,8 @@
 
 #include "gtest/gtest.h"
 #include "hwy/base.h"
+#include "ops/quantize.h"
+#include "ops/quantize_k.h"
 #include "ops/reference.h"
 
 namespace cortiq {
@@ -137,6 +139,48 @@ inline double SumErrorBound(size_t n, size_t lanes, size_t chains,
   double k = static_cast<double>((n + per_step - 1) / per_step) + 4.0;
   for (size_t l = lanes; l > 1; l /= 2) k += 1.0;
   return k * kU / (1.0 - k * kU) * abs_sum;
+}
+
+// The unsigned quant of weight i (< 256) of a Q4_K super-block, or with
+// fifth_bit of a Q5_K one (ggml's dequantize_row_q4_K / q5_K).
+inline int KQuant(const uint8_t* sb, size_t i, bool fifth_bit) {
+  const size_t chunk = i / 64, h = (i % 64) / 32, l = i % 32;
+  const uint8_t byte = sb[(fifth_bit ? 48 : 16) + 32 * chunk + l];
+  int q = h == 0 ? (byte & 15) : (byte >> 4);
+  if (fifth_bit) q |= ((sb[16 + l] >> (2 * chunk + h)) & 1) << 4;
+  return q;
+}
+
+// The exact integer digits' bound for Q4_K / Q5_K rows (ops/linear_vnni.h,
+// the K formats and their x16 regroupings): with T_c = |d sc q_c| + |dmin m|
+// (the two terms of weight c), 2^-30 sum_c T_c max(max_block |x|, 2^-97) +
+// k 2^-24 sum_c T_c |x_c|, k = cols / 512 + 15 (the combine, the lanes' sums,
+// the tree, the reference's own rounding). row: cols / 256 super-blocks of
+// block_bytes.
+inline double KDigitsBound(const uint8_t* row, size_t block_bytes, bool fifth_bit,
+                           const float* x, size_t cols) {
+  double weight_term = 0.0, product_term = 0.0;
+  for (size_t b = 0; b < cols / kSuperBlockSize; ++b) {
+    const uint8_t* sb = row + b * block_bytes;
+    uint16_t d_bits, dmin_bits;
+    memcpy(&d_bits, sb, 2);
+    memcpy(&dmin_bits, sb + 2, 2);
+    const double d = F16BitsToF32(d_bits), dmin = F16BitsToF32(dmin_bits);
+    for (size_t k = 0; k < 8; ++k) {
+      int sc, m;
+      KScaleMin(sb + 4, k, &sc, &m);
+      const size_t c0 = 256 * b + 32 * k;
+      double max = 0.0;
+      for (size_t c = c0; c < c0 + 32; ++c) max = fmax(max, fabs(x[c]));
+      for (size_t c = c0; c < c0 + 32; ++c) {
+        const double t = fabs(d * sc * KQuant(sb, c - 256 * b, fifth_bit)) + fabs(dmin * m);
+        weight_term += t * fmax(max, ldexp(1.0, -97));
+        product_term += t * fabs(x[c]);
+      }
+    }
+  }
+  const double k = static_cast<double>(cols / 512) + 15.0;
+  return ldexp(weight_term, -30) + k * kU / (1.0 - k * kU) * product_term;
 }
 
 // Activations with the features that stress block fixed point (the exact
