@@ -432,6 +432,7 @@ constexpr Shape kE2BShapes[] = {
     {1536, 6144},   // down_proj
     {12288, 1536},  // gate_proj, up_proj of the KV-sharing layers
     {1536, 12288},  // their down_proj
+    {262144, 1536}, // LM head (tied embedding)
 };
 
 void RegisterAll() {
