@@ -314,6 +314,7 @@ std::optional<ApiError> HttpServer::Impl::MakeJob(const CompletionRequest& reque
     if (!ids.ok()) return ErrorFromStatus(ids.status(), "messages");
     job->prompt = *std::move(ids);
     job->end_of_generation_ids = ChatEndOfTurnIds(*tokenizer);
+    job->split_thoughts = true;
   } else if (!request.prompt_ids.empty()) {
     job->prompt = request.prompt_ids;
     if (tokenizer != nullptr) job->end_of_generation_ids = EndOfGenerationIds(*tokenizer);
@@ -403,7 +404,7 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
       request.include_usage});
 
   if (!request.stream) {
-    std::string text;
+    std::string text, reasoning;
     json logprobs = nullptr;
     if (state->want_logprobs) {
       logprobs = kind == ApiKind::kChat ? json{{"content", json::array()}}
@@ -441,11 +442,12 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
           }
         }
         text += e.text;
+        reasoning += e.reasoning;
         state->text_chars += Utf8Length(e.text);
       }
     }
     if (!result->status.ok()) return SendError(res, ErrorFromStatus(result->status));
-    return SendJson(res, 200, CompletionJson(state->header, text, logprobs, *result));
+    return SendJson(res, 200, CompletionJson(state->header, text, reasoning, logprobs, *result));
   }
 
   res.status = 200;
@@ -476,6 +478,13 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
             return false;
           }
           for (const JobEvent& e : events) {
+            if (!e.reasoning.empty()) {
+              // The thought channel's text in chunks of its own (delta.reasoning_content).
+              if (!write(SseData(ChunkJson(state->header, nullptr, false, nullptr, nullptr,
+                                           &e.reasoning)))) {
+                return false;
+              }
+            }
             if (e.text.empty() && !(state->want_logprobs && e.logprobs)) continue;
             const json chunk = ChunkJson(state->header, &e.text, false, state->EventLogprobs(e),
                                          nullptr);

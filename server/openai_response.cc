@@ -32,7 +32,8 @@ json UsageJson(const JobResult& r) {
   return {{"prompt_tokens", r.prompt_tokens},
           {"completion_tokens", r.completion_tokens},
           {"total_tokens", r.prompt_tokens + r.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", r.cached_tokens}}}};
+          {"prompt_tokens_details", {{"cached_tokens", r.cached_tokens}}},
+          {"completion_tokens_details", {{"reasoning_tokens", r.reasoning_tokens}}}};
 }
 
 std::string NewCompletionId(ApiKind kind) {
@@ -92,8 +93,8 @@ json Base(const ResponseHeader& h, const char* object) {
 
 }  // namespace
 
-json CompletionJson(const ResponseHeader& h, const std::string& text, const json& logprobs,
-                    const JobResult& result) {
+json CompletionJson(const ResponseHeader& h, const std::string& text, const std::string& reasoning,
+                    const json& logprobs, const JobResult& result) {
   json choice = {{"index", 0},
                  {"logprobs", logprobs},
                  {"finish_reason", OpenAiFinishReason(result.reason)}};
@@ -101,6 +102,7 @@ json CompletionJson(const ResponseHeader& h, const std::string& text, const json
   if (h.kind == ApiKind::kChat) {
     out = Base(h, "chat.completion");
     choice["message"] = {{"role", "assistant"}, {"content", text}};
+    if (!reasoning.empty()) choice["message"]["reasoning_content"] = reasoning;
   } else {
     out = Base(h, "text_completion");
     choice["text"] = text;
@@ -111,7 +113,8 @@ json CompletionJson(const ResponseHeader& h, const std::string& text, const json
 }
 
 json ChunkJson(const ResponseHeader& h, const std::string* delta_text, bool role,
-               const json& logprobs, const char* finish_reason) {
+               const json& logprobs, const char* finish_reason,
+               const std::string* delta_reasoning) {
   json choice = {{"index", 0}, {"logprobs", logprobs}};
   choice["finish_reason"] = finish_reason != nullptr ? json(finish_reason) : json(nullptr);
   json out;
@@ -120,6 +123,7 @@ json ChunkJson(const ResponseHeader& h, const std::string* delta_text, bool role
     json delta = json::object();
     if (role) delta["role"] = "assistant";
     if (delta_text != nullptr) delta["content"] = *delta_text;
+    if (delta_reasoning != nullptr) delta["reasoning_content"] = *delta_reasoning;
     choice["delta"] = delta;
   } else {
     out = Base(h, "text_completion");

@@ -26,7 +26,9 @@ std::string DumpJson(const nlohmann::json& value);
 // context (OpenAI's finish_reason values).
 const char* OpenAiFinishReason(FinishReason reason);
 
-// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details": {"cached_tokens"}}.
+// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details": {"cached_tokens"},
+// "completion_tokens_details": {"reasoning_tokens"}} (the thought channel's tokens, as OpenAI
+// counts a reasoning model's).
 nlohmann::json UsageJson(const JobResult& result);
 
 // A fresh id: "chatcmpl-" / "cmpl-" and 24 hex digits.
@@ -58,14 +60,19 @@ class LogprobsBuilder {
 };
 
 // A whole (non-streamed) response: choices[0] with the text, finish_reason and logprobs
-// (null when none were asked), and usage.
+// (null when none were asked), and usage. Chat: message.content is `text`, and
+// message.reasoning_content the thought channel's `reasoning` when there is any (the member
+// llama-server and other OpenAI-compatible servers use; OpenAI's own API does not return it).
 nlohmann::json CompletionJson(const ResponseHeader& header, const std::string& text,
-                              const nlohmann::json& logprobs, const JobResult& result);
+                              const std::string& reasoning, const nlohmann::json& logprobs,
+                              const JobResult& result);
 
 // One stream chunk with `delta_text` (chat: delta.content; a first chunk with role sets
-// `role`), `logprobs` (null when none) and `finish_reason` (null when empty).
+// `role`), `logprobs` (null when none), `finish_reason` (null when empty) and, for chat, the
+// thought channel's `delta_reasoning` as delta.reasoning_content (omitted when null).
 nlohmann::json ChunkJson(const ResponseHeader& header, const std::string* delta_text, bool role,
-                         const nlohmann::json& logprobs, const char* finish_reason);
+                         const nlohmann::json& logprobs, const char* finish_reason,
+                         const std::string* delta_reasoning = nullptr);
 
 // The usage chunk of stream_options.include_usage: empty choices and usage.
 nlohmann::json UsageChunkJson(const ResponseHeader& header, const JobResult& result);

@@ -71,6 +71,7 @@ struct Scheduler::Slot {
   // The current job.
   std::optional<Pending> pending;
   std::optional<text::StreamDecoder> decoder;
+  std::optional<ThoughtChannel> thought;  // Job::split_thoughts
   size_t next_prompt = 0;  // index of the first prompt token not yet evaluated
   int32_t to_eval = -1;    // kDecode: the sampled token to evaluate next
   JobResult result;
@@ -260,10 +261,12 @@ void Scheduler::Start(Slot& slot, Pending pending) {
   slot.result.queue_seconds = Seconds(slot.admitted - pending.submitted);
   slot.pending.emplace(std::move(pending));
   slot.decoder.reset();
+  slot.thought.reset();
   if (tokenizer_ != nullptr) {
     text::DecodeOptions decode;
     decode.skip_special_tokens = true;
     slot.decoder.emplace(tokenizer_, decode);
+    if (slot.pending->job.split_thoughts) slot.thought = ThoughtChannel::ForTokenizer(*tokenizer_);
   }
   slot.pending->stop.Reset();
   slot.phase = Slot::Phase::kPrefill;
@@ -396,8 +399,19 @@ void Scheduler::OnLogits(Slot& slot) {
     }
     piece = *std::move(pushed);
   }
-  absl::StatusOr<sampling::StopUpdate> pushed_stop =
-      PushDecodedPiece(p.stop, slot.decoder ? &*slot.decoder : nullptr, piece);
+  if (slot.thought) {
+    ThoughtSplit split = slot.thought->Push(*token, piece);
+    piece = std::move(split.content);
+    event.reasoning = std::move(split.reasoning);
+    if (split.reasoning_token) {
+      ++slot.result.reasoning_tokens;
+      event.logprobs.reset();
+    }
+  }
+  // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
+  const bool answer = !slot.thought || !slot.thought->open();
+  absl::StatusOr<sampling::StopUpdate> pushed_stop = PushDecodedPiece(
+      p.stop, slot.decoder && answer ? &*slot.decoder : nullptr, piece);
   if (!pushed_stop.ok()) {
     End(slot, FinishReason::kInterrupted, pushed_stop.status());
     return;
@@ -431,6 +445,14 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
       absl::StatusOr<std::string> finished = slot.decoder->Finish();
       if (finished.ok()) rest = *std::move(finished);
     }
+    if (slot.thought && slot.thought->open()) {
+      // Ended inside the thought channel (a token limit, ...): the held bytes were reasoning.
+      ThoughtSplit split = slot.thought->Push(-1, rest);
+      if (!split.reasoning.empty()) {
+        p.handle->Push(JobEvent{std::string(), std::move(split.reasoning), std::nullopt});
+      }
+      rest.clear();
+    }
     sampling::StopUpdate update = p.stop.Push(-1, rest);
     std::string text = std::move(update.text);
     if (update.reason == sampling::StopReason::kStopString) {
@@ -438,7 +460,7 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
     } else {
       text += p.stop.Flush();
     }
-    if (!text.empty()) p.handle->Push(JobEvent{std::move(text), std::nullopt});
+    if (!text.empty()) p.handle->Push(JobEvent{std::move(text), std::string(), std::nullopt});
   }
   if (slot.result.completion_tokens > 0) {
     slot.result.generation_seconds = Seconds(Clock::now() - slot.first_token);
@@ -446,6 +468,7 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   p.handle->Finish(std::move(slot.result));
   slot.pending.reset();
   slot.decoder.reset();
+  slot.thought.reset();
   slot.phase = Slot::Phase::kIdle;
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.jobs_finished;

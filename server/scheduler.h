@@ -37,6 +37,7 @@
 #include "runtime/artifact.h"
 #include "runtime/generation/generator.h"
 #include "runtime/sampling/sampler.h"
+#include "runtime/generation/thought_channel.h"
 #include "runtime/sampling/stop_condition.h"
 #include "runtime/sequence.h"
 #include "runtime/text/tokenizer.h"
@@ -65,12 +66,19 @@ struct Job {
   int64_t max_tokens = -1;  // -1: until end of generation or a full context
   bool ignore_eos = false;
   int top_logprobs = -1;  // -1: no log probabilities; else the sampled token's and this many more
+  // Route the reply's thought channel (<|channel>thought\n...<channel|>, Gemma 4) to
+  // JobEvent::reasoning instead of the text (chat completions; runtime/generation/
+  // thought_channel.h). Only where the tokenizer has the markers.
+  bool split_thoughts = false;
 };
 
 // One sampled token as the client sees it.
 struct JobEvent {
   std::string text;  // text final by now (may be empty: held back for a stop string or UTF-8)
-  std::optional<TokenLogprobs> logprobs;  // Job::top_logprobs >= 0
+  // Job::split_thoughts: the thought channel's text final by now (stop strings do not apply).
+  std::string reasoning;
+  // Job::top_logprobs >= 0, for the tokens of the text (not those of the thought channel).
+  std::optional<TokenLogprobs> logprobs;
 };
 
 // The end of a job.
@@ -82,6 +90,7 @@ struct JobResult {
   int64_t prompt_tokens = 0;      // the prompt's length
   int64_t cached_tokens = 0;      // of them, kept from the slot's history (not evaluated)
   int64_t completion_tokens = 0;  // sampled tokens (an end-of-generation token included)
+  int64_t reasoning_tokens = 0;   // of them, the thought channel's (markers included)
   int slot = -1;
   double queue_seconds = 0;        // waiting for a slot
   double prompt_seconds = 0;       // from getting a slot to the first token

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "runtime/generation/thought_channel.h"
 
 namespace cortiq {
 namespace {
@@ -57,6 +58,15 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
   decode.skip_special_tokens = !options.special;
   std::optional<text::StreamDecoder> stream;
   if (tokenizer != nullptr) stream.emplace(tokenizer, decode);
+  std::optional<ThoughtChannel> thought;
+  if (tokenizer != nullptr && options.reasoning && !options.special) {
+    thought = ThoughtChannel::ForTokenizer(*tokenizer);
+  }
+  const auto think = [&](const std::string& piece) -> absl::Status {
+    if (piece.empty()) return absl::OkStatus();
+    result.reasoning += piece;
+    return options.reasoning(piece);
+  };
   const auto emit = [&](const std::string& piece) -> absl::Status {
     if (piece.empty()) return absl::OkStatus();
     result.text += piece;
@@ -79,6 +89,10 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     std::string rest;
     if (stream) {
       CORTIQ_ASSIGN_OR_RETURN(rest, stream->Finish());
+    }
+    if (thought && thought->open()) {  // ended inside the thought channel: its held bytes
+      CORTIQ_RETURN_IF_ERROR(think(thought->Push(-1, rest).reasoning));
+      rest.clear();
     }
     // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(stop.Push(-1, rest)));
@@ -108,8 +122,16 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
     if (stream) {
       CORTIQ_ASSIGN_OR_RETURN(piece, stream->Push(token));
     }
-    CORTIQ_ASSIGN_OR_RETURN(const sampling::StopUpdate update,
-                            PushDecodedPiece(stop, stream ? &*stream : nullptr, piece));
+    if (thought) {
+      ThoughtSplit split = thought->Push(token, piece);
+      piece = std::move(split.content);
+      CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
+    }
+    // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
+    const bool answer = !thought || !thought->open();
+    CORTIQ_ASSIGN_OR_RETURN(
+        const sampling::StopUpdate update,
+        PushDecodedPiece(stop, stream && answer ? &*stream : nullptr, piece));
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(update));
     if (stopped) break;
     if (options.max_tokens >= 0 &&

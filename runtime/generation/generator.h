@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,11 @@ struct GenerateOptions {
   // Keep going past end-of-generation tokens (llama.cpp --ignore-eos): they are then decoded,
   // printed (with `special`) and evaluated like any token.
   bool ignore_eos = false;
+  // If set, and `special` is off and the tokenizer has Gemma 4's thought-channel markers
+  // (thought_channel.h), the text of the reply's thought channel (<|channel>thought\n ...
+  // <channel|>, without the name line) goes here instead of the sink, as it becomes final; stop
+  // strings apply to the answer only. An error stops the generation, as the sink's does.
+  std::function<absl::Status(absl::string_view text)> reasoning;
 };
 
 struct GenerationResult {
@@ -52,7 +58,8 @@ struct GenerationResult {
   // were evaluated (Sequence::length() grew by tokens.size() - 1): the last one is never fed
   // back, whatever the reason, so that a host can append its own continuation (a chat turn's end).
   std::vector<int32_t> tokens;
-  std::string text;  // everything the sink received, concatenated
+  std::string text;       // everything the sink received, concatenated
+  std::string reasoning;  // everything GenerateOptions::reasoning received, concatenated
   FinishReason reason = FinishReason::kMaxTokens;
   int stop_string = -1;  // kStopString: index into the StopCondition's strings
   // Seconds from the call to the first sampled token (its sampling included) and in all; the

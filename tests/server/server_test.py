@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cortiq-server over loopback, with Python's standard library only (urllib, http.client).
 
-    server_test.py CORTIQ_SERVER CORTIQ_RUN MODEL.cortiq
+    server_test.py CORTIQ_SERVER CORTIQ_RUN MODEL.cortiq SYNTH.cortiq
 
 Starts the server on an ephemeral port (--port 0) and checks: greedy chat and completion equal
 cortiq-run on the same prompt; streamed chunks concatenate to the non-streamed answer; concurrent
@@ -11,7 +11,9 @@ its generation stopped and its slot freed; a slow client that stops reading does
 others; every error case (malformed JSON,
 wrong types naming the member, unknown members ignored, a prompt longer than the context, a
 bad or missing API key, too many queued requests); /v1/models, /health, /metrics, /tokenize and
-/detokenize. Every request has a timeout; the whole run takes a few seconds.
+/detokenize; and, on SYNTH (a cortiq-synth model whose tokenizer has Gemma 4's thought-channel
+markers), that a chat reply's thought channel comes as reasoning_content (and apart from the
+answer in cortiq-run --chat). Every request has a timeout; the whole run takes a few seconds.
 """
 import http.client
 import json
@@ -25,7 +27,7 @@ import threading
 import time
 import unittest
 
-SERVER, RUN, MODEL = sys.argv[1], sys.argv[2], sys.argv[3]
+SERVER, RUN, MODEL, SYNTH_MODEL = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 API_KEY = "test-key-123"
 TIMEOUT = 60  # seconds per request; the tiny model answers in milliseconds
 
@@ -33,9 +35,9 @@ TIMEOUT = 60  # seconds per request; the tiny model answers in milliseconds
 class Server:
     """A cortiq-server process on an ephemeral port."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, model=MODEL):
         self.proc = subprocess.Popen(
-            [SERVER, MODEL, "--port", "0", "-t", "1", *args],
+            [SERVER, model, "--port", "0", "-t", "1", *args],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         match = re.search(r"listening on http://([0-9.]+):(\d+)", line)
@@ -117,8 +119,8 @@ class Server:
         return s
 
 
-def cortiq_run(*args):
-    out = subprocess.run([RUN, MODEL, "-t", "1", *args], capture_output=True, timeout=TIMEOUT)
+def cortiq_run(*args, model=MODEL):
+    out = subprocess.run([RUN, model, "-t", "1", *args], capture_output=True, timeout=TIMEOUT)
     assert out.returncode == 0, out.stderr
     return out.stdout.decode("utf-8")
 
@@ -582,6 +584,103 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join(p["piece"] for p in pieces["tokens"]), "The cat sat")
         self.assertError(self.server.post("/tokenize", {"content": 3}), 400, param="content")
         self.assertError(self.server.post("/detokenize", {"tokens": [-1]}), 400, param="tokens")
+
+
+OPEN, CLOSE = "<|channel>", "<channel|>"
+
+
+def split_thought_channel(raw):
+    """(answer, reasoning, reasoning token count) of a reply printed with its special tokens, as
+    the Gemma 4 chat template's strip_thinking reads it: the text from <|channel> to <channel|>
+    is the thought channel, its first line the channel's name. `raw` is made of the four pieces
+    the test allows (the two markers, "a", "\n"), one token each."""
+    answer, reasoning, tokens = "", "", 0
+    state = "answer"
+    pos = 0
+    while pos < len(raw):
+        piece = next(p for p in (OPEN, CLOSE, "a", "\n") if raw.startswith(p, pos))
+        pos += len(piece)
+        if state == "answer":
+            if piece == OPEN:
+                state, tokens = "name", tokens + 1
+            elif piece != CLOSE:  # a stray <channel|> is a special token: no text
+                answer += piece
+            continue
+        tokens += 1
+        if piece == CLOSE:
+            state = "answer"
+        elif piece == OPEN:
+            pass
+        elif state == "name":
+            if piece == "\n":
+                state = "reasoning"
+        else:
+            reasoning += piece
+    return answer, reasoning, tokens
+
+
+class ThoughtChannelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(model=SYNTH_MODEL)
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, "cortiq-server did not exit cleanly"
+
+    def test_the_thought_channel_is_reasoning_content(self):
+        ids = []
+        for piece in (OPEN, CLOSE, "a", "\n"):
+            status, tokens = self.server.post("/tokenize", {"content": piece})
+            self.assertEqual(status, 200, tokens)
+            self.assertEqual(len(tokens["tokens"]), 1, (piece, tokens))
+            ids.append(tokens["tokens"][0])
+        # Only those four tokens are likely: replies that open and close the channel at random.
+        bias = {str(i): 100 for i in ids}
+        checked_channels = 0
+        for seed in (5, 6, 7):
+            run_args = ["--chat", "-p", "Hi", "--special", "--temp", "1", "-s", str(seed), "-n",
+                        "40", "--ignore-eos"]
+            for i in ids:
+                run_args += ["-l", "%d+100" % i]
+            raw = cortiq_run(*run_args, model=SYNTH_MODEL)
+            answer, reasoning, reasoning_tokens = split_thought_channel(raw)
+            # cortiq-run without --special, stdout a pipe: the answer on stdout, the thoughts on
+            # stderr (before its timings).
+            run = subprocess.run([RUN, SYNTH_MODEL, "-t", "1"] +
+                                 [a for a in run_args if a != "--special"],
+                                 capture_output=True, timeout=TIMEOUT)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertEqual(run.stdout.decode("utf-8"), answer)
+            self.assertTrue(run.stderr.decode("utf-8").startswith(reasoning), run.stderr)
+            checked_channels += raw.count(OPEN)
+            body = {"messages": [{"role": "user", "content": "Hi"}], "temperature": 1,
+                    "seed": seed, "max_tokens": 40, "ignore_eos": True, "logit_bias": bias}
+            status, reply = self.server.post("/v1/chat/completions", body)
+            self.assertEqual(status, 200, reply)
+            message = reply["choices"][0]["message"]
+            self.assertEqual(message["content"], answer, raw)
+            self.assertEqual(message.get("reasoning_content", ""), reasoning, raw)
+            self.assertNotIn("thought", message["content"])
+            usage = reply["usage"]
+            self.assertEqual(usage["completion_tokens"], 40)
+            self.assertEqual(usage["completion_tokens_details"]["reasoning_tokens"],
+                             reasoning_tokens, raw)
+            # Streamed: the same split, reasoning in delta.reasoning_content chunks of its own.
+            events, done = self.server.stream("/v1/chat/completions", body)
+            self.assertTrue(done)
+            deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
+            self.assertEqual("".join(d.get("content", "") for d in deltas), answer)
+            self.assertEqual("".join(d.get("reasoning_content", "") for d in deltas), reasoning)
+            for d in deltas:
+                self.assertFalse("content" in d and "reasoning_content" in d, d)
+            # A raw completion keeps every token's text in `text` (no chat format, no split).
+            status, reply = self.server.post("/v1/completions", {
+                "prompt": "Hi", "max_tokens": 8, "temperature": 0, "logit_bias": {ids[2]: 100}})
+            self.assertEqual(status, 200, reply)
+            self.assertEqual(reply["choices"][0]["text"], "a" * 8)
+            self.assertEqual(reply["usage"]["completion_tokens_details"]["reasoning_tokens"], 0)
+        self.assertGreater(checked_channels, 3)
 
 
 if __name__ == "__main__":

@@ -213,7 +213,7 @@ TEST(ResponseTest, ShapesAndInvalidUtf8) {
   r.cached_tokens = 2;
   r.reason = FinishReason::kMaxTokens;
   const ResponseHeader chat{ApiKind::kChat, "chatcmpl-1", 7, "m"};
-  const nlohmann::json whole = CompletionJson(chat, "hey", nullptr, r);
+  const nlohmann::json whole = CompletionJson(chat, "hey", "", nullptr, r);
   EXPECT_EQ(whole["object"], "chat.completion");
   EXPECT_EQ(whole["choices"][0]["message"]["content"], "hey");
   EXPECT_EQ(whole["choices"][0]["finish_reason"], "length");
@@ -230,9 +230,31 @@ TEST(ResponseTest, ShapesAndInvalidUtf8) {
   EXPECT_EQ(OpenAiFinishReason(FinishReason::kEndOfGeneration), std::string("stop"));
   EXPECT_EQ(OpenAiFinishReason(FinishReason::kContextFull), std::string("length"));
   const ResponseHeader completion{ApiKind::kCompletion, "cmpl-1", 7, "m"};
-  EXPECT_EQ(CompletionJson(completion, "x", nullptr, r)["choices"][0]["text"], "x");
+  EXPECT_EQ(CompletionJson(completion, "x", "", nullptr, r)["choices"][0]["text"], "x");
   EXPECT_EQ(UsageChunkJson(completion, r)["choices"], nlohmann::json::array());
   EXPECT_NE(NewCompletionId(ApiKind::kChat), NewCompletionId(ApiKind::kChat));
+}
+
+TEST(ResponseTest, ReasoningContent) {
+  JobResult r;
+  r.prompt_tokens = 5;
+  r.completion_tokens = 9;
+  r.reasoning_tokens = 6;
+  const ResponseHeader chat{ApiKind::kChat, "chatcmpl-1", 7, "m"};
+  const nlohmann::json whole = CompletionJson(chat, "4", "2 + 2 is 4", nullptr, r);
+  EXPECT_EQ(whole["choices"][0]["message"]["content"], "4");
+  EXPECT_EQ(whole["choices"][0]["message"]["reasoning_content"], "2 + 2 is 4");
+  EXPECT_EQ(whole["usage"]["completion_tokens"], 9);
+  EXPECT_EQ(whole["usage"]["completion_tokens_details"]["reasoning_tokens"], 6);
+  // No thought channel: no reasoning_content member at all.
+  EXPECT_FALSE(CompletionJson(chat, "4", "", nullptr, r)["choices"][0]["message"].contains(
+      "reasoning_content"));
+  const std::string thought = "carry the one";
+  const nlohmann::json chunk = ChunkJson(chat, nullptr, false, nullptr, nullptr, &thought);
+  EXPECT_EQ(chunk["choices"][0]["delta"], (nlohmann::json{{"reasoning_content", thought}}));
+  const std::string piece = "4";
+  EXPECT_EQ(ChunkJson(chat, &piece, false, nullptr, nullptr)["choices"][0]["delta"],
+            (nlohmann::json{{"content", "4"}}));
 }
 
 TEST(TokenLogprobsTest, MatchesFloat64LogSoftmax) {

@@ -51,6 +51,7 @@
 #include "tools/common/escapes.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
+#include "tools/common/thought_display.h"
 #include "tools/common/perf_report.h"
 #include "tools/common/sampling_flags.h"
 #include "tools/common/session_flags.h"
@@ -186,6 +187,9 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   generate.max_tokens = f.n_predict;
   generate.special = f.special;
   generate.ignore_eos = f.sampling.ignore_eos;
+  // A reply's thought channel (Gemma 4 with --thinking): tools/common/thought_display.h.
+  ThoughtDisplay thoughts;
+  generate.reasoning = [&thoughts](absl::string_view piece) { return thoughts.Thought(piece); };
   ChatSession chat(sequence.get(), &tokenizer, &sampler, &stop, generate, f.thinking);
   chat.set_system(f.system);
 
@@ -263,8 +267,9 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       if (t.index() + 1 == static_cast<size_t>(total)) progress->Done();
       return s;
     };
-    const auto sink = [&](absl::string_view piece) { return WriteOut(piece); };
+    const auto sink = [&](absl::string_view piece) { return thoughts.Answer(piece); };
     absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
+    CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
     // The Ctrl-C that stopped this turn is handled: the next one, at the prompt, must find the
     // flag clear (a set flag makes the handler end the program).
     interrupt.store(false);

@@ -61,6 +61,7 @@
 #include "tools/common/escapes.h"
 #include "tools/common/flags.h"
 #include "tools/common/interrupt.h"
+#include "tools/common/thought_display.h"
 #include "tools/common/perf_report.h"
 #include "tools/common/printable_piece.h"
 #include "tools/common/sampling_flags.h"
@@ -356,14 +357,21 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   generate.max_tokens = f.n_predict;
   generate.special = f.special;
   generate.ignore_eos = f.sampling.ignore_eos;
+  // A chat reply's thought channel (Gemma 4 with --thinking): tools/common/thought_display.h. A
+  // raw prompt's continuation stays raw text, as the server's completions.
+  ThoughtDisplay thoughts;
+  if (chat) {
+    generate.reasoning = [&thoughts](absl::string_view piece) { return thoughts.Thought(piece); };
+  }
   const TokenObserver observer = dump;
   const auto sink = [&](absl::string_view piece) {
-    return ids_mode ? absl::OkStatus() : WriteOut(piece);
+    return ids_mode ? absl::OkStatus() : thoughts.Answer(piece);
   };
   CORTIQ_ASSIGN_OR_RETURN(
       const GenerationResult result,
       Generate(*sequence, tokenizer ? &*tokenizer : nullptr, sampler, stop, generate, sink,
                &InterruptFlag(), dumping ? &observer : nullptr));
+  CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
 
   if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Close());
   for (auto& d : layer_files) CORTIQ_RETURN_IF_ERROR(d->Close());
