@@ -1,8 +1,8 @@
 // cortiq-chat end to end on the golden tiny-a artifact, driven through pipes: three turns give
 // the replies of one cortiq-run over each whole rendered conversation and evaluate only the
 // tokens the KV cache does not hold (counted from --verbose); SIGINT during a reply stops it and
-// the chat goes on; SIGINT at the prompt, /exit and EOF end it; /clear, multi-line input and a
-// full context.
+// the chat goes on; SIGINT at the prompt, /exit and EOF end it; /clear, multi-line input, a
+// full context and the context shift.
 #include <signal.h>
 
 #include <algorithm>
@@ -33,6 +33,7 @@ using ::cortiq::testing::Child;
 using ::cortiq::testing::CommandResult;
 using ::cortiq::testing::RunCommand;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What --verbose said about one turn's prompt.
 struct TurnCounts {
@@ -322,6 +323,55 @@ TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
   const CommandResult cut = Chat("-c 16 --temp 0 --ignore-eos", "Hi\n");
   ASSERT_EQ(cut.exit_code, 0) << cut.err;
   EXPECT_THAT(cut.err, HasSubstr("context full (16 positions): the reply was cut"));
+}
+
+// Context shift: a conversation that outgrows the context forgets its oldest exchanges, one at a
+// time, until the new message and room for its reply (-n here, under a quarter of the context)
+// fit; every message is answered as cortiq-run answers the conversation that is left. With
+// --no-context-shift the same input is refused instead.
+TEST_F(CortiqChatTest, AFullContextForgetsTheOldestExchanges) {
+  const std::vector<std::string> users = {"Hello there", "Tell me a story about the sea",
+                                          "And then", "What else", "Thanks", "Bye now"};
+  constexpr int64_t kContext = 64, kReply = 8;
+  const std::string limits = "-n 8 --ignore-eos --special";
+  const std::string input = absl::StrJoin(users, "\n") + "\n";
+  const CommandResult chat = Chat(absl::StrCat("-c 64 --temp 0 ", limits), input);
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+
+  std::vector<text::ChatMessage> messages;
+  std::string expected_out;
+  int drops = 0;
+  for (const std::string& user : users) {
+    messages.push_back(Message("user", user));
+    std::string rendered = Render(messages);
+    while (messages.size() > 1 &&
+           static_cast<int64_t>(Encode(rendered).size()) + kReply > kContext) {
+      messages.erase(messages.begin(), messages.begin() + 2);  // the oldest user + reply
+      rendered = Render(messages);
+      ++drops;
+    }
+    const std::string file = dir_ + "/conversation.txt";
+    std::ofstream(file, std::ios::binary) << rendered;
+    const CommandResult run = Run(absl::StrCat("-f ", file, " --temp 0 ", limits));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    expected_out += run.out + "\n";
+    messages.push_back(Message("assistant", run.out));
+  }
+  ASSERT_GE(drops, 2) << "the test should make the context overflow more than once";
+  EXPECT_EQ(chat.out, expected_out);
+  size_t said = 0;
+  for (size_t at = 0; (at = chat.err.find("forgot the oldest exchange", at)) != std::string::npos;
+       ++at) {
+    ++said;
+  }
+  EXPECT_EQ(said, static_cast<size_t>(drops)) << chat.err;
+  EXPECT_THAT(chat.err, Not(HasSubstr("the reply was cut")));
+
+  const CommandResult refused =
+      Chat(absl::StrCat("-c 64 --temp 0 --no-context-shift ", limits), input);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("got no reply"));
+  EXPECT_THAT(refused.err, Not(HasSubstr("forgot")));
 }
 
 // EOF ends the chat with status 0 and the session's timings; no prompt markers on a pipe.

@@ -68,6 +68,12 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
         "context full: the conversation is ", prompt.size(), " tokens with this message, the "
         "context holds ", sequence_->ctx_size()));
   }
+  if (exchanges() > 0 && turn.prompt_tokens + reply_room_ > sequence_->ctx_size()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "context full: the conversation is ", prompt.size(), " tokens with this message, the "
+        "context holds ", sequence_->ctx_size(), " and ", reply_room_,
+        " are kept for the reply"));
+  }
   const auto start = std::chrono::steady_clock::now();
   // What EvalReusingPrefix will evaluate (it keeps at most all but the last token).
   const int64_t total = static_cast<int64_t>(

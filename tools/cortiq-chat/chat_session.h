@@ -89,6 +89,13 @@ class ChatSession {
 
   bool enable_thinking() const { return enable_thinking_; }
 
+  // Positions a turn must leave free for its reply when the conversation has earlier exchanges:
+  // a rendered conversation that fits the context but leaves fewer is refused as context full
+  // too (Turn's ResourceExhausted), so that a caller dropping the oldest exchanges to make room
+  // (cortiq-chat's context shift) does not get a reply cut after a few tokens. A first message
+  // is only refused when it does not fit at all. Default 0.
+  void set_reply_room(int64_t positions) { reply_room_ = positions; }
+
   // The conversation so far: the system message (if any) first, then user and assistant
   // messages in turn.
   std::vector<text::ChatMessage> Messages() const;
@@ -105,6 +112,7 @@ class ChatSession {
   sampling::StopCondition* stop_;
   GenerateOptions generate_;
   bool enable_thinking_;
+  int64_t reply_room_ = 0;
   std::string system_;
   std::vector<text::ChatMessage> turns_;  // user / assistant, without the system message
 };

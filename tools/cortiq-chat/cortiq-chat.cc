@@ -23,6 +23,7 @@
 // 1 if any message got no reply.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -72,6 +73,7 @@ struct ChatFlags {
   int64_t n_predict = -1;
   bool special = false;
   bool verbose = false;
+  bool no_context_shift = false;
   EscapeFlags escapes;
 };
 
@@ -192,6 +194,10 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   generate.reasoning = [&thoughts](absl::string_view piece) { return thoughts.Thought(piece); };
   ChatSession chat(sequence.get(), &tokenizer, &sampler, &stop, generate, f.thinking);
   chat.set_system(f.system);
+  if (!f.no_context_shift) {
+    const int64_t quarter = sequence->ctx_size() / 4;
+    chat.set_reply_room(f.n_predict > 0 ? std::min<int64_t>(f.n_predict, quarter) : quarter);
+  }
 
   InstallInterruptHandler();
   std::atomic<bool>& interrupt = InterruptFlag();
@@ -269,6 +275,16 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
     };
     const auto sink = [&](absl::string_view piece) { return thoughts.Answer(piece); };
     absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
+    // Context shift (as llama-cli and Ollama): a conversation that no longer fits forgets its
+    // oldest exchanges, one at a time, until this message and room for its reply do (the system
+    // message stays; what remains is evaluated anew, the cache's positions having moved).
+    while (!f.no_context_shift && !turn.ok() && absl::IsResourceExhausted(turn.status()) &&
+           chat.DropOldestExchange()) {
+      Say(absl::StrCat("cortiq-chat: context full (", sequence->ctx_size(),
+                       " positions): forgot the oldest exchange (", Exchanges(chat.exchanges()),
+                       " left)"));
+      turn = chat.Turn(message, sink, &interrupt, observe);
+    }
     CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
     // The Ctrl-C that stopped this turn is handled: the next one, at the prompt, must find the
     // flag clear (a set flag makes the handler end the program).
@@ -368,6 +384,10 @@ int Main(int argc, char** argv) {
                "tokens per reply at most; -1 = until the end of the model's turn or a full "
                "context (default: -1)");
   flags.AddBool("--special", &f.special, "print special tokens (<|channel>, ...)");
+  flags.AddBool("--no-context-shift", &f.no_context_shift,
+                "when the conversation no longer fits the context, refuse the message (/drop "
+                "and /clear make room) instead of forgetting the oldest exchanges until it fits "
+                "with room for a reply (a quarter of the context, or -n if less)");
   flags.AddBool("--verbose", &f.verbose,
                 "timings of every turn on stderr (prompt tokens evaluated and reused from the "
                 "cache, tokens per second)");
