@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,6 +44,29 @@ std::string Dirname(const std::string& path) {
 }
 
 }  // namespace
+
+absl::Status CheckReplaceable(const std::string& output, const std::string& magic,
+                              const std::string& kind) {
+  struct stat st;
+  if (stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    return absl::OkStatus();
+  }
+  const int fd = open(output.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    const std::string text = absl::StrCat(output, ": exists and cannot be read to check that it is a ",
+                                          kind, " before replacing it: ", std::strerror(e));
+    return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
+                                     : absl::InternalError(text);
+  }
+  std::string head(magic.size(), '\0');
+  const ssize_t got = pread(fd, head.data(), head.size(), 0);
+  close(fd);
+  if (got == static_cast<ssize_t>(magic.size()) && head == magic) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(
+      output, ": exists and is not a ", kind, " (it does not begin with one's magic bytes); "
+      "refusing to replace it: remove it first or choose another path"));
+}
 
 absl::Status CheckOutputPath(const std::string& output,
                              const std::vector<std::string>& inputs) {

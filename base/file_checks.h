@@ -26,6 +26,16 @@ namespace cortiq {
 absl::Status CheckOutputPath(const std::string& output,
                              const std::vector<std::string>& inputs);
 
+// Checks that an existing `output` (symlinks followed) is empty or begins with `magic`: a writer
+// of a binary format replaces only a file of its own kind (an artifact compiled again, a chat
+// saved again), never another file that a mistyped path names (a model, a source file, an
+// executable), which would be lost. A missing output passes; so does anything that is not a
+// regular file, which CheckOutputPath refuses with its own message. Errors: AlreadyExists
+// "OUTPUT: exists and is not a KIND (...); refusing to replace it: remove it first or choose
+// another path"; the errno's status (naming OUTPUT) when it exists but cannot be read.
+absl::Status CheckReplaceable(const std::string& output, const std::string& magic,
+                              const std::string& kind);
+
 // Checks that no two of `outputs` (empty entries skipped) name the same file, so that one
 // command never writes two of its outputs over each other (`--dump-ir` onto `-o`, a logits dump
 // inside the layer-dump directory under a tap's name). Two paths are the same when, with

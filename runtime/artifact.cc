@@ -205,6 +205,9 @@ absl::Status WriteArtifact(
 
   // A fresh temporary beside the output, renamed onto it only once complete (base/atomic_file.h:
   // never a fixed name, so no existing file is replaced or removed on the way).
+  // A path that names another file (a model, a source, an executable) is refused, not replaced.
+  CORTIQ_RETURN_IF_ERROR(
+      CheckReplaceable(path, std::string(kArtifactMagic, sizeof(kArtifactMagic)), "cortiq artifact"));
   CORTIQ_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::Create(path));
   // The file is written through a shared mapping: pages of a sparse file get their disk blocks
   // only when first touched, and a full disk then raises SIGBUS in the middle of a store. So

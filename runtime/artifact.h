@@ -99,9 +99,11 @@ struct ArtifactSectionData {
 // weight's bytes are produced by calling fill(i, dst), dst pointing at
 // size_bytes writable bytes of the mmapped output file (so multi-GB models need
 // no RAM copy), and hashed once filled (weights[i].xxh3_64 over chunks of
-// kWeightHashChunkBytes, runtime/weight_hash.h; any hashes the plan held are replaced). An existing `path` must be a regular file (CheckOutputPath: a
-// device node, directory or FIFO is refused, never replaced); a symlink `path`
-// is written through (its target is replaced, the link kept). The file is
+// kWeightHashChunkBytes, runtime/weight_hash.h; any hashes the plan held are replaced). An
+// existing `path` must be a regular file (CheckOutputPath: a device node, directory or FIFO is
+// refused, never replaced) that is empty or an artifact (CheckReplaceable: another file, e.g. a
+// checkpoint or an executable a mistyped -o names, is refused with AlreadyExists, never
+// replaced); a symlink `path` is written through (its target is replaced, the link kept). The file is
 // written as a fresh temporary beside TARGET (TARGET = `path` with symlinks
 // resolved; base/atomic_file.h: created exclusively, never a fixed name, so no
 // other file is touched), its full size reserved up front with posix_fallocate

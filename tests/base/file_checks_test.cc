@@ -110,6 +110,39 @@ TEST_F(FileChecksTest, ResolvesSymlinkChains) {
               HasSubstr("loop_a: more than 40 levels of symbolic links"));
 }
 
+// A binary writer replaces only an empty file or one of its own kind (its magic bytes first).
+TEST_F(FileChecksTest, ReplacesOnlyItsOwnKind) {
+  const std::string magic("MAGIC\r\n", 7);
+  EXPECT_TRUE(CheckReplaceable(Path("missing"), magic, "test file").ok());
+  std::ofstream(Path("empty"));
+  EXPECT_TRUE(CheckReplaceable(Path("empty"), magic, "test file").ok());
+  std::ofstream(Path("ours")) << magic << "payload";
+  EXPECT_TRUE(CheckReplaceable(Path("ours"), magic, "test file").ok());
+  std::ofstream(Path("short")) << "MAG";  // a prefix of the magic is not the magic
+  std::ofstream(Path("other")) << "#!/bin/sh\necho precious\n";
+  for (const char* name : {"short", "other"}) {
+    const absl::Status s = CheckReplaceable(Path(name), magic, "test file");
+    EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << name;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(Path(name), ": exists and is not a test file")));
+    EXPECT_THAT(s.message(), HasSubstr("refusing to replace it"));
+  }
+  // Through a symlink: its target is what would be replaced.
+  ASSERT_EQ(symlink("other", Path("link").c_str()), 0);
+  EXPECT_EQ(CheckReplaceable(Path("link"), magic, "test file").code(),
+            absl::StatusCode::kAlreadyExists);
+  ASSERT_EQ(symlink("ours", Path("link-to-ours").c_str()), 0);
+  EXPECT_TRUE(CheckReplaceable(Path("link-to-ours"), magic, "test file").ok());
+  // Not a regular file: left to CheckOutputPath.
+  EXPECT_TRUE(CheckReplaceable(dir_, magic, "test file").ok());
+  // Unreadable (when not root, whom permissions do not stop): refused, naming why.
+  std::ofstream(Path("locked")) << "secret";
+  ASSERT_EQ(chmod(Path("locked").c_str(), 0200), 0);
+  if (geteuid() != 0) {
+    const absl::Status s = CheckReplaceable(Path("locked"), magic, "test file");
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  }
+}
+
 TEST_F(FileChecksTest, DistinctOutputs) {
   EXPECT_TRUE(CheckDistinctOutputs({}).ok());
   EXPECT_TRUE(CheckDistinctOutputs({Path("a"), "", Path("b"), ""}).ok());  // empty: unused

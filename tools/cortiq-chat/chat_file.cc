@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/atomic_file.h"
+#include "base/file_checks.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
 #include "base/xxh3.h"
@@ -140,6 +141,9 @@ absl::StatusOr<SavedChat> DecodeChatFile(absl::string_view bytes) {
 
 absl::Status WriteChatFile(const std::string& path, const SavedChat& chat) {
   const std::string bytes = EncodeChatFile(chat);
+  // Another file at the path (the model being chatted with, a document) is refused, not replaced.
+  CORTIQ_RETURN_IF_ERROR(
+      CheckReplaceable(path, std::string(kMagic, sizeof(kMagic)), "cortiq-chat file"));
   CORTIQ_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path));
   CORTIQ_RETURN_IF_ERROR(file.Write(bytes.data(), bytes.size()));
   return file.Commit();

@@ -56,7 +56,9 @@ std::string EncodeChatFile(const SavedChat& chat);
 absl::StatusOr<SavedChat> DecodeChatFile(absl::string_view bytes);
 
 // Writes `chat` to `path` atomically (AtomicFile: an existing file is replaced only by a complete
-// new one). Errors: AtomicFile's, naming the path.
+// new one), replacing only an empty file or a cortiq-chat file. Errors: CheckReplaceable's
+// (AlreadyExists for another existing file, e.g. the model being chatted with) and AtomicFile's,
+// naming the path.
 absl::Status WriteChatFile(const std::string& path, const SavedChat& chat);
 
 // Reads and decodes the chat file at `path`. Errors: ReadFileToString's and DecodeChatFile's,
