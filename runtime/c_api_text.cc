@@ -19,6 +19,7 @@
 #include "runtime/c_api_internal.h"
 #include "runtime/cortiq.h"
 #include "runtime/generation/model_text.h"
+#include "runtime/generation/thought_channel.h"
 #include "runtime/sampling/sampler.h"
 #include "runtime/sampling/sampling_options.h"
 #include "runtime/text/gemma4_chat.h"
@@ -219,10 +220,12 @@ CORTIQ_API cortiq_status cortiq_model_special_token(const cortiq_model* model, i
       case CORTIQ_TOKEN_END_OF_TURN: id = tokenizer->TokenToId("<turn|>"); break;
       case CORTIQ_TOKEN_PAD: id = config.pad_id; break;
       case CORTIQ_TOKEN_UNK: id = config.unk_id; break;
+      case CORTIQ_TOKEN_CHANNEL_OPEN: id = tokenizer->TokenToId(cortiq::ThoughtChannel::kOpen); break;
+      case CORTIQ_TOKEN_CHANNEL_CLOSE: id = tokenizer->TokenToId(cortiq::ThoughtChannel::kClose); break;
       default:
         return call.Error(CORTIQ_STATUS_INVALID_ARGUMENT,
                           absl::StrCat("kind ", kind,
-                                       " is not a cortiq_token_kind (0..4)"));
+                                       " is not a cortiq_token_kind (0..6)"));
     }
     *token = id ? *id : -1;
     return call.Ok();

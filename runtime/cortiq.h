@@ -55,8 +55,9 @@ extern "C" {
 /* 1.1: cortiq_session_options.batch_size. 1.2: cortiq_model_verify. 1.3: text — tokenize,
  * detokenize, token pieces, a stream decoder, special tokens, the end-of-generation and
  * end-of-turn checks, the chat format — and the sampler. 1.4: cortiq_model_open_with_options
- * (how the weights are loaded). */
-#define CORTIQ_API_VERSION_MINOR 4
+ * (how the weights are loaded). 1.5: the thought channel's tokens (CORTIQ_TOKEN_CHANNEL_OPEN,
+ * CORTIQ_TOKEN_CHANNEL_CLOSE). */
+#define CORTIQ_API_VERSION_MINOR 5
 #define CORTIQ_API_VERSION ((CORTIQ_API_VERSION_MAJOR << 16) | CORTIQ_API_VERSION_MINOR)
 
 /* Status codes. Values are part of the ABI and never change. */
@@ -358,7 +359,13 @@ typedef enum cortiq_token_kind {
   CORTIQ_TOKEN_EOS = 1,         /* end of sequence (Gemma: <eos> = 1) */
   CORTIQ_TOKEN_END_OF_TURN = 2, /* end of a chat turn (Gemma 4: <turn|> = 106) */
   CORTIQ_TOKEN_PAD = 3,         /* padding (Gemma: <pad> = 0) */
-  CORTIQ_TOKEN_UNK = 4          /* unknown (Gemma: <unk> = 3) */
+  CORTIQ_TOKEN_UNK = 4,         /* unknown (Gemma: <unk> = 3) */
+  /* API 1.5. A chat reply's thought channel (Gemma 4 with enable_thinking; the chat template's
+   * <|channel>thought\n ... <channel|>): the text between these two tokens, its first line the
+   * channel's name, is the model's reasoning, which cortiq-server returns as reasoning_content
+   * and the chat format drops from earlier model turns; the answer follows. */
+  CORTIQ_TOKEN_CHANNEL_OPEN = 5,  /* <|channel> (Gemma 4: 100) */
+  CORTIQ_TOKEN_CHANNEL_CLOSE = 6  /* <channel|> (Gemma 4: 101) */
 } cortiq_token_kind;
 
 /* One message of a conversation (cortiq_model_chat_format): NUL-terminated UTF-8. `role` is

@@ -192,6 +192,11 @@ void Sequence::Reset() {
   logits_state_ = LogitsState::kNone;
 }
 
+size_t PromptChunkRows(size_t remaining, size_t max_rows) {
+  const size_t n = std::min(max_rows, remaining);
+  return remaining - n == 1 && n >= 3 ? n - 1 : n;
+}
+
 absl::Status Sequence::Eval(absl::Span<const int32_t> tokens, BatchLogits logits) {
   return EvalChunks(tokens, logits, nullptr);
 }
@@ -209,7 +214,7 @@ absl::Status Sequence::EvalChunks(absl::Span<const int32_t> tokens, BatchLogits 
   const size_t batch = static_cast<size_t>(session_->batch_size());
   logits_state_ = LogitsState::kNone;
   for (size_t i = 0; i < n_tokens;) {
-    const size_t n = std::min(batch, n_tokens - i);
+    const size_t n = PromptChunkRows(n_tokens - i, batch);
     const bool last_chunk = i + n == n_tokens;
     const BatchLogits which = logits == BatchLogits::kAll                 ? BatchLogits::kAll
                               : last_chunk && logits == BatchLogits::kLast ? BatchLogits::kLast

@@ -78,6 +78,16 @@ using TokenObserver = absl::FunctionRef<absl::Status(const EvaluatedToken&)>;
 // A token sequence on its own Session. Not thread-safe (one Sequence per thread; sequences of
 // one Artifact may run concurrently). Everything is allocated at Create; nothing per token.
 //
+// Rows of the next chunk of an evaluation with `remaining` (>= 1) tokens left and chunks of at
+// most `max_rows` (>= 1): min(max_rows, remaining), one less when that would leave exactly one
+// token for a last chunk of its own and max_rows >= 3. A chunk of one row takes the decode
+// kernels (ops/linear.h), whose rounding differs from the batched products' (ops/matmul.h),
+// while batches of two or more rows give the same bits however a prompt is split
+// (tests/e2e/prefill_rounding_test.cc): so a prompt's last logits, which pick its first
+// generated token, do not depend on the batch size or the chunk size. (max_rows 2 cannot avoid
+// a one-row chunk for an odd count; max_rows 1 is one row at a time throughout.)
+size_t PromptChunkRows(size_t remaining, size_t max_rows);
+
 // Errors use absl::Status codes that the C API maps one to one (runtime/c_api.cc):
 // InvalidArgument (a bad id or buffer size), ResourceExhausted (context full), DataLoss
 // (non-finite logits; a corrupt saved state), OutOfRange (a length past the sequence or the
@@ -102,7 +112,7 @@ class Sequence {
 
   // Evaluates `tokens` at positions length() .. length() + T - 1 (T = tokens.size()) in chunks
   // of batch_size() tokens (Session::EvalBatch: one chunk reads every weight once; a chunk of
-  // one token is Session::Eval), calling `observer` after each token, and advances length() by
+  // one token is Session::Eval; PromptChunkRows: no last chunk of one token after others), calling `observer` after each token, and advances length() by
   // T. `logits` says which logits are computed and checked for NaN/Inf: kAll every token's,
   // kLast the last token's (logits() then holds them), kNone none (logits() then has none).
   // T = 0 does nothing. Checked before anything is evaluated (and before any id is read): the

@@ -270,10 +270,10 @@ void Scheduler::Start(Slot& slot, Pending pending) {
   }
   slot.pending->stop.Reset();
   slot.phase = Slot::Phase::kPrefill;
-  // Keep the common prefix (the last prompt token is always evaluated: its logits are needed).
+  // Keep the common prefix, but evaluate at least the last two prompt tokens, in one batch
+  // (ReusablePrefixLength): a cached prompt then gives the first token a fresh one gives.
   const std::vector<int32_t>& prompt = slot.pending->job.prompt;
-  const size_t keep = std::min(CommonPrefixLength(slot.sequence->history(), prompt),
-                               prompt.size() - 1);
+  const size_t keep = ReusablePrefixLength(slot.sequence->history(), prompt);
   slot.result.cached_tokens = static_cast<int64_t>(keep);
   stats_.cached_prompt_tokens += keep;
   slot.next_prompt = keep;
@@ -293,7 +293,8 @@ void Scheduler::RunPrefillChunk() {
   }
   if (slot == nullptr) return;
   const std::vector<int32_t>& prompt = slot->pending->job.prompt;
-  const size_t n = std::min(static_cast<size_t>(prefill_chunk_), prompt.size() - slot->next_prompt);
+  const size_t n =
+      PromptChunkRows(prompt.size() - slot->next_prompt, static_cast<size_t>(prefill_chunk_));
   const bool last = slot->next_prompt + n == prompt.size();
   const Clock::time_point begin = Clock::now();
   const absl::Status status =
@@ -391,22 +392,25 @@ void Scheduler::OnLogits(Slot& slot) {
   JobEvent event;
   if (p.job.top_logprobs >= 0) event.logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
   std::string piece;
-  if (slot.decoder) {
+  if (slot.thought) {  // set only with a decoder
+    absl::StatusOr<ThoughtSplit> split = slot.thought->Decode(*slot.decoder, *token);
+    if (!split.ok()) {
+      End(slot, FinishReason::kInterrupted, split.status());
+      return;
+    }
+    piece = std::move(split->content);
+    event.reasoning = std::move(split->reasoning);
+    if (split->reasoning_token) {
+      ++slot.result.reasoning_tokens;
+      event.logprobs.reset();
+    }
+  } else if (slot.decoder) {
     absl::StatusOr<std::string> pushed = slot.decoder->Push(*token);
     if (!pushed.ok()) {
       End(slot, FinishReason::kInterrupted, pushed.status());
       return;
     }
     piece = *std::move(pushed);
-  }
-  if (slot.thought) {
-    ThoughtSplit split = slot.thought->Push(*token, piece);
-    piece = std::move(split.content);
-    event.reasoning = std::move(split.reasoning);
-    if (split.reasoning_token) {
-      ++slot.result.reasoning_tokens;
-      event.logprobs.reset();
-    }
   }
   // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
   const bool answer = !slot.thought || !slot.thought->open();
@@ -441,17 +445,17 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   // The text held back: the decoder's incomplete bytes, then what the stop strings held.
   if (status.ok() && reason != FinishReason::kStopString) {
     std::string rest;
-    if (slot.decoder) {
+    if (slot.thought) {  // the held bytes go to the side the reply ended on
+      absl::StatusOr<ThoughtSplit> split = slot.thought->Finish(*slot.decoder);
+      if (split.ok()) {
+        if (!split->reasoning.empty()) {
+          p.handle->Push(JobEvent{std::string(), std::move(split->reasoning), std::nullopt});
+        }
+        rest = std::move(split->content);
+      }
+    } else if (slot.decoder) {
       absl::StatusOr<std::string> finished = slot.decoder->Finish();
       if (finished.ok()) rest = *std::move(finished);
-    }
-    if (slot.thought && slot.thought->open()) {
-      // Ended inside the thought channel (a token limit, ...): the held bytes were reasoning.
-      ThoughtSplit split = slot.thought->Push(-1, rest);
-      if (!split.reasoning.empty()) {
-        p.handle->Push(JobEvent{std::string(), std::move(split.reasoning), std::nullopt});
-      }
-      rest.clear();
     }
     sampling::StopUpdate update = p.stop.Push(-1, rest);
     std::string text = std::move(update.text);

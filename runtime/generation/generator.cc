@@ -58,7 +58,7 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
   decode.skip_special_tokens = !options.special;
   std::optional<text::StreamDecoder> stream;
   if (tokenizer != nullptr) stream.emplace(tokenizer, decode);
-  std::optional<ThoughtChannel> thought;
+  std::optional<ThoughtChannel> thought;  // only with a decoder (stream)
   if (tokenizer != nullptr && options.reasoning && !options.special) {
     thought = ThoughtChannel::ForTokenizer(*tokenizer);
   }
@@ -87,12 +87,12 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
   const auto finish = [&](FinishReason reason) -> absl::Status {
     result.reason = reason;
     std::string rest;
-    if (stream) {
+    if (thought) {  // the held bytes go to the side the reply ended on
+      CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit split, thought->Finish(*stream));
+      CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
+      rest = std::move(split.content);
+    } else if (stream) {
       CORTIQ_ASSIGN_OR_RETURN(rest, stream->Finish());
-    }
-    if (thought && thought->open()) {  // ended inside the thought channel: its held bytes
-      CORTIQ_RETURN_IF_ERROR(think(thought->Push(-1, rest).reasoning));
-      rest.clear();
     }
     // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(stop.Push(-1, rest)));
@@ -119,13 +119,12 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
       break;
     }
     std::string piece;
-    if (stream) {
-      CORTIQ_ASSIGN_OR_RETURN(piece, stream->Push(token));
-    }
     if (thought) {
-      ThoughtSplit split = thought->Push(token, piece);
+      CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit split, thought->Decode(*stream, token));
       piece = std::move(split.content);
       CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
+    } else if (stream) {
+      CORTIQ_ASSIGN_OR_RETURN(piece, stream->Push(token));
     }
     // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
     const bool answer = !thought || !thought->open();

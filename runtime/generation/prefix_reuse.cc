@@ -21,6 +21,10 @@ size_t CommonPrefixLength(absl::Span<const int32_t> a, absl::Span<const int32_t>
   return i;
 }
 
+size_t ReusablePrefixLength(absl::Span<const int32_t> history, absl::Span<const int32_t> tokens) {
+  return tokens.size() < 2 ? 0 : std::min(CommonPrefixLength(history, tokens), tokens.size() - 2);
+}
+
 absl::StatusOr<PrefixReuse> EvalReusingPrefix(Sequence& sequence,
                                               absl::Span<const int32_t> tokens,
                                               TokenObserver observer) {
@@ -29,8 +33,7 @@ absl::StatusOr<PrefixReuse> EvalReusingPrefix(Sequence& sequence,
     return absl::ResourceExhaustedError(absl::StrCat(
         "context full: ", tokens.size(), " tokens exceed the context size ", sequence.ctx_size()));
   }
-  const size_t keep =
-      std::min(CommonPrefixLength(sequence.history(), tokens), tokens.size() - 1);
+  const size_t keep = ReusablePrefixLength(sequence.history(), tokens);
   // Checked before the truncation, so that a bad id leaves the sequence as it was.
   const int64_t vocab = sequence.plan().model.vocab_size;
   for (size_t i = 0; i < tokens.size(); ++i) {

@@ -16,6 +16,14 @@ namespace cortiq {
 // Length of the longest common prefix of `a` and `b`.
 size_t CommonPrefixLength(absl::Span<const int32_t> a, absl::Span<const int32_t> b);
 
+// How many positions of `history` an evaluation of `tokens` (non-empty) keeps: their longest
+// common prefix, but at most tokens.size() - 2 (none for a single token), so that at least the
+// last two tokens are evaluated, in one batch: the last token's logits then have the bits of a
+// fresh evaluation of `tokens` (a one-row evaluation would take the decode kernels, whose
+// rounding differs; PromptChunkRows, runtime/sequence.h), and a repeated greedy request gives
+// what the first one gave. Only positions that history evaluated in batches keep those bits.
+size_t ReusablePrefixLength(absl::Span<const int32_t> history, absl::Span<const int32_t> tokens);
+
 // What EvalReusingPrefix did.
 struct PrefixReuse {
   int64_t reused = 0;     // positions kept from the sequence's history
@@ -23,8 +31,8 @@ struct PrefixReuse {
 };
 
 // Makes `sequence` hold exactly `tokens` (non-empty) with the last token's logits: keeps the
-// longest common prefix of its history and `tokens` — at most tokens.size() - 1 positions, since
-// the last token must be evaluated for its logits —, truncates the rest (Sequence::Truncate: O(1)
+// ReusablePrefixLength of its history and `tokens` (at most tokens.size() - 2 positions),
+// truncates the rest (Sequence::Truncate: O(1)
 // unless sliding-window rows must be recomputed, and bit-identical to a fresh sequence), then
 // evaluates the remaining tokens (Sequence::Eval in chunks, `observer` after each). The result
 // equals evaluating `tokens` on a fresh sequence, up to the rounding differences between batched

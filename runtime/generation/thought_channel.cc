@@ -1,5 +1,7 @@
 #include "runtime/generation/thought_channel.h"
 
+#include "base/status_macros.h"
+
 namespace cortiq {
 
 std::optional<ThoughtChannel> ThoughtChannel::ForTokenizer(const text::Tokenizer& tokenizer) {
@@ -9,6 +11,21 @@ std::optional<ThoughtChannel> ThoughtChannel::ForTokenizer(const text::Tokenizer
   return ThoughtChannel(*open, *close);
 }
 
+absl::StatusOr<ThoughtSplit> ThoughtChannel::Decode(text::StreamDecoder& decoder,
+                                                    int32_t token) {
+  if (IsMarker(token)) {
+    CORTIQ_ASSIGN_OR_RETURN(const std::string before, decoder.Flush());
+    return Push(token, before);
+  }
+  CORTIQ_ASSIGN_OR_RETURN(const std::string piece, decoder.Push(token));
+  return Push(token, piece);
+}
+
+absl::StatusOr<ThoughtSplit> ThoughtChannel::Finish(text::StreamDecoder& decoder) {
+  CORTIQ_ASSIGN_OR_RETURN(const std::string rest, decoder.Finish());
+  return Push(-1, rest);
+}
+
 ThoughtSplit ThoughtChannel::Push(int32_t token, absl::string_view piece) {
   ThoughtSplit split;
   if (state_ == State::kAnswer) {
@@ -16,14 +33,14 @@ ThoughtSplit ThoughtChannel::Push(int32_t token, absl::string_view piece) {
       state_ = State::kName;
       split.reasoning_token = true;
     }
-    // Text made final by a marker (bytes a decoder held back) was written before it.
+    // Text that came with the opening marker was written before it: the answer's.
     split.content = std::string(piece);
     return split;
   }
-  split.reasoning_token = true;
+  split.reasoning_token = token >= 0;
   if (token == close_id_) {
-    // Held-back bytes released by the closing marker were reasoning (or, before the name line
-    // ended, part of the name).
+    // Text that came with the closing marker was written before it: reasoning (or, before the
+    // name line ended, part of the name).
     if (state_ == State::kReasoning) split.reasoning = std::string(piece);
     state_ = State::kAnswer;
     return split;

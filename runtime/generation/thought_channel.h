@@ -47,12 +47,26 @@ class ThoughtChannel {
 
   ThoughtChannel(int32_t open_id, int32_t close_id) : open_id_(open_id), close_id_(close_id) {}
 
-  // Routes `piece`, the text that sampled `token` made final (a StreamDecoder's output, with the
-  // markers decoded to nothing), and advances the state: a marker opens or closes the channel;
-  // inside, the text up to and including the first '\n' is the channel's name ("thought") and is
-  // dropped, the rest is reasoning. A second <|channel> inside the channel, or a <channel|>
-  // outside it, changes nothing (counted with the channel it is in).
+  // Decodes sampled `token` with `decoder` (skip_special_tokens, as a server streams) and routes
+  // its text (Push). A marker is not given to the decoder: its own text goes nowhere (a GGUF
+  // vocabulary, as llama.cpp's converter writes Gemma 4's, may spell it as user-defined text
+  // rather than a special token), and the bytes the decoder held back before it (part of a
+  // character spelled by byte tokens) are flushed to the side they were written on.
+  // Errors: the decoder's (an id outside the vocabulary).
+  absl::StatusOr<ThoughtSplit> Decode(text::StreamDecoder& decoder, int32_t token);
+  // At the end of generation: the decoder's held-back bytes (StreamDecoder::Finish), routed to
+  // the side the reply ended on.
+  absl::StatusOr<ThoughtSplit> Finish(text::StreamDecoder& decoder);
+
+  // The state machine under Decode. `piece` is the text that came with `token`: for a marker,
+  // the text written before it (routed by the state the marker ends); otherwise the token's own
+  // final text. A marker opens or closes the channel; inside, the text up to and including the
+  // first '\n' is the channel's name ("thought") and is dropped, the rest is reasoning. A second
+  // <|channel> inside the channel, or a <channel|> outside it, changes nothing (counted with the
+  // channel it is in). token -1: text with no token (Finish).
   ThoughtSplit Push(int32_t token, absl::string_view piece);
+
+  bool IsMarker(int32_t token) const { return token == open_id_ || token == close_id_; }
 
   // Inside the channel (an open <|channel> not closed yet).
   bool open() const { return state_ != State::kAnswer; }

@@ -251,6 +251,28 @@ absl::StatusOr<std::string> StreamDecoder::HeldText() const {
   return all.size() > emitted_ ? all.substr(emitted_) : std::string();
 }
 
+absl::StatusOr<std::string> StreamDecoder::Flush() {
+  std::string out;
+  if (!local_) {
+    // pending_ stays (every id so far): the next Push decodes it all again and returns what
+    // extends the emitted_ bytes.
+    CORTIQ_ASSIGN_OR_RETURN(std::string all, tokenizer_->Decode(pending_, options_));
+    if (all.size() > emitted_) out = all.substr(emitted_);
+    emitted_ = all.size();
+    holding_ = false;
+    return out;
+  }
+  // Local mode holds back only byte tokens (a decoder's ByteFallback run).
+  if (!pending_.empty()) {
+    CORTIQ_ASSIGN_OR_RETURN(out, tokenizer_->Decode(pending_, options_));
+    any_emitted_ = true;
+  }
+  pending_.clear();
+  pending_bytes_.clear();
+  long_run_ = false;
+  return out;
+}
+
 absl::StatusOr<std::string> StreamDecoder::Finish() {
   std::string out;
   if (!local_) {

@@ -131,6 +131,11 @@ class StreamDecoder {
   absl::StatusOr<std::string> Push(TokenId id);
   // Returns the rest of the text (held-back bytes) and resets the decoder.
   absl::StatusOr<std::string> Finish();
+  // Returns the held-back bytes' text now, as Finish would (an incomplete character as U+FFFD),
+  // and goes on decoding from there: for a caller that cuts the text at a token it does not
+  // Push (the thought channel's markers, runtime/generation/thought_channel.h), so that no byte
+  // of the text before the cut comes out after it.
+  absl::StatusOr<std::string> Flush();
   // What Finish would return now (the held-back bytes' text if generation ended here), without
   // changing the decoder: a stop string that ends in held-back bytes (a newline spelled <0x0A>)
   // is seen when its token comes, not when the run of byte tokens ends. Empty when nothing is

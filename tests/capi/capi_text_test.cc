@@ -336,6 +336,34 @@ TEST_F(CApiTextTest, PiecesSpecialTokensAndEndOfGeneration) {
   }
 }
 
+// The thought channel's markers (API 1.5): Gemma 4's ids in a vocabulary that has them (the
+// cortiq-synth model's tokenizer is Gemma 4-shaped), -1 in one that does not (tiny-a's).
+TEST_F(CApiTextTest, ThoughtChannelTokens) {
+  int32_t id = 0;
+  ASSERT_EQ(cortiq_model_special_token(model_.get(), CORTIQ_TOKEN_CHANNEL_OPEN, &id),
+            CORTIQ_STATUS_OK);
+  EXPECT_EQ(id, -1);
+  ASSERT_EQ(cortiq_model_special_token(model_.get(), CORTIQ_TOKEN_CHANNEL_CLOSE, &id),
+            CORTIQ_STATUS_OK);
+  EXPECT_EQ(id, -1);
+  EXPECT_EQ(cortiq_model_special_token(model_.get(), 7, &id), CORTIQ_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(cortiq_last_error(), HasSubstr("kind 7 is not a cortiq_token_kind (0..6)"));
+
+  ModelPtr synth = OpenModel(std::string(CORTIQ_ARTIFACT_DIR) + "/synth-tiny.cortiq");
+  ASSERT_NE(synth, nullptr) << cortiq_last_error();
+  ASSERT_EQ(cortiq_model_special_token(synth.get(), CORTIQ_TOKEN_CHANNEL_OPEN, &id),
+            CORTIQ_STATUS_OK);
+  EXPECT_EQ(id, 100);
+  ASSERT_EQ(cortiq_model_special_token(synth.get(), CORTIQ_TOKEN_CHANNEL_CLOSE, &id),
+            CORTIQ_STATUS_OK);
+  EXPECT_EQ(id, 101);
+  char piece[32];
+  size_t length = 0;
+  ASSERT_EQ(cortiq_token_piece(synth.get(), 100, piece, sizeof(piece), &length),
+            CORTIQ_STATUS_OK);
+  EXPECT_EQ(std::string(piece, length), "<|channel>");
+}
+
 TEST_F(CApiTextTest, ChatFormatIsTheGemma4Rendering) {
   const cortiq_chat_message messages[] = {
       {"system", "  Be brief. "}, {"user", "Hi"}, {"assistant", "<|channel>thought\nhmm<channel|>Hello!"},

@@ -317,7 +317,9 @@ TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
   EXPECT_EQ(chat.out, "\n" + alone.out);
   EXPECT_THAT(chat.err, HasSubstr("context full: the conversation is "));
   EXPECT_THAT(chat.err, HasSubstr("the context holds 32"));
-  EXPECT_THAT(chat.err, HasSubstr("/clear starts a new conversation, /drop forgets the oldest"));
+  // Nothing to /drop or /clear yet: the way out is a larger context.
+  EXPECT_THAT(chat.err, HasSubstr("(-c/--ctx-size; the model supports "));
+  EXPECT_THAT(chat.err, Not(HasSubstr("/drop")));
   EXPECT_THAT(chat.err, HasSubstr("session (1 turn)"));
   // A reply that fills the context is cut and said so.
   const CommandResult cut = Chat("-c 16 --temp 0 --ignore-eos", "Hi\n");
@@ -325,53 +327,74 @@ TEST_F(CortiqChatTest, FullContextIsSaidAndTheChatGoesOn) {
   EXPECT_THAT(cut.err, HasSubstr("context full (16 positions): the reply was cut"));
 }
 
-// Context shift: a conversation that outgrows the context forgets its oldest exchanges, one at a
-// time, until the new message and room for its reply (-n here, under a quarter of the context)
-// fit; every message is answered as cortiq-run answers the conversation that is left. With
-// --no-context-shift the same input is refused instead.
+// Context shift: when a message and room for its reply (-n here, under a quarter of the context)
+// no longer fit, the conversation forgets its oldest exchanges until it fills at most half the
+// context; every message is answered as cortiq-run answers the conversation that is left. A
+// message that cannot fit even alone is refused and forgets nothing. With --no-context-shift
+// the messages that do not fit are refused instead.
 TEST_F(CortiqChatTest, AFullContextForgetsTheOldestExchanges) {
+  std::string too_long;
+  for (int i = 0; i < 40; ++i) too_long += "word ";
   const std::vector<std::string> users = {"Hello there", "Tell me a story about the sea",
-                                          "And then", "What else", "Thanks", "Bye now"};
+                                          "And then", too_long, "What else", "Thanks",
+                                          "Bye now", "Ok"};
   constexpr int64_t kContext = 64, kReply = 8;
   const std::string limits = "-n 8 --ignore-eos --special";
   const std::string input = absl::StrJoin(users, "\n") + "\n";
   const CommandResult chat = Chat(absl::StrCat("-c 64 --temp 0 ", limits), input);
-  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  ASSERT_EQ(chat.exit_code, 1) << chat.err;  // the too long message got no reply
 
-  std::vector<text::ChatMessage> messages;
+  std::vector<text::ChatMessage> messages;  // user and assistant, in turn
   std::string expected_out;
-  int drops = 0;
+  std::vector<std::string> expected_notes;
+  const auto tokens = [&](const std::vector<text::ChatMessage>& m) {
+    return static_cast<int64_t>(Encode(Render(m)).size());
+  };
   for (const std::string& user : users) {
-    messages.push_back(Message("user", user));
-    std::string rendered = Render(messages);
-    while (messages.size() > 1 &&
-           static_cast<int64_t>(Encode(rendered).size()) + kReply > kContext) {
-      messages.erase(messages.begin(), messages.begin() + 2);  // the oldest user + reply
-      rendered = Render(messages);
-      ++drops;
+    std::vector<text::ChatMessage> with = messages;
+    with.push_back(Message("user", user));
+    if (tokens({Message("user", user)}) > kContext) {
+      expected_out += "\n";  // refused: an empty line on the pipe, nothing forgotten
+      continue;
+    }
+    if (!messages.empty() && tokens(with) + kReply > kContext) {
+      size_t forgot = 0;
+      do {
+        messages.erase(messages.begin(), messages.begin() + 2);  // the oldest user + reply
+        ++forgot;
+        with = messages;
+        with.push_back(Message("user", user));
+      } while (!messages.empty() && tokens(with) > kContext / 2);
+      expected_notes.push_back(absl::StrCat("forgot the ", forgot == 1 ? "" : absl::StrCat(forgot, " "),
+                                            forgot == 1 ? "oldest exchange" : "oldest exchanges",
+                                            " (", messages.size() / 2,
+                                            messages.size() / 2 == 1 ? " exchange" : " exchanges",
+                                            " left; evaluated anew)"));
     }
     const std::string file = dir_ + "/conversation.txt";
-    std::ofstream(file, std::ios::binary) << rendered;
+    std::ofstream(file, std::ios::binary) << Render(with);
     const CommandResult run = Run(absl::StrCat("-f ", file, " --temp 0 ", limits));
     ASSERT_EQ(run.exit_code, 0) << run.err;
     expected_out += run.out + "\n";
+    messages = with;
     messages.push_back(Message("assistant", run.out));
   }
-  ASSERT_GE(drops, 2) << "the test should make the context overflow more than once";
+  ASSERT_GE(expected_notes.size(), 2u) << "the test should make the context overflow twice";
   EXPECT_EQ(chat.out, expected_out);
-  size_t said = 0;
-  for (size_t at = 0; (at = chat.err.find("forgot the oldest exchange", at)) != std::string::npos;
-       ++at) {
-    ++said;
+  std::vector<std::string> notes;
+  for (absl::string_view line : absl::StrSplit(chat.err, '\n')) {
+    const size_t at = line.find("forgot the ");
+    if (at != absl::string_view::npos) notes.emplace_back(line.substr(at));
   }
-  EXPECT_EQ(said, static_cast<size_t>(drops)) << chat.err;
+  EXPECT_EQ(notes, expected_notes) << chat.err;
   EXPECT_THAT(chat.err, Not(HasSubstr("the reply was cut")));
+  EXPECT_THAT(chat.err, HasSubstr("1 message(s) got no reply"));
 
   const CommandResult refused =
       Chat(absl::StrCat("-c 64 --temp 0 --no-context-shift ", limits), input);
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
-  EXPECT_THAT(refused.err, HasSubstr("got no reply"));
   EXPECT_THAT(refused.err, Not(HasSubstr("forgot")));
+  EXPECT_THAT(refused.err, HasSubstr("/drop forgets the oldest exchange"));
 }
 
 // EOF ends the chat with status 0 and the session's timings; no prompt markers on a pipe.
@@ -432,6 +455,33 @@ TEST_F(CortiqChatTest, SaveAndLoadContinueTheConversationInANewProcess) {
   EXPECT_EQ(counts[0].evaluated, unbroken_counts[2].evaluated);
   EXPECT_EQ(counts[0].reused, unbroken_counts[2].reused);
   EXPECT_GT(counts[0].reused, unbroken_counts[0].evaluated + 8);  // both turns' tokens
+}
+
+// /save never replaces a file that is not a chat file: the model being chatted with (a mistyped
+// path), a document. Both stay as they were and the chat goes on; a chat file is replaced.
+TEST_F(CortiqChatTest, SaveRefusesToReplaceOtherFiles) {
+  const std::string model = dir_ + "/self.cortiq";
+  ASSERT_EQ(std::system(absl::StrCat("cp ", model_, " ", model).c_str()), 0);
+  const std::string notes = dir_ + "/notes.txt";
+  std::ofstream(notes) << "precious\n";
+  const std::string chat_file = dir_ + "/chat.session";
+  const std::string input = dir_ + "/input.txt";
+  std::ofstream(input, std::ios::binary)
+      << absl::StrCat("Hi\n/save ", model, "\n/save ", notes, "\n/save ", chat_file, "\n/save ",
+                      chat_file, "\nAgain\n");
+  const CommandResult chat = RunCommand(
+      absl::StrCat(CORTIQ_CHAT_BINARY, " ", model, " -n 2 --ignore-eos --temp 0 <", input), dir_);
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(model, ": exists and is not a cortiq-chat file")));
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(notes, ": exists and is not a cortiq-chat file")));
+  EXPECT_EQ(std::system(absl::StrCat("cmp -s ", model_, " ", model).c_str()), 0);
+  std::ifstream in(notes);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+            "precious\n");
+  EXPECT_THAT(chat.err, HasSubstr(absl::StrCat("to ", chat_file)));
+  // The model still runs, and the chat answered both messages.
+  EXPECT_EQ(Run("--tokens 2,17 -n 1").exit_code, 0);
+  EXPECT_EQ(std::count(chat.out.begin(), chat.out.end(), '\n'), 2) << chat.out;
 }
 
 // A damaged file, a file of another model, a missing file and a file that is not a chat are

@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "runtime/artifact.h"
+#include "runtime/generation/prefix_reuse.h"
+#include "runtime/sequence.h"
 #include "runtime/session.h"
 #include "tests/e2e/golden_data.h"
 
@@ -101,6 +103,42 @@ TEST_P(PrefillRoundingTest, LongSequencesStayWithinTheBoundOfTokenByToken) {
   EXPECT_LE(worst, kBatchTolerance) << "at position " << worst_position;
   // Rounding, not a systematic error: the typical difference is a few f32 ulps of the logits.
   EXPECT_LE(total / static_cast<double>(by_token.size()), 1e-5);
+}
+
+// Sequence::Eval never leaves the last token a chunk of its own (PromptChunkRows): 10 tokens in
+// batches of 3 are 3 + 3 + 2 + 2, and the last logits (those that pick the first generated token)
+// are those of one batch of 10, bit for bit — as are those of a prompt whose cached prefix is kept
+// (EvalReusingPrefix evaluates at least two tokens). Before, 3 + 3 + 3 + 1 ran the last token
+// through the decode kernels.
+TEST_P(PrefillRoundingTest, NoPromptEndsInAChunkOfOneToken) {
+  const std::vector<int32_t> prompt(tokens_.begin(), tokens_.begin() + 10);
+  const auto last_logits = [&](int64_t batch_size, const std::vector<int32_t>& cached) {
+    SessionOptions options;
+    options.ctx_size = 64;
+    options.batch_size = batch_size;
+    absl::StatusOr<std::unique_ptr<Sequence>> sequence = Sequence::Create(*artifact_, options);
+    EXPECT_TRUE(sequence.ok()) << sequence.status();
+    if (!cached.empty()) EXPECT_TRUE((*sequence)->Eval(cached, BatchLogits::kNone).ok());
+    absl::StatusOr<PrefixReuse> reuse = EvalReusingPrefix(**sequence, prompt);
+    EXPECT_TRUE(reuse.ok()) << reuse.status();
+    EXPECT_LE(reuse->reused, 8);
+    absl::StatusOr<absl::Span<const float>> logits = (*sequence)->logits();
+    EXPECT_TRUE(logits.ok()) << logits.status();
+    return std::vector<float>(logits->begin(), logits->end());
+  };
+  const std::vector<float> whole = last_logits(16, {});
+  for (const int64_t batch : {3, 4, 9}) {
+    SCOPED_TRACE(batch);
+    EXPECT_TRUE(last_logits(batch, {}) == whole);
+  }
+  // The whole prompt cached (a repeated request): its last two tokens are evaluated again.
+  EXPECT_TRUE(last_logits(16, prompt) == whole);
+  EXPECT_EQ(PromptChunkRows(10, 3), 3u);
+  EXPECT_EQ(PromptChunkRows(4, 3), 2u);
+  EXPECT_EQ(PromptChunkRows(3, 2), 2u);  // unavoidable with chunks of 2
+  EXPECT_EQ(PromptChunkRows(1, 8), 1u);
+  EXPECT_EQ(ReusablePrefixLength(prompt, prompt), 8u);
+  EXPECT_EQ(ReusablePrefixLength(prompt, {prompt[0]}), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, PrefillRoundingTest,

@@ -4,10 +4,12 @@
 // channel's name).
 #include "runtime/generation/thought_channel.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/text/spec_builder.h"
@@ -71,13 +73,87 @@ TEST(ThoughtChannelTest, NameSplitAcrossTokensAndEmptyChannel) {
   EXPECT_EQ(r.reasoning_tokens, 3);
 }
 
-TEST(ThoughtChannelTest, HeldBytesGoWhereTheyWereWritten) {
-  // A decoder releases bytes it held (part of a character) with the next token: with the opening
-  // marker they were answer text, with the closing one reasoning.
+TEST(ThoughtChannelTest, TextThatComesWithAMarkerWasWrittenBeforeIt) {
+  // Decode flushes the decoder's held bytes at a marker and passes them with it: before the
+  // opening marker they were answer text, before the closing one reasoning.
   const Replay r = Split({{kText, "a"}, {kOpen, "\xC3\xA9"}, {kText, "thought\nb"},
                         {kClose, "\xC3\xA8"}, {kText, "c"}});
   EXPECT_EQ(r.content, "a\xC3\xA9" "c");
   EXPECT_EQ(r.reasoning, "b\xC3\xA8");
+}
+
+// A Gemma-like tokenizer: byte fallback (a character spelled by byte tokens is held back by the
+// stream decoder until its run ends) and the two markers, as special added tokens (Hugging Face's
+// tokenizer.json) or as plain vocabulary pieces decoded as text (llama.cpp's GGUF converter
+// writes Gemma 4's markers as user-defined tokens).
+enum Id : int32_t { kA, kB, kHi, kThought, kNewline, kC3, kA9, kMarkOpen, kMarkClose };
+text::Tokenizer MarkerTokenizer(bool special_markers) {
+  text::TokenizerSpec spec = text::BpeSpec(
+      {"a", "b", "Hi", "thought", "\n", "<0xC3>", "<0xA9>", "<|channel>", "<channel|>"}, {});
+  spec.model.byte_fallback = true;
+  text::DecoderSpec sequence;
+  sequence.type = text::DecoderType::kSequence;
+  text::DecoderSpec bytes, fuse;
+  bytes.type = text::DecoderType::kByteFallback;
+  fuse.type = text::DecoderType::kFuse;
+  sequence.children = {bytes, fuse};
+  spec.decoder = sequence;
+  if (special_markers) {
+    for (const int32_t id : {kMarkOpen, kMarkClose}) {
+      text::AddedTokenSpec added;
+      added.id = id;
+      added.content = spec.tokens[id].piece;
+      added.special = true;
+      spec.added_tokens.push_back(added);
+    }
+  }
+  absl::StatusOr<text::Tokenizer> t = text::Tokenizer::FromSpec(spec);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *std::move(t);
+}
+
+// Decode over `ids`, then Finish: what each side got.
+Replay DecodeAll(const text::Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  text::DecodeOptions options;
+  options.skip_special_tokens = true;
+  text::StreamDecoder decoder(&tokenizer, options);
+  std::optional<ThoughtChannel> channel = ThoughtChannel::ForTokenizer(tokenizer);
+  EXPECT_TRUE(channel.has_value());
+  Replay r;
+  for (const int32_t id : ids) {
+    absl::StatusOr<ThoughtSplit> split = channel->Decode(decoder, id);
+    EXPECT_TRUE(split.ok()) << split.status();
+    r.content += split->content;
+    r.reasoning += split->reasoning;
+    r.reasoning_tokens += split->reasoning_token;
+  }
+  absl::StatusOr<ThoughtSplit> rest = channel->Finish(decoder);
+  EXPECT_TRUE(rest.ok()) << rest.status();
+  EXPECT_FALSE(rest->reasoning_token);
+  r.content += rest->content;
+  r.reasoning += rest->reasoning;
+  return r;
+}
+
+TEST(ThoughtChannelTest, RealDecoderHeldBytesStayOnTheirSideOfEachMarker) {
+  for (const bool special : {true, false}) {
+    const text::Tokenizer t = MarkerTokenizer(special);
+    // "aé" <|channel> "thought\nabé" <channel|> "Hi": each é spelled <0xC3><0xA9>, held back by
+    // the decoder until a token that is not a byte comes — here the markers.
+    Replay r = DecodeAll(t, {kA, kC3, kA9, kMarkOpen, kThought, kNewline, kA, kB, kC3, kA9,
+                             kMarkClose, kHi});
+    EXPECT_EQ(r.content, "a\xC3\xA9Hi") << special;
+    EXPECT_EQ(r.reasoning, "ab\xC3\xA9") << special;  // the markers' own text nowhere
+    EXPECT_EQ(r.reasoning_tokens, 8) << special;
+    // Cut inside the channel with bytes held: they are reasoning.
+    r = DecodeAll(t, {kMarkOpen, kThought, kNewline, kB, kC3, kA9});
+    EXPECT_EQ(r.content, "") << special;
+    EXPECT_EQ(r.reasoning, "b\xC3\xA9") << special;
+    // Cut after the channel with bytes held: they are answer.
+    r = DecodeAll(t, {kMarkOpen, kThought, kNewline, kB, kMarkClose, kC3, kA9});
+    EXPECT_EQ(r.content, "\xC3\xA9") << special;
+    EXPECT_EQ(r.reasoning, "b") << special;
+  }
 }
 
 TEST(ThoughtChannelTest, SecondOpenInsideIsReasoningAndStateReported) {

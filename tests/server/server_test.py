@@ -194,6 +194,22 @@ class ServerTest(unittest.TestCase):
                                     "0.9", "--min-p", "0", "-s", "7", "--presence-penalty", "0.5",
                                     "--frequency-penalty", "0.2", "-n", "16"))
 
+    def test_a_cached_prompt_answers_as_a_fresh_one(self):
+        # The same greedy request again finds its prompt cached: at least its last two tokens
+        # are evaluated again, in one batch, so the answer and its log probabilities have the
+        # bits of the first (a one-row evaluation of the last token used the decode kernels).
+        body = {"prompt": "Alpha beta gamma delta", "max_tokens": 6, "temperature": 0,
+                "logprobs": 3}
+        replies = [self.complete(**body) for _ in range(3)]
+        first = replies[0]["choices"][0]
+        for reply in replies[1:]:
+            self.assertEqual(reply["choices"][0]["text"], first["text"])
+            self.assertEqual(reply["choices"][0]["logprobs"], first["logprobs"])
+            usage = reply["usage"]
+            self.assertEqual(usage["prompt_tokens_details"]["cached_tokens"],
+                             usage["prompt_tokens"] - 2)
+        self.assertEqual(first["text"], cortiq_run("-p", body["prompt"], "--temp", "0", "-n", "6"))
+
     def test_stop_string_and_max_tokens(self):
         full = self.complete("hello there", max_tokens=16)["choices"][0]["text"]
         stop = full[3:5]
@@ -589,12 +605,13 @@ class ServerTest(unittest.TestCase):
 OPEN, CLOSE = "<|channel>", "<channel|>"
 
 
-def split_thought_channel(raw):
-    """(answer, reasoning, reasoning token count) of a reply printed with its special tokens, as
-    the Gemma 4 chat template's strip_thinking reads it: the text from <|channel> to <channel|>
-    is the thought channel, its first line the channel's name. `raw` is made of the four pieces
-    the test allows (the two markers, "a", "\n"), one token each."""
-    answer, reasoning, tokens = "", "", 0
+def split_thought_channel(raw, stop=None):
+    """(answer, reasoning, reasoning token count, answer token count) of a reply printed with its
+    special tokens, as the Gemma 4 chat template's strip_thinking reads it: the text from
+    <|channel> to <channel|> is the thought channel, its first line the channel's name. `raw` is
+    made of the four pieces the test allows (the two markers, "a", "\n"), one token each. With
+    `stop` (a one-character stop string), the reply ends where the answer first has it."""
+    answer, reasoning, tokens, answer_tokens = "", "", 0, 0
     state = "answer"
     pos = 0
     while pos < len(raw):
@@ -604,7 +621,12 @@ def split_thought_channel(raw):
             if piece == OPEN:
                 state, tokens = "name", tokens + 1
             elif piece != CLOSE:  # a stray <channel|> is a special token: no text
+                answer_tokens += 1
+                if stop is not None and piece == stop:
+                    break
                 answer += piece
+            else:
+                answer_tokens += 1
             continue
         tokens += 1
         if piece == CLOSE:
@@ -616,7 +638,7 @@ def split_thought_channel(raw):
                 state = "reasoning"
         else:
             reasoning += piece
-    return answer, reasoning, tokens
+    return answer, reasoning, tokens, answer_tokens
 
 
 class ThoughtChannelTest(unittest.TestCase):
@@ -637,14 +659,14 @@ class ThoughtChannelTest(unittest.TestCase):
             ids.append(tokens["tokens"][0])
         # Only those four tokens are likely: replies that open and close the channel at random.
         bias = {str(i): 100 for i in ids}
-        checked_channels = 0
+        checked_channels = with_reasoning = with_answer = 0
         for seed in (5, 6, 7):
             run_args = ["--chat", "-p", "Hi", "--special", "--temp", "1", "-s", str(seed), "-n",
                         "40", "--ignore-eos"]
             for i in ids:
                 run_args += ["-l", "%d+100" % i]
             raw = cortiq_run(*run_args, model=SYNTH_MODEL)
-            answer, reasoning, reasoning_tokens = split_thought_channel(raw)
+            answer, reasoning, reasoning_tokens, answer_tokens = split_thought_channel(raw)
             # cortiq-run without --special, stdout a pipe: the answer on stdout, the thoughts on
             # stderr (before its timings).
             run = subprocess.run([RUN, SYNTH_MODEL, "-t", "1"] +
@@ -653,6 +675,7 @@ class ThoughtChannelTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertEqual(run.stdout.decode("utf-8"), answer)
             self.assertTrue(run.stderr.decode("utf-8").startswith(reasoning), run.stderr)
+            self.assertNotIn(OPEN, run.stdout.decode("utf-8"))
             checked_channels += raw.count(OPEN)
             body = {"messages": [{"role": "user", "content": "Hi"}], "temperature": 1,
                     "seed": seed, "max_tokens": 40, "ignore_eos": True, "logit_bias": bias}
@@ -674,13 +697,30 @@ class ThoughtChannelTest(unittest.TestCase):
             self.assertEqual("".join(d.get("reasoning_content", "") for d in deltas), reasoning)
             for d in deltas:
                 self.assertFalse("content" in d and "reasoning_content" in d, d)
+            # Log probabilities: one entry per answer token, none for the thought channel's.
+            status, reply = self.server.post("/v1/chat/completions", dict(body, logprobs=True))
+            self.assertEqual(status, 200, reply)
+            self.assertEqual(reply["choices"][0]["message"]["content"], answer)
+            self.assertEqual(len(reply["choices"][0]["logprobs"]["content"]), answer_tokens, raw)
+            # A stop string applies to the answer only: "a" in the reasoning does not stop it.
+            stop_answer, stop_reasoning, _, _ = split_thought_channel(raw, stop="a")
+            status, reply = self.server.post("/v1/chat/completions", dict(body, stop=["a"]))
+            self.assertEqual(status, 200, reply)
+            message = reply["choices"][0]["message"]
+            self.assertEqual(message["content"], stop_answer, raw)
+            self.assertEqual(message.get("reasoning_content", ""), stop_reasoning, raw)
+            with_reasoning += "a" in reasoning
+            with_answer += bool(answer)
             # A raw completion keeps every token's text in `text` (no chat format, no split).
             status, reply = self.server.post("/v1/completions", {
                 "prompt": "Hi", "max_tokens": 8, "temperature": 0, "logit_bias": {ids[2]: 100}})
             self.assertEqual(status, 200, reply)
             self.assertEqual(reply["choices"][0]["text"], "a" * 8)
             self.assertEqual(reply["usage"]["completion_tokens_details"]["reasoning_tokens"], 0)
+        # The seeds gave replies with channels, reasoning with an "a" in it and an answer.
         self.assertGreater(checked_channels, 3)
+        self.assertGreater(with_reasoning, 0)
+        self.assertGreater(with_answer, 0)
 
 
 if __name__ == "__main__":

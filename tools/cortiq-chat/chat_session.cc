@@ -75,9 +75,9 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
         " are kept for the reply"));
   }
   const auto start = std::chrono::steady_clock::now();
-  // What EvalReusingPrefix will evaluate (it keeps at most all but the last token).
-  const int64_t total = static_cast<int64_t>(
-      prompt.size() - std::min(CommonPrefixLength(sequence_->history(), prompt), prompt.size() - 1));
+  // What EvalReusingPrefix will evaluate.
+  const int64_t total =
+      static_cast<int64_t>(prompt.size() - ReusablePrefixLength(sequence_->history(), prompt));
   const auto observe = [&](const EvaluatedToken& t) { return progress(t, total); };
   absl::StatusOr<PrefixReuse> reuse = EvalReusingPrefix(*sequence_, prompt, observe);
   if (!reuse.ok()) {
@@ -108,6 +108,38 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
   turns_.push_back(Message("user", std::string(message)));
   turns_.push_back(Message("assistant", std::move(reply)));
   return turn;
+}
+
+absl::StatusOr<int> ChatSession::MakeRoom(absl::string_view message) {
+  const int64_t context = sequence_->ctx_size();
+  // Tokens of the conversation's first `skip` exchanges left out, with `message` and the
+  // generation prompt.
+  const auto prompt_tokens = [&](size_t skip) -> absl::StatusOr<int64_t> {
+    std::vector<text::ChatMessage> messages;
+    if (!system_.empty()) messages.push_back(Message("system", system_));
+    size_t users = 0;
+    for (const text::ChatMessage& m : turns_) {
+      users += m.role == "user";
+      if (users > skip) messages.push_back(m);
+    }
+    messages.push_back(Message("user", std::string(message)));
+    CORTIQ_ASSIGN_OR_RETURN(const std::string text, Render(messages));
+    CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> ids, EncodePrompt(*tokenizer_, text));
+    return static_cast<int64_t>(ids.size());
+  };
+  const size_t exchanges = static_cast<size_t>(this->exchanges());
+  if (exchanges == 0) return 0;
+  CORTIQ_ASSIGN_OR_RETURN(const int64_t whole, prompt_tokens(0));
+  if (whole + reply_room_ <= context) return 0;
+  CORTIQ_ASSIGN_OR_RETURN(const int64_t alone, prompt_tokens(exchanges));
+  if (alone > context) return 0;
+  size_t drop = 1;
+  for (; drop < exchanges; ++drop) {
+    CORTIQ_ASSIGN_OR_RETURN(const int64_t left, prompt_tokens(drop));
+    if (left <= context / 2 && left + reply_room_ <= context) break;
+  }
+  for (size_t i = 0; i < drop; ++i) DropOldestExchange();
+  return static_cast<int>(drop);
 }
 
 absl::StatusOr<SavedChat> ChatSession::Save() const {

@@ -73,6 +73,16 @@ class ChatSession {
   // turn re-evaluates what remains. False if there is none.
   bool DropOldestExchange();
 
+  // Context shift (llama-cli's, Ollama's), before the turn of `message`: when the conversation
+  // with it would not fit the context with the reply room (set_reply_room), forgets the oldest
+  // exchanges until it fills at most half the context — not just enough to fit, since what
+  // remains is evaluated anew (the cache's positions moved) and a conversation kept near full
+  // would shift, and be evaluated again, at every turn. Nothing is forgotten when no exchange
+  // is left to forget or when the system message and `message` alone do not fit: the turn then
+  // refuses the message and the conversation stays. Returns how many exchanges were forgotten.
+  // Errors: the renderer's and the tokenizer's (as Turn's).
+  absl::StatusOr<int> MakeRoom(absl::string_view message);
+
   // The conversation, the thinking setting, the sampler's generator and the sequence's state
   // (Sequence::Save), for /save. Errors: ResourceExhausted if the state buffer cannot be
   // allocated.

@@ -196,7 +196,7 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   chat.set_system(f.system);
   if (!f.no_context_shift) {
     const int64_t quarter = sequence->ctx_size() / 4;
-    chat.set_reply_room(f.n_predict > 0 ? std::min<int64_t>(f.n_predict, quarter) : quarter);
+    chat.set_reply_room(f.n_predict >= 0 ? std::min<int64_t>(f.n_predict, quarter) : quarter);
   }
 
   InstallInterruptHandler();
@@ -274,17 +274,18 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       return s;
     };
     const auto sink = [&](absl::string_view piece) { return thoughts.Answer(piece); };
-    absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
-    // Context shift (as llama-cli and Ollama): a conversation that no longer fits forgets its
-    // oldest exchanges, one at a time, until this message and room for its reply do (the system
-    // message stays; what remains is evaluated anew, the cache's positions having moved).
-    while (!f.no_context_shift && !turn.ok() && absl::IsResourceExhausted(turn.status()) &&
-           chat.DropOldestExchange()) {
-      Say(absl::StrCat("cortiq-chat: context full (", sequence->ctx_size(),
-                       " positions): forgot the oldest exchange (", Exchanges(chat.exchanges()),
-                       " left)"));
-      turn = chat.Turn(message, sink, &interrupt, observe);
+    if (!f.no_context_shift) {
+      // Context shift (ChatSession::MakeRoom). An error here is the turn's own (it renders and
+      // encodes the same conversation): Turn reports it.
+      absl::StatusOr<int> forgot = chat.MakeRoom(message);
+      if (forgot.ok() && *forgot > 0) {
+        Say(absl::StrCat("cortiq-chat: context full (", sequence->ctx_size(),
+                         " positions): forgot the ", *forgot == 1 ? "" : absl::StrCat(*forgot, " "),
+                         *forgot == 1 ? "oldest exchange" : "oldest exchanges", " (",
+                         Exchanges(chat.exchanges()), " left; evaluated anew)"));
+      }
     }
+    absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
     CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
     // The Ctrl-C that stopped this turn is handled: the next one, at the prompt, must find the
     // flag clear (a set flag makes the handler end the program).
@@ -298,9 +299,10 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       if (!input.interactive()) CORTIQ_RETURN_IF_ERROR(WriteOut("\n"));
       if (absl::IsResourceExhausted(s)) {
         Say(absl::StrCat("cortiq-chat: ", s.message(), " (-c/--ctx-size; the model supports ",
-                         plan.model.max_position_embeddings,
-                         "). /clear starts a new conversation, /drop forgets the oldest "
-                         "exchange."));
+                         plan.model.max_position_embeddings, ").",
+                         chat.exchanges() > 0 ? " /clear starts a new conversation, /drop "
+                                                "forgets the oldest exchange."
+                                              : ""));
         continue;
       }
       if (absl::IsCancelled(s)) {

@@ -367,11 +367,12 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   const auto sink = [&](absl::string_view piece) {
     return ids_mode ? absl::OkStatus() : thoughts.Answer(piece);
   };
-  CORTIQ_ASSIGN_OR_RETURN(
-      const GenerationResult result,
+  absl::StatusOr<GenerationResult> generated =
       Generate(*sequence, tokenizer ? &*tokenizer : nullptr, sampler, stop, generate, sink,
-               &InterruptFlag(), dumping ? &observer : nullptr));
+               &InterruptFlag(), dumping ? &observer : nullptr);
+  // The terminal's normal rendition back whatever ended the reply (an error mid-thought too).
   CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
+  CORTIQ_ASSIGN_OR_RETURN(const GenerationResult result, std::move(generated));
 
   if (logits_file != nullptr) CORTIQ_RETURN_IF_ERROR(logits_file->Close());
   for (auto& d : layer_files) CORTIQ_RETURN_IF_ERROR(d->Close());
