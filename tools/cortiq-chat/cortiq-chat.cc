@@ -387,9 +387,10 @@ int Main(int argc, char** argv) {
                "context (default: -1)");
   flags.AddBool("--special", &f.special, "print special tokens (<|channel>, ...)");
   flags.AddBool("--no-context-shift", &f.no_context_shift,
-                "when the conversation no longer fits the context, refuse the message (/drop "
-                "and /clear make room) instead of forgetting the oldest exchanges until it fits "
-                "with room for a reply (a quarter of the context, or -n if less)");
+                "when the conversation would leave less than room for a reply (a quarter of the "
+                "context, or -n if less), refuse the message (/drop and /clear make room) "
+                "instead of forgetting the oldest exchanges until it fills at most half the "
+                "context");
   flags.AddBool("--verbose", &f.verbose,
                 "timings of every turn on stderr (prompt tokens evaluated and reused from the "
                 "cache, tokens per second)");
