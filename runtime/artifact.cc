@@ -434,6 +434,14 @@ absl::StatusOr<std::unique_ptr<Artifact>> Artifact::Open(const std::string& path
     }
     return invalid("not a cortiq artifact (bad magic)");
   }
+  // Format versions grow by one at a time: a major version far beyond this build's is a damaged
+  // header (a flipped byte), not a newer cortiq.
+  if (h.version_major > kArtifactVersionMajor + 64) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": damaged header: its format version reads v", h.version_major, ".",
+        h.version_minor, ", which no cortiq writes (this build writes v", kArtifactVersionMajor,
+        ".", kArtifactVersionMinor, ")"));
+  }
   if (h.version_major > kArtifactVersionMajor) {
     return absl::FailedPreconditionError(absl::StrCat(
         path, ": was written by a newer cortiq (format v", h.version_major, ".",

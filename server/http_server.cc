@@ -453,64 +453,70 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [state](size_t, httplib::DataSink& sink) {
-        const auto write = [&](const std::string& data) {
-          if (sink.write(data.data(), data.size())) return true;
-          state->handle->Cancel();  // the client is gone: free the slot
-          return false;
-        };
-        if (state->header.kind == ApiKind::kChat && !state->sent_role) {
-          state->sent_role = true;
-          const std::string empty;
-          if (!write(SseData(ChunkJson(state->header, &empty, true, nullptr, nullptr)))) {
+  // The stream's body: chunked for HTTP/1.1 clients; HTTP/1.0 has no chunked transfer coding,
+  // so for an HTTP/1.0 request it is written as it comes and ended by closing the connection.
+  const auto provider = [state](size_t, httplib::DataSink& sink) {
+    const auto write = [&](const std::string& data) {
+      if (sink.write(data.data(), data.size())) return true;
+      state->handle->Cancel();  // the client is gone: free the slot
+      return false;
+    };
+    if (state->header.kind == ApiKind::kChat && !state->sent_role) {
+      state->sent_role = true;
+      const std::string empty;
+      if (!write(SseData(ChunkJson(state->header, &empty, true, nullptr, nullptr)))) {
+        return false;
+      }
+    }
+    std::optional<JobResult> result;
+    std::vector<JobEvent> events;
+    while (!result) {
+      events.clear();
+      state->handle->Wait(&events, &result, kPollInterval);
+      if (events.empty() && !result && !sink.is_writable()) {
+        state->handle->Cancel();
+        return false;
+      }
+      for (const JobEvent& e : events) {
+        if (!e.reasoning.empty()) {
+          // The thought channel's text in chunks of its own (delta.reasoning_content).
+          if (!write(SseData(
+                  ChunkJson(state->header, nullptr, false, nullptr, nullptr, &e.reasoning)))) {
             return false;
           }
         }
-        std::optional<JobResult> result;
-        std::vector<JobEvent> events;
-        while (!result) {
-          events.clear();
-          state->handle->Wait(&events, &result, kPollInterval);
-          if (events.empty() && !result && !sink.is_writable()) {
-            state->handle->Cancel();
-            return false;
-          }
-          for (const JobEvent& e : events) {
-            if (!e.reasoning.empty()) {
-              // The thought channel's text in chunks of its own (delta.reasoning_content).
-              if (!write(SseData(ChunkJson(state->header, nullptr, false, nullptr, nullptr,
-                                           &e.reasoning)))) {
-                return false;
-              }
-            }
-            if (e.text.empty() && !(state->want_logprobs && e.logprobs)) continue;
-            const json chunk = ChunkJson(state->header, &e.text, false, state->EventLogprobs(e),
-                                         nullptr);
-            state->text_chars += Utf8Length(e.text);
-            if (!write(SseData(chunk))) return false;
-          }
-        }
-        if (!result->status.ok()) {
-          // OpenAI streams report a failure as an error object in the stream.
-          if (!write(SseData(ApiErrorBody(ErrorFromStatus(result->status))))) return false;
-        } else {
-          if (!write(SseData(ChunkJson(state->header, nullptr, false, nullptr,
-                                       OpenAiFinishReason(result->reason))))) {
-            return false;
-          }
-          if (state->include_usage && !write(SseData(UsageChunkJson(state->header, *result)))) {
-            return false;
-          }
-        }
-        if (!write(kSseDone)) return false;
-        sink.done();
-        return true;
-      },
-      [state](bool success) {
-        if (!success) state->handle->Cancel();
-      });
+        if (e.text.empty() && !(state->want_logprobs && e.logprobs)) continue;
+        const json chunk =
+            ChunkJson(state->header, &e.text, false, state->EventLogprobs(e), nullptr);
+        state->text_chars += Utf8Length(e.text);
+        if (!write(SseData(chunk))) return false;
+      }
+    }
+    if (!result->status.ok()) {
+      // OpenAI streams report a failure as an error object in the stream.
+      if (!write(SseData(ApiErrorBody(ErrorFromStatus(result->status))))) return false;
+    } else {
+      if (!write(SseData(ChunkJson(state->header, nullptr, false, nullptr,
+                                   OpenAiFinishReason(result->reason))))) {
+        return false;
+      }
+      if (state->include_usage && !write(SseData(UsageChunkJson(state->header, *result)))) {
+        return false;
+      }
+    }
+    if (!write(kSseDone)) return false;
+    sink.done();
+    return true;
+  };
+  const auto releaser = [state](bool success) {
+    if (!success) state->handle->Cancel();
+  };
+  if (req.version == "HTTP/1.0") {
+    res.set_header("Connection", "close");
+    res.set_content_provider("text/event-stream", provider, releaser);
+  } else {
+    res.set_chunked_content_provider("text/event-stream", provider, releaser);
+  }
 }
 
 void HttpServer::Impl::Tokenize(const httplib::Request& req, httplib::Response& res) {

@@ -186,22 +186,30 @@ std::optional<ApiError> ParsePrompt(const json& body, CompletionRequest* out) {
     return std::nullopt;
   }
   if (!prompt->is_array()) {
-    return WrongType("prompt", "a string, an array of token ids or a list of one string", *prompt);
+    return WrongType("prompt",
+                     "a string, an array of token ids or a list of one string or one such array",
+                     *prompt);
   }
   if (prompt->empty()) return InvalidRequest("'prompt' is empty", "prompt");
   if (prompt->size() == 1 && (*prompt)[0].is_string()) {
     out->prompt = (*prompt)[0].get<std::string>();
     return std::nullopt;
   }
-  if ((*prompt)[0].is_string() || (*prompt)[0].is_array()) {
+  // A batch of one token-id array ([[2, 17, 300]], as OpenAI's clients send a list of prompts)
+  // is that prompt.
+  const bool one_id_list = prompt->size() == 1 && (*prompt)[0].is_array();
+  const json& ids = one_id_list ? (*prompt)[0] : *prompt;
+  const std::string name = one_id_list ? "prompt[0]" : "prompt";
+  if (ids.empty()) return InvalidRequest(absl::StrCat("'", name, "' is empty"), "prompt");
+  if ((*prompt)[0].is_string() || (!one_id_list && (*prompt)[0].is_array())) {
     return InvalidRequest("'prompt': one prompt per request (batches of prompts are not supported)",
                           "prompt");
   }
-  for (size_t i = 0; i < prompt->size(); ++i) {
-    const json& id = (*prompt)[i];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const json& id = ids[i];
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-      return InvalidRequest(absl::StrCat("'prompt[", i, "]' must be a token id (an integer >= 0)"),
-                            "prompt");
+      return InvalidRequest(
+          absl::StrCat("'", name, "[", i, "]' must be a token id (an integer >= 0)"), "prompt");
     }
     out->prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }

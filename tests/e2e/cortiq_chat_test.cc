@@ -397,6 +397,16 @@ TEST_F(CortiqChatTest, AFullContextForgetsTheOldestExchanges) {
   EXPECT_THAT(refused.err, HasSubstr("/drop forgets the oldest exchange"));
 }
 
+// A message that is not valid UTF-8 is refused naming the byte of the message (not an offset in
+// the rendered conversation); the next message is answered.
+TEST_F(CortiqChatTest, InvalidUtf8IsSaidAtTheMessagesByte) {
+  const CommandResult chat = Chat("-n 2 --ignore-eos --temp 0", "ab\xff\nHi\n");
+  EXPECT_EQ(chat.exit_code, 1) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("the message is not valid UTF-8 at byte 2 of it; not sent"));
+  const CommandResult alone = Chat("-n 2 --ignore-eos --temp 0", "Hi\n");
+  EXPECT_EQ(chat.out, "\n" + alone.out);
+}
+
 // EOF ends the chat with status 0 and the session's timings; no prompt markers on a pipe.
 TEST_F(CortiqChatTest, EndOfInputEndsCleanly) {
   const CommandResult chat = Chat("--temp 0 -n 3 --ignore-eos", "Hi");

@@ -3,6 +3,7 @@
 // the golden float64 logits; seeded sampling reproducible across thread counts and batch sizes
 // and equal to the ids mode; stop strings across token boundaries; <turn|> ends a chat turn; a
 // full context is said.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -409,6 +410,19 @@ TEST_F(CortiqRunTextTest, VerbosePromptPrintsPiecesAsText) {
   }
   EXPECT_TRUE(non_ascii) << "the prompt should have a piece with a non-ASCII character";
   EXPECT_EQ(r.err.find("\\3"), std::string::npos) << r.err;
+}
+
+// Ctrl-C during the generation stops it, says so, prints the timings and exits with 130 (as
+// llama.cpp's tools and shells report SIGINT), the text so far kept on stdout.
+TEST_F(CortiqRunTextTest, SigintStopsWithStatus130) {
+  ::cortiq::testing::Child child({CORTIQ_RUN_BINARY, ArtifactPath("tiny-a-f32", "opt"), "-p",
+                                  "Hello", "-c", "100000", "--ignore-eos", "-t", "1"});
+  ASSERT_TRUE(child.WaitForOutputBytes(8, 30)) << child.err();
+  child.Signal(SIGINT);
+  EXPECT_EQ(child.Wait(30), 130) << child.err();
+  EXPECT_THAT(child.err(), HasSubstr("cortiq-run: interrupted after "));
+  EXPECT_THAT(child.err(), HasSubstr("stop: interrupted"));
+  EXPECT_GE(child.out().size(), 8u);
 }
 
 }  // namespace

@@ -646,6 +646,22 @@ TEST_F(CorruptArtifactTest, NewerMajorVersion) {
           ": was written by a newer cortiq (format v4.3); this build reads v3");
 }
 
+// A version no cortiq writes (a flipped byte of the header) is damage, not a newer cortiq.
+TEST_F(CorruptArtifactTest, ImplausibleVersionIsDamage) {
+  EditHeader(
+      &bytes_,
+      [](ArtifactHeader& h) {
+        h.version_major = 2774138883u;
+        h.version_minor = 90;
+      },
+      /*fix_checksum=*/false);
+  const absl::Status status = Reopen();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(": damaged header: its format version reads v2774138883.90, which no "
+                        "cortiq writes (this build writes v3."));
+}
+
 TEST_F(CorruptArtifactTest, OlderMajorVersion) {
   for (uint32_t major : {0u, 1u}) {
     EditHeader(

@@ -210,6 +210,31 @@ class ServerTest(unittest.TestCase):
                              usage["prompt_tokens"] - 2)
         self.assertEqual(first["text"], cortiq_run("-p", body["prompt"], "--temp", "0", "-n", "6"))
 
+    def test_http_1_0_streams_without_chunked_coding(self):
+        # HTTP/1.0 has no chunked transfer coding: the events come as they are and the server
+        # closes the connection after data: [DONE].
+        s = socket.create_connection((self.server.host, self.server.port), timeout=TIMEOUT)
+        body = json.dumps({"prompt": "Hi", "max_tokens": 3, "stream": True,
+                           "temperature": 0}).encode()
+        s.sendall(b"POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\n"
+                  b"Authorization: Bearer " + API_KEY.encode() + b"\r\nContent-Length: " +
+                  str(len(body)).encode() + b"\r\n\r\n" + body)
+        data = b""
+        while True:
+            chunk = s.recv(65536)  # b"" once the server closes; a timeout fails the test
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        head, _, payload = data.decode("utf-8").partition("\r\n\r\n")
+        self.assertIn(" 200 ", head.split("\r\n")[0])
+        self.assertNotIn("chunked", head.lower())
+        self.assertIn("connection: close", head.lower())
+        events = [e for e in payload.split("\n\n") if e]
+        self.assertEqual(events[-1], "data: [DONE]")
+        text = "".join(json.loads(e[len("data: "):])["choices"][0]["text"] for e in events[:-1])
+        self.assertEqual(text, cortiq_run("-p", "Hi", "--temp", "0", "-n", "3"))
+
     def test_stop_string_and_max_tokens(self):
         full = self.complete("hello there", max_tokens=16)["choices"][0]["text"]
         stop = full[3:5]

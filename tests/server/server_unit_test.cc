@@ -70,6 +70,10 @@ TEST(RequestTest, CompletionPrompts) {
   ASSERT_FALSE(Parse(ApiKind::kCompletion, R"({"prompt": [2, 5, 9], "max_tokens": null})", &r));
   EXPECT_EQ(r.prompt_ids, (std::vector<int32_t>{2, 5, 9}));
   EXPECT_EQ(r.max_tokens, -1);
+  // A list of one token-id array is that prompt (OpenAI clients' list of prompts).
+  CompletionRequest one;
+  ASSERT_FALSE(Parse(ApiKind::kCompletion, R"({"prompt": [[2, 17, 300]]})", &one));
+  EXPECT_EQ(one.prompt_ids, (std::vector<int32_t>{2, 17, 300}));
   EXPECT_EQ(r.top_logprobs, -1);
   // max_completion_tokens wins over max_tokens; 3.0 is the integer 3.
   ASSERT_FALSE(Parse(ApiKind::kChat,
@@ -138,6 +142,11 @@ TEST(RequestTest, ErrorsNameTheMember) {
       {ApiKind::kCompletion, "{}", "prompt", "'prompt' is required"},
       {ApiKind::kCompletion, R"({"prompt": 5})", "prompt", "must be a string"},
       {ApiKind::kCompletion, R"({"prompt": [1, -1]})", "prompt", "'prompt[1]' must be a token id"},
+      {ApiKind::kCompletion, R"({"prompt": [[1, "x"]]})", "prompt",
+       "'prompt[0][1]' must be a token id"},
+      {ApiKind::kCompletion, R"({"prompt": [[]]})", "prompt", "'prompt[0]' is empty"},
+      {ApiKind::kCompletion, R"({"prompt": [[1], [2]]})", "prompt", "one prompt per request"},
+      {ApiKind::kCompletion, R"({"prompt": ["a", "b"]})", "prompt", "one prompt per request"},
       {ApiKind::kCompletion, R"({"prompt": "x", "echo": true})", "echo", "not supported"},
   };
   for (const Case& c : cases) {

@@ -158,6 +158,13 @@ absl::Status Run(const std::string& path) {
   for (int64_t t : threads) {
     if (t > 256) return absl::InvalidArgumentError("-t: at most 256 threads");
   }
+  for (int64_t b : batches) {
+    // The other tools' -b range (runtime/plan.h kMaxBatch).
+    if (b > kMaxBatch) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("-b: at most ", kMaxBatch, " tokens (got ", b, ")"));
+    }
+  }
 
   const Clock::time_point load_begin = Clock::now();
   CORTIQ_ASSIGN_OR_RETURN(

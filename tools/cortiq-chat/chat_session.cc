@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/generation/model_text.h"
+#include "runtime/text/unicode.h"
 
 namespace cortiq {
 namespace {
@@ -58,6 +59,13 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
                                            const std::atomic<bool>* interrupt,
                                            PromptObserver progress) {
   ChatTurn turn;
+  // Checked here, so that the offset is the message's (the tokenizer would name one in the
+  // rendered conversation).
+  if (const size_t bad = text::FindInvalidUtf8(std::string_view(message.data(), message.size()));
+      bad != std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the message is not valid UTF-8 at byte ", bad, " of it; not sent"));
+  }
   std::vector<text::ChatMessage> messages = Messages();
   messages.push_back(Message("user", std::string(message)));
   CORTIQ_ASSIGN_OR_RETURN(const std::string prompt_text, Render(messages));

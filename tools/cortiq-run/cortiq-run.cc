@@ -20,7 +20,8 @@
 // Errors: "cortiq-run: <message>" on stderr, exit status 1; among them non-finite (NaN/Inf)
 // logits, a prompt longer than the context, and dump paths that are not regular files, are the
 // model itself or are one another (base/file_checks.h). Dumps are written to fresh temporaries
-// and renamed into place only when the run succeeds (base/atomic_file.h).
+// and renamed into place only when the run succeeds (base/atomic_file.h). Ctrl-C (SIGINT) stops
+// the prompt or the generation and exits with status 130, as llama.cpp's tools do.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -406,6 +407,9 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   perf.total_seconds = prompt_seconds + result.total_seconds;
   std::fprintf(stderr, "\n%sstop: %s\n", FormatPerf(perf).c_str(),
                FinishReasonName(result.reason));
+  // Ctrl-C ends the run with status 130, as llama.cpp's tools (and shells) report SIGINT; what
+  // happened is said above.
+  if (result.reason == FinishReason::kInterrupted) return absl::CancelledError();
   return absl::OkStatus();
 }
 
@@ -460,8 +464,10 @@ int Main(int argc, char** argv) {
   absl::Status status = model.status();
   if (status.ok()) status = Run(flags, f, *model);
   if (!status.ok()) {
-    std::fprintf(stderr, "cortiq-run: %s\n", std::string(status.message()).c_str());
-    return 1;
+    if (!status.message().empty()) {
+      std::fprintf(stderr, "cortiq-run: %s\n", std::string(status.message()).c_str());
+    }
+    return absl::IsCancelled(status) ? 130 : 1;  // Cancelled: Ctrl-C (128 + SIGINT)
   }
   return 0;
 }
