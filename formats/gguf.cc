@@ -481,7 +481,11 @@ class GgufParser {
       CORTIQ_RETURN_IF_ERROR(ReadScalar(&info.type, absl::StrCat("the type of ", tensor)));
       const GgmlTypeTraits* traits = FindGgmlType(info.type);
       if (traits == nullptr) {
-        return Error(absl::StrCat(tensor, " has unknown ggml type ", info.type));
+        // Its block size is unknown too, so nothing after it can be read.
+        return Error(absl::StrCat(tensor, " has unknown ggml type ", info.type,
+                                  " (newer than this cortiq, or damaged); requantize the "
+                                  "checkpoint with llama-quantize to a type cortiq reads, e.g. "
+                                  "Q4_K_M or Q8_0"));
       }
       info.type_name = traits->name;
       info.dtype = DTypeFromGgmlType(info.type);

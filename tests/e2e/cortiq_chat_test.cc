@@ -481,7 +481,9 @@ TEST_F(CortiqChatTest, SaveRefusesToReplaceOtherFiles) {
                       chat_file, "\nAgain\n");
   const CommandResult chat = RunCommand(
       absl::StrCat(CORTIQ_CHAT_BINARY, " ", model, " -n 2 --ignore-eos --temp 0 <", input), dir_);
-  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  // Two /save failed: said at the end, status 1 (a script must not think its chat was kept).
+  EXPECT_EQ(chat.exit_code, 1) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("cortiq-chat: 2 /save or /load command(s) failed"));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(model, ": exists and is not a cortiq-chat file")));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(notes, ": exists and is not a cortiq-chat file")));
   EXPECT_EQ(std::system(absl::StrCat("cmp -s ", model_, " ", model).c_str()), 0);
@@ -495,7 +497,7 @@ TEST_F(CortiqChatTest, SaveRefusesToReplaceOtherFiles) {
 }
 
 // A damaged file, a file of another model, a missing file and a file that is not a chat are
-// refused naming the file, and the session goes on unchanged; /save to a missing directory says
+// refused naming the file, and the session goes on unchanged (the exit status then 1); /save to a missing directory says
 // so and leaves nothing; a second /save replaces the file whole.
 TEST_F(CortiqChatTest, LoadRefusesDamagedAndForeignFiles) {
   const std::string file = dir_ + "/chat.session";
@@ -531,7 +533,9 @@ TEST_F(CortiqChatTest, LoadRefusesDamagedAndForeignFiles) {
       absl::StrCat("/load ", damaged, "\n/load ", truncated, "\n/load ", not_chat, "\n/load ",
                    other, "\n/load ", dir_, "/missing.session\n/load\n/save ", dir_,
                    "/no/such/dir/x.session\nHi\n"));
-  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  // Every failed /load and /save is counted in the exit status (the usage message is not).
+  EXPECT_EQ(chat.exit_code, 1) << chat.err;
+  EXPECT_THAT(chat.err, HasSubstr("cortiq-chat: 6 /save or /load command(s) failed"));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(damaged, ": damaged: checksum mismatch; the "
                                                "conversation is unchanged")));
   EXPECT_THAT(chat.err, HasSubstr(absl::StrCat(truncated, ": damaged")));
@@ -545,7 +549,7 @@ TEST_F(CortiqChatTest, LoadRefusesDamagedAndForeignFiles) {
   // The same model with other KV caches: the cause is the KV type, not another model.
   const CommandResult f16 =
       Chat("-n 4 --ignore-eos --temp 0 --kv-type f16", absl::StrCat("/load ", file, "\n"));
-  ASSERT_EQ(f16.exit_code, 0) << f16.err;
+  EXPECT_EQ(f16.exit_code, 1) << f16.err;
   EXPECT_THAT(f16.err, HasSubstr(absl::StrCat(file, ": state saved with f32 KV caches; this "
                                               "session's are f16 (--kv-type)")));
 

@@ -20,7 +20,8 @@
 // stderr. Errors of one turn (a conversation that no longer fits the context, ...) are said on
 // stderr and the session goes on; from a pipe such a message still gets its (empty) line on
 // stdout, so that the Nth output line answers the Nth message, and the exit status at the end is
-// 1 if any message got no reply.
+// 1 if any message got no reply or a /save or /load failed (a script would otherwise go on
+// without the conversation it meant to load, or lose the one it meant to keep).
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,19 +121,20 @@ struct Totals {
 };
 
 // /save FILE: errors are said, the session goes on.
-void SaveChat(const ChatSession& chat, const Sequence& sequence, const std::string& path) {
+bool SaveChat(const ChatSession& chat, const Sequence& sequence, const std::string& path) {
   absl::StatusOr<SavedChat> saved = chat.Save();
   absl::Status s = saved.ok() ? WriteChatFile(path, *saved) : saved.status();
   if (!s.ok()) {
     Say(absl::StrCat("cortiq-chat: /save: ", s.message()));
-    return;
+    return false;
   }
   Say(absl::StrCat("cortiq-chat: saved the conversation (", Exchanges(chat.exchanges()), ", ",
                    sequence.length(), " positions) to ", path));
+  return true;
 }
 
-// /load FILE: on error the session is as it was.
-void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& path) {
+// /load FILE: on error the session is as it was. False on error.
+bool LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& path) {
   absl::StatusOr<SavedChat> saved = ReadChatFile(path);
   absl::Status s = saved.ok() ? chat->Load(*saved) : saved.status();
   if (!s.ok()) {
@@ -147,11 +149,12 @@ void LoadChat(ChatSession* chat, const Sequence& sequence, const std::string& pa
       }
     }
     Say(absl::StrCat("cortiq-chat: /load: ", message, "; the conversation is unchanged"));
-    return;
+    return false;
   }
   Say(absl::StrCat("cortiq-chat: loaded ", path, " (", Exchanges(chat->exchanges()), ", ",
                    sequence.length(), " positions", chat->enable_thinking() ? ", thinking on" : "",
                    ")"));
+  return true;
 }
 
 absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::string& model_path) {
@@ -211,7 +214,8 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
 
   Totals totals;
   int exit_code = 0;
-  int failed_turns = 0;  // messages that got no reply
+  int failed_turns = 0;     // messages that got no reply
+  int failed_commands = 0;  // /save and /load that failed
   std::string message;
   for (;;) {
     CORTIQ_ASSIGN_OR_RETURN(const InputEvent event, input.ReadMessage(&message));
@@ -255,9 +259,9 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
         if (argument.empty()) {
           Say(absl::StrCat("cortiq-chat: usage: ", command, " FILE"));
         } else if (command == "/save") {
-          SaveChat(chat, *sequence, std::string(argument));
+          failed_commands += !SaveChat(chat, *sequence, std::string(argument));
         } else {
-          LoadChat(&chat, *sequence, std::string(argument));
+          failed_commands += !LoadChat(&chat, *sequence, std::string(argument));
         }
       } else {
         Say(absl::StrCat("cortiq-chat: unknown command ", command, " (see /help)"));
@@ -369,6 +373,10 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
     std::fprintf(stderr, "cortiq-chat: %d message(s) got no reply\n", failed_turns);
     if (exit_code == 0) exit_code = 1;
   }
+  if (failed_commands > 0) {
+    std::fprintf(stderr, "cortiq-chat: %d /save or /load command(s) failed\n", failed_commands);
+    if (exit_code == 0) exit_code = 1;
+  }
   return exit_code;
 }
 
@@ -404,7 +412,7 @@ int Main(int argc, char** argv) {
       "  nothing to stdout.\n"
       "exit status:\n"
       "  0 at /exit or end of input; 1 on an error that ends the session or if any message got\n"
-      "  no reply; 130 after Ctrl-C at the prompt.\n"
+      "  no reply or a /save or /load failed; 130 after Ctrl-C at the prompt.\n"
       "examples:\n"
       "  cortiq-chat model.cortiq --system \"You are a concise assistant.\"\n"
       "  printf 'Hello\\nAnd in French?\\n' | cortiq-chat model.cortiq --temp 0");
