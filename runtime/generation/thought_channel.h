@@ -8,8 +8,9 @@
 //     <|channel>thought\n REASONING \n<channel|> ANSWER <turn|>
 //
 // and strips from earlier model turns (its `strip_thinking` macro: everything from <|channel>
-// to <channel|>). The markers are special tokens, so text decoded with skip_special_tokens
-// would run the channel's name, the reasoning and the answer together ("thought\n...answer").
+// to <channel|>). The markers are special tokens (user-defined ones in llama.cpp's GGUF, which
+// decode as text), so text decoded with skip_special_tokens would run the channel's name, the
+// reasoning and the answer together ("thought\n...answer"), markers and all from a GGUF.
 // ThoughtChannel routes each sampled token's text: to the answer (OpenAI's message.content)
 // outside the channel, to the reasoning (message.reasoning_content, as llama-server and other
 // OpenAI-compatible servers name it) inside, without the channel's name line; the markers
