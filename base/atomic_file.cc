@@ -97,12 +97,30 @@ absl::StatusOr<AtomicFile> AtomicFile::Create(const std::string& path,
   file.path_ = path;
   CORTIQ_ASSIGN_OR_RETURN(file.target_, ResolveOutputPath(path));
   const std::string dir = Dirname(file.target_);
+  // An existing file is replaced only if the user may write it (the rename needs only the
+  // directory's permission, so a read-only file would otherwise go as cp or an editor would not
+  // let it), and the replacement keeps its permission bits.
+  int keep_mode = -1;
+  struct stat st;
+  if (stat(file.target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (access(file.target_.c_str(), W_OK) != 0) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          path, ": is read-only (no write permission); refusing to replace it"));
+    }
+    keep_mode = static_cast<int>(st.st_mode & 0777);
+  }
+  const auto with_mode = [&](AtomicFile f) -> absl::StatusOr<AtomicFile> {
+    if (keep_mode >= 0 && fchmod(f.fd_, static_cast<mode_t>(keep_mode)) != 0) {
+      return ErrnoStatus(errno, absl::StrCat(path, ": cannot set the permissions of the new file"));
+    }
+    return f;
+  };
 
   // An unnamed file first: nothing to clean up if this process dies. linkat through
   // /proc/self/fd names it at Commit, so /proc must be there.
   if (allow_unnamed && access("/proc/self/fd", X_OK) == 0) {
     file.fd_ = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-    if (file.fd_ >= 0) return file;
+    if (file.fd_ >= 0) return with_mode(std::move(file));
     // Filesystems (and kernels) without O_TMPFILE say so with one of these; anything else
     // (a missing or read-only directory, no permission) would fail the named file too.
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
@@ -114,7 +132,7 @@ absl::StatusOr<AtomicFile> AtomicFile::Create(const std::string& path,
     file.fd_ = open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (file.fd_ >= 0) {
       file.temp_path_ = temp;
-      return file;
+      return with_mode(std::move(file));
     }
     if (errno != EEXIST) {
       return ErrnoStatus(errno, absl::StrCat(path, ": cannot create the temporary file ", temp));

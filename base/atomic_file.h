@@ -33,7 +33,9 @@ class AtomicFile {
   // Checks `path` with CheckOutputPath(path, inputs) (base/file_checks.h: an existing path must
   // be a regular file and not one of `inputs`), follows a symlinked `path` to the file it names
   // (ResolveOutputPath: the link is kept and its target replaced), and creates the temporary in
-  // that target's directory with mode 0666 & ~umask. Errors: CheckOutputPath's and
+  // that target's directory with mode 0666 & ~umask, or the replaced file's permission bits.
+  // An existing file the user may not write is refused (PermissionDenied "PATH: is read-only";
+  // root may write any). Errors: CheckOutputPath's and
   // ResolveOutputPath's; the errno's status for a directory that is missing or not writable.
   // `allow_unnamed` false skips O_TMPFILE and always uses a named temporary (for tests of that
   // path; the result is the same).

@@ -100,7 +100,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const Artifact& art
   }
   s->ctx_size_ = s->slots_[0]->sequence->ctx_size();
   const int64_t batch = s->slots_[0]->sequence->batch_size();
-  s->prefill_chunk_ = options.prefill_chunk > 0 ? std::min(options.prefill_chunk, batch) : batch;
+  // At least 3 rows where the batch allows: chunks of 2 would leave an odd prompt's last token
+  // alone (PromptChunkRows), and its logits would differ from a cached prompt's.
+  s->prefill_chunk_ = options.prefill_chunk > 0
+                          ? std::min(std::max<int64_t>(options.prefill_chunk, 3), batch)
+                          : batch;
   s->stats_.slots = options.parallel;
   s->thread_ = std::thread([p = s.get()] { p->Loop(); });
   return s;

@@ -113,6 +113,38 @@ TEST_P(AtomicFileTest, ReplacesTheOutputAndNothingElse) {
   EXPECT_THAT(List(dir_), ElementsAre("out.bin", "out.bin.tmp", "out.bin.tmp.link", "victim"));
 }
 
+// The replacement keeps the replaced file's permission bits; a file the user may not write is
+// refused (root may write any file, so that half runs only for another user).
+TEST_P(AtomicFileTest, KeepsThePermissionsAndRefusesReadOnlyFiles) {
+  const std::string out = Path("out.bin");
+  WriteText(out, "old");
+  ASSERT_EQ(chmod(out.c_str(), 0640), 0);
+  absl::StatusOr<AtomicFile> file = Create(out);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE(file->Write("new", 3).ok());
+  ASSERT_TRUE(file->Commit().ok());
+  struct stat st;
+  ASSERT_EQ(stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(ReadText(out), "new");
+  ASSERT_EQ(chmod(out.c_str(), 0444), 0);
+  if (geteuid() != 0) {
+    const absl::StatusOr<AtomicFile> refused = Create(out);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr(": is read-only (no write permission); refusing to replace it"));
+    EXPECT_EQ(ReadText(out), "new");
+  } else {
+    absl::StatusOr<AtomicFile> again = Create(out);  // root: replaced, still read-only
+    ASSERT_TRUE(again.ok()) << again.status();
+    ASSERT_TRUE(again->Write("x", 1).ok());
+    ASSERT_TRUE(again->Commit().ok());
+    ASSERT_EQ(stat(out.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0444u);
+  }
+}
+
 TEST_P(AtomicFileTest, AbandonedWritesLeaveTheOutputAsItWas) {
   const std::string out = Path("out.bin");
   WriteText(out, "old");

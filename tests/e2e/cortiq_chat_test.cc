@@ -394,6 +394,9 @@ TEST_F(CortiqChatTest, AFullContextForgetsTheOldestExchanges) {
       Chat(absl::StrCat("-c 64 --temp 0 --no-context-shift ", limits), input);
   EXPECT_EQ(refused.exit_code, 1) << refused.err;
   EXPECT_THAT(refused.err, Not(HasSubstr("forgot")));
+  // The reply room holds without the shift too: a message is refused, never answered with a
+  // reply cut short by the context.
+  EXPECT_THAT(refused.err, Not(HasSubstr("the reply was cut")));
   EXPECT_THAT(refused.err, HasSubstr("/drop forgets the oldest exchange"));
 }
 
@@ -405,6 +408,39 @@ TEST_F(CortiqChatTest, InvalidUtf8IsSaidAtTheMessagesByte) {
   EXPECT_THAT(chat.err, HasSubstr("the message is not valid UTF-8 at byte 2 of it; not sent"));
   const CommandResult alone = Chat("-n 2 --ignore-eos --temp 0", "Hi\n");
   EXPECT_EQ(chat.out, "\n" + alone.out);
+}
+
+// A second message that fits the context but would leave less than the reply room (-n 8) is
+// refused with --no-context-shift (never answered with a reply the context cuts short), and
+// makes the shift forget the first exchange without it.
+TEST_F(CortiqChatTest, TheReplyRoomHoldsWithAndWithoutTheShift) {
+  constexpr int64_t kContext = 64, kReply = 8;
+  const std::string limits = "-n 8 --ignore-eos --special --temp 0 -c 64";
+  const CommandResult first = Chat(limits, "Hi\n");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::vector<text::ChatMessage> messages = {
+      Message("user", "Hi"), Message("assistant", first.out.substr(0, first.out.size() - 1))};
+  // A second message whose conversation fits but leaves fewer than kReply positions.
+  std::string second;
+  for (int words = 1; words < 60 && second.empty(); ++words) {
+    std::string candidate;
+    for (int i = 0; i < words; ++i) candidate += "word ";
+    std::vector<text::ChatMessage> with = messages;
+    with.push_back(Message("user", candidate));
+    const int64_t n = static_cast<int64_t>(Encode(Render(with)).size());
+    if (n <= kContext && n + kReply > kContext) second = candidate;
+  }
+  ASSERT_FALSE(second.empty()) << "no message length lands in the reply room";
+  const CommandResult refused =
+      Chat(absl::StrCat(limits, " --no-context-shift"), absl::StrCat("Hi\n", second, "\n"));
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("are kept for the reply"));
+  EXPECT_THAT(refused.err, Not(HasSubstr("the reply was cut")));
+  const CommandResult shifted = Chat(limits, absl::StrCat("Hi\n", second, "\n"));
+  EXPECT_EQ(shifted.exit_code, 0) << shifted.err;
+  EXPECT_THAT(shifted.err,
+              HasSubstr("forgot the oldest exchange (0 exchanges left; evaluated anew)"));
+  EXPECT_THAT(shifted.err, Not(HasSubstr("the reply was cut")));
 }
 
 // EOF ends the chat with status 0 and the session's timings; no prompt markers on a pipe.

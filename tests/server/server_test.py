@@ -210,6 +210,27 @@ class ServerTest(unittest.TestCase):
                              usage["prompt_tokens"] - 2)
         self.assertEqual(first["text"], cortiq_run("-p", body["prompt"], "--temp", "0", "-n", "6"))
 
+    def test_prefill_chunks_of_two_still_answer_as_a_fresh_prompt(self):
+        # --prefill-chunk 2 is raised to 3: chunks of 2 would leave an odd prompt's last token
+        # alone, and a cached prompt (whose last two tokens are evaluated together) would answer
+        # differently.
+        server = Server("--prefill-chunk", "2", "--api-key", API_KEY)
+        try:
+            body = {"prompt": "One two three four five six seven", "max_tokens": 6,
+                    "temperature": 0, "logprobs": 2}
+            replies = []
+            for _ in range(2):
+                status, reply = server.post("/v1/completions", body)
+                self.assertEqual(status, 200, reply)
+                replies.append(reply)
+            self.assertEqual(replies[0]["usage"]["prompt_tokens_details"]["cached_tokens"], 0)
+            self.assertEqual(replies[0]["choices"][0]["logprobs"],
+                             replies[1]["choices"][0]["logprobs"])
+            self.assertEqual(replies[0]["choices"][0]["text"],
+                             cortiq_run("-p", body["prompt"], "--temp", "0", "-n", "6"))
+        finally:
+            self.assertEqual(server.stop(), 0)
+
     def test_http_1_0_streams_without_chunked_coding(self):
         # HTTP/1.0 has no chunked transfer coding: the events come as they are and the server
         # closes the connection after data: [DONE].

@@ -28,7 +28,9 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
                             values->threads, " physical cores)"));
   flags.AddInt("-b, --batch-size", "N", &values->batch_size, 0, kMaxBatch,
                "prompt tokens per batched evaluation; 0 = the compiled maximum "
-               "(cortiq-compile --max-batch), 1 = token by token (default: 0)");
+               "(cortiq-compile --max-batch), 1 = token by token (default: 0). Batches of 3 or "
+               "more give the same logits whatever the size; 1, and 2 for a prompt of an odd "
+               "length, evaluate tokens alone, whose last bits differ");
   flags.AddString("--kv-type", "f32|f16", &values->kv_type,
                   "element type of the KV caches: f32 (exact) or f16 (half the bytes; each cached "
                   "key and value rounded to binary16) (default: f32)");

@@ -32,8 +32,13 @@ absl::Status ThoughtDisplay::Thought(absl::string_view piece) {
     std::fwrite(piece.data(), 1, piece.size(), stderr);  // stderr is unbuffered
     return absl::OkStatus();
   }
-  if (!in_thought_ && color_) CORTIQ_RETURN_IF_ERROR(WriteStdout("\x1b[2m"));
+  if (!in_thought_) {
+    // Thoughts after some answer text (a model that answers, then thinks): on a line of their own.
+    if (!at_line_start_) CORTIQ_RETURN_IF_ERROR(WriteStdout("\n"));
+    if (color_) CORTIQ_RETURN_IF_ERROR(WriteStdout("\x1b[2m"));
+  }
   in_thought_ = true;
+  if (!piece.empty()) at_line_start_ = piece.back() == '\n';
   return WriteStdout(piece);
 }
 
@@ -41,13 +46,16 @@ absl::Status ThoughtDisplay::Answer(absl::string_view piece) {
   if (in_thought_) {
     CORTIQ_RETURN_IF_ERROR(EndReply());
     CORTIQ_RETURN_IF_ERROR(WriteStdout("\n"));
+    at_line_start_ = true;
   }
+  if (!piece.empty()) at_line_start_ = piece.back() == '\n';
   return WriteStdout(piece);
 }
 
 absl::Status ThoughtDisplay::EndReply() {
   if (in_thought_ && color_) CORTIQ_RETURN_IF_ERROR(WriteStdout("\x1b[0m"));
   in_thought_ = false;
+  at_line_start_ = true;  // the tools end each reply's line themselves
   return absl::OkStatus();
 }
 

@@ -10,7 +10,7 @@
 namespace cortiq {
 
 // On a terminal the thoughts are written to stdout in faint text (SGR 2; plain where NO_COLOR is
-// set, https://no-color.org), the answer after them on a line of its own; when stdout is a file
+// set, https://no-color.org), each run of them and the answer after them on lines of their own; when stdout is a file
 // or a pipe they go to stderr, so that stdout holds the answers only, as without thinking.
 // Errors: Internal "stdout: write failed: ..." (a failed write to stdout ends the tool's run).
 class ThoughtDisplay {
@@ -29,7 +29,8 @@ class ThoughtDisplay {
  private:
   bool terminal_ = false;
   bool color_ = false;
-  bool in_thought_ = false;  // the last text written to the terminal was a thought
+  bool in_thought_ = false;     // the last text written to the terminal was a thought
+  bool at_line_start_ = true;   // the reply's text on the terminal so far ends a line
 };
 
 }  // namespace cortiq

@@ -139,8 +139,10 @@ absl::StatusOr<int> ChatSession::MakeRoom(absl::string_view message) {
   if (exchanges == 0) return 0;
   CORTIQ_ASSIGN_OR_RETURN(const int64_t whole, prompt_tokens(0));
   if (whole + reply_room_ <= context) return 0;
+  // Forgetting everything would not leave room for a reply either: forget nothing (Turn refuses
+  // the message and the conversation stays).
   CORTIQ_ASSIGN_OR_RETURN(const int64_t alone, prompt_tokens(exchanges));
-  if (alone > context) return 0;
+  if (alone + reply_room_ > context) return 0;
   size_t drop = 1;
   for (; drop < exchanges; ++drop) {
     CORTIQ_ASSIGN_OR_RETURN(const int64_t left, prompt_tokens(drop));

@@ -78,8 +78,8 @@ class ChatSession {
   // exchanges until it fills at most half the context — not just enough to fit, since what
   // remains is evaluated anew (the cache's positions moved) and a conversation kept near full
   // would shift, and be evaluated again, at every turn. Nothing is forgotten when no exchange
-  // is left to forget or when the system message and `message` alone do not fit: the turn then
-  // refuses the message and the conversation stays. Returns how many exchanges were forgotten.
+  // is left to forget or when the system message and `message` alone would not leave the reply
+  // room either: the turn then refuses the message and the conversation stays. Returns how many exchanges were forgotten.
   // Errors: the renderer's and the tokenizer's (as Turn's).
   absl::StatusOr<int> MakeRoom(absl::string_view message);
 

@@ -197,7 +197,8 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   generate.reasoning = [&thoughts](absl::string_view piece) { return thoughts.Thought(piece); };
   ChatSession chat(sequence.get(), &tokenizer, &sampler, &stop, generate, f.thinking);
   chat.set_system(f.system);
-  if (!f.no_context_shift) {
+  {
+    // Room for a reply (with or without the context shift, as --help says).
     const int64_t quarter = sequence->ctx_size() / 4;
     chat.set_reply_room(f.n_predict >= 0 ? std::min<int64_t>(f.n_predict, quarter) : quarter);
   }
