@@ -155,7 +155,8 @@ int Main(int argc, char** argv) {
   flags.AddInt("--queue", "N", &f.queue, 0, 4096,
                "requests that may wait for a slot; more are answered 503");
   flags.AddInt("--prefill-chunk", "N", &f.prefill_chunk, 0, 1 << 20,
-               "prompt tokens evaluated per step between decode steps (0: the batch size)");
+               "prompt tokens evaluated per step between decode steps (0: the batch size; at "
+               "least 3, so that a prompt's last token is never evaluated alone)");
   flags.AddInt("--http-threads", "N", &f.http_threads, 0, 4096,
                "HTTP worker threads (0: parallel + queue + 8)");
   flags.AddString("--api-key", "KEY", &f.api_key,
