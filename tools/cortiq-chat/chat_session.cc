@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/generation/model_text.h"
@@ -116,6 +117,10 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
   turns_.push_back(Message("user", std::string(message)));
   turns_.push_back(Message("assistant", std::move(reply)));
   return turn;
+}
+
+bool ChatSession::IsContextFull(const absl::Status& status) {
+  return absl::IsResourceExhausted(status) && absl::StartsWith(status.message(), "context full:");
 }
 
 absl::StatusOr<int> ChatSession::MakeRoom(absl::string_view message) {

@@ -73,7 +73,11 @@ class ChatSession {
   // turn re-evaluates what remains. False if there is none.
   bool DropOldestExchange();
 
-  // Context shift (llama-cli's, Ollama's), before the turn of `message`: when the conversation
+  // Whether `status` is Turn's refusal for the context (ResourceExhausted "context full: ..."),
+  // after which nothing was evaluated and MakeRoom may help.
+  static bool IsContextFull(const absl::Status& status);
+
+  // Context shift (llama-cli's, Ollama's), for the turn of `message`: when the conversation
   // with it would not fit the context with the reply room (set_reply_room), forgets the oldest
   // exchanges until it fills at most half the context — not just enough to fit, since what
   // remains is evaluated anew (the cache's positions moved) and a conversation kept near full

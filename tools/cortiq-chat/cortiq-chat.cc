@@ -279,18 +279,20 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
       return s;
     };
     const auto sink = [&](absl::string_view piece) { return thoughts.Answer(piece); };
-    if (!f.no_context_shift) {
-      // Context shift (ChatSession::MakeRoom). An error here is the turn's own (it renders and
-      // encodes the same conversation): Turn reports it.
+    absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
+    // Context shift (ChatSession::MakeRoom), when the turn was refused for the context (then
+    // nothing was evaluated): checked only then, so that a turn that fits tokenizes the
+    // conversation once.
+    if (!f.no_context_shift && !turn.ok() && ChatSession::IsContextFull(turn.status())) {
       absl::StatusOr<int> forgot = chat.MakeRoom(message);
       if (forgot.ok() && *forgot > 0) {
         Say(absl::StrCat("cortiq-chat: context full (", sequence->ctx_size(),
                          " positions): forgot the ", *forgot == 1 ? "" : absl::StrCat(*forgot, " "),
                          *forgot == 1 ? "oldest exchange" : "oldest exchanges", " (",
                          Exchanges(chat.exchanges()), " left; evaluated anew)"));
+        turn = chat.Turn(message, sink, &interrupt, observe);
       }
     }
-    absl::StatusOr<ChatTurn> turn = chat.Turn(message, sink, &interrupt, observe);
     CORTIQ_RETURN_IF_ERROR(thoughts.EndReply());
     // The Ctrl-C that stopped this turn is handled: the next one, at the prompt, must find the
     // flag clear (a set flag makes the handler end the program).
