@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -423,6 +424,69 @@ TEST_F(CortiqRunTextTest, SigintStopsWithStatus130) {
   EXPECT_THAT(child.err(), HasSubstr("cortiq-run: interrupted after "));
   EXPECT_THAT(child.err(), HasSubstr("stop: interrupted"));
   EXPECT_GE(child.out().size(), 8u);
+}
+
+// On a terminal (a pty from script(1)) the thoughts of `--chat` are faint: each run of them
+// between SGR 2 and SGR 0, their text the reasoning an independent split of the --special output
+// gives (Gemma 4's format: the text between <|channel> and <channel|>, its first line the
+// channel's name); NO_COLOR gives no escape codes. The cortiq-synth model has Gemma 4's markers
+// (100, 101); the logit biases leave the markers, "a" (429) and "\n" (107) likely.
+TEST_F(CortiqRunTextTest, ThoughtsAreFaintOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string model = std::string(CORTIQ_ARTIFACT_DIR) + "/synth-tiny.cortiq";
+  const std::string args = absl::StrCat(
+      model, " -t 1 --chat -p Hi --temp 1 -n 40 --ignore-eos -l 100+100 -l 101+100 -l 429+100",
+      " -l 107+100");
+  int runs_seen = 0;
+  for (const int seed : {5, 6, 7}) {
+    SCOPED_TRACE(seed);
+    const CommandResult raw = Run(absl::StrCat(args, " -s ", seed, " --special"));
+    ASSERT_EQ(raw.exit_code, 0) << raw.err;
+    // The reasoning, by the template's rule.
+    std::string reasoning;
+    bool inside = false, name = false;
+    for (size_t at = 0; at < raw.out.size();) {
+      if (raw.out.compare(at, 10, "<|channel>") == 0) {
+        if (!inside) inside = name = true;
+        at += 10;
+      } else if (raw.out.compare(at, 10, "<channel|>") == 0) {
+        inside = false;
+        at += 10;
+      } else {
+        const char c = raw.out[at++];
+        if (inside && name) {
+          name = c != '\n';
+        } else if (inside) {
+          reasoning += c;
+        }
+      }
+    }
+    const std::string file = dir_ + "/tty.txt";
+    const auto on_tty = [&](const std::string& env) {
+      const int status = std::system(absl::StrCat("script -qec '", env, CORTIQ_RUN_BINARY, " ",
+                                                  args, " -s ", seed, " 2>/dev/null' /dev/null >",
+                                                  file).c_str());
+      EXPECT_EQ(status, 0);
+      std::ifstream in(file, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      return absl::StrReplaceAll(text, {{"\r\n", "\n"}});
+    };
+    const std::string tty = on_tty("");
+    std::string faint;
+    size_t at = 0, opened = 0;
+    while ((at = tty.find("\x1b[2m", at)) != std::string::npos) {
+      const size_t end = tty.find("\x1b[0m", at);
+      ASSERT_NE(end, std::string::npos) << tty;  // every faint run is closed
+      faint += tty.substr(at + 4, end - at - 4);
+      at = end + 4;
+      ++opened;
+    }
+    EXPECT_EQ(faint, reasoning) << tty;
+    if (!reasoning.empty()) EXPECT_GT(opened, 0u);
+    runs_seen += static_cast<int>(opened);
+    EXPECT_EQ(on_tty("NO_COLOR=1 ").find('\x1b'), std::string::npos);
+  }
+  EXPECT_GT(runs_seen, 0);
 }
 
 }  // namespace
