@@ -672,28 +672,6 @@ void LinearDigitsScalar(const void* w, const float* x, float* y, size_t rows, si
 
 }  // namespace
 
-void LinearQ4_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ4_0x16Vnni(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
-void LinearQ4_0x16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ4_0x16Avx2(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_0x16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
 bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void* w,
                    const float* x, float* y, size_t rows, size_t cols, size_t row_begin,
                    size_t row_end) {
@@ -710,22 +688,6 @@ bool LinearKDigits(DecodeLinearKernel vnni, DecodeLinearKernel avx2, const void*
   return false;
 }
 
-bool LinearQ4_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                         size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q4_0x16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
-  return true;
-}
-bool LinearRowsQ4_0x16Digits(const void* w, const float* x, size_t x_stride, float* y,
-                             size_t y_stride, size_t batch, size_t rows, size_t cols,
-                             size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q4_0x16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
-                                  row_begin, row_end);
-  return true;
-}
 bool LinearQ8_0x16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
                          size_t row_begin, size_t row_end) {
   if (DispatchedDecodeLinearPathQ8_0x16() != DecodeLinearPath::kVnni ||
@@ -746,11 +708,6 @@ bool LinearRowsQ8_0x16Digits(const void* w, const float* x, size_t x_stride, flo
   return true;
 }
 
-void LinearQ4_0x16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
-                               size_t cols, size_t row_begin, size_t row_end) {
-  LinearDigitsScalar<Q4_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
-}
-
 void LinearQ8_0x16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
                        size_t row_begin, size_t row_end) {
   LinearRowsDigits<Q8_0x16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
@@ -767,92 +724,59 @@ void LinearQ8_0x16DigitsScalar(const void* w, const float* x, float* y, size_t r
   LinearDigitsScalar<Q8_0x16Layout>(w, x, y, rows, cols, row_begin, row_end);
 }
 
-void LinearQ4_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ4_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
-void LinearQ4_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
-                               size_t cols, size_t row_begin, size_t row_end) {
-  LinearDigitsScalar<Q4_Kx16Layout>(w, x, y, rows, cols, row_begin, row_end);
-}
-void LinearQ4_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ4_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q4_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
-bool LinearQ4_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                         size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q4_Kx16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
-  return true;
-}
-bool LinearRowsQ4_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
-                             size_t y_stride, size_t batch, size_t rows, size_t cols,
-                             size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q4_Kx16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
-                                  row_begin, row_end);
-  return true;
-}
+// The seven entry points of a digit format with AVX2 kernels (ops/linear_vnni.h): its VNNI and
+// AVX2 kernels for one token and for a batch, its scalar twin, and the dispatched pair that
+// returns false (writing nothing) where DispatchedDecodeLinearPath() is kFloat. One macro so the
+// formats cannot drift apart; Q8_0x16 has no AVX2 kernel and its own dispatch rule (above).
+#define CORTIQ_DIGIT_FORMAT_ENTRY_POINTS(NAME, LAYOUT)                                        \
+  void Linear##NAME##Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,  \
+                          size_t row_begin, size_t row_end) {                                 \
+    LinearRowsDigits<LAYOUT>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,     \
+                             row_begin, row_end);                                             \
+  }                                                                                           \
+  void LinearRows##NAME##Vnni(const void* w, const float* x, size_t x_stride, float* y,       \
+                              size_t y_stride, size_t batch, size_t rows, size_t cols,        \
+                              size_t row_begin, size_t row_end) {                             \
+    LinearRowsDigits<LAYOUT>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,     \
+                             rows, cols, row_begin, row_end);                                 \
+  }                                                                                           \
+  void Linear##NAME##Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,  \
+                          size_t row_begin, size_t row_end) {                                 \
+    LinearRowsDigits<LAYOUT>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,     \
+                             row_begin, row_end);                                             \
+  }                                                                                           \
+  void LinearRows##NAME##Avx2(const void* w, const float* x, size_t x_stride, float* y,       \
+                              size_t y_stride, size_t batch, size_t rows, size_t cols,        \
+                              size_t row_begin, size_t row_end) {                             \
+    LinearRowsDigits<LAYOUT>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,     \
+                             rows, cols, row_begin, row_end);                                 \
+  }                                                                                           \
+  void Linear##NAME##DigitsScalar(const void* w, const float* x, float* y, size_t rows,       \
+                                  size_t cols, size_t row_begin, size_t row_end) {            \
+    LinearDigitsScalar<LAYOUT>(w, x, y, rows, cols, row_begin, row_end);                      \
+  }                                                                                           \
+  bool Linear##NAME##Digits(const void* w, const float* x, float* y, size_t rows,             \
+                            size_t cols, size_t row_begin, size_t row_end) {                  \
+    const DecodeLinearPath path = DispatchedDecodeLinearPath();                               \
+    if (path == DecodeLinearPath::kFloat) return false;                                       \
+    LinearRowsDigits<LAYOUT>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);   \
+    return true;                                                                              \
+  }                                                                                           \
+  bool LinearRows##NAME##Digits(const void* w, const float* x, size_t x_stride, float* y,     \
+                                size_t y_stride, size_t batch, size_t rows, size_t cols,      \
+                                size_t row_begin, size_t row_end) {                           \
+    const DecodeLinearPath path = DispatchedDecodeLinearPath();                               \
+    if (path == DecodeLinearPath::kFloat) return false;                                       \
+    LinearRowsDigits<LAYOUT>(path, w, x, x_stride, y, y_stride, batch, rows, cols, row_begin, \
+                             row_end);                                                        \
+    return true;                                                                              \
+  }
 
+CORTIQ_DIGIT_FORMAT_ENTRY_POINTS(Q4_0x16, Q4_0x16Layout)
+CORTIQ_DIGIT_FORMAT_ENTRY_POINTS(Q4_Kx16, Q4_Kx16Layout)
+CORTIQ_DIGIT_FORMAT_ENTRY_POINTS(Q5_Kx16, Q5_Kx16Layout)
 
-void LinearQ5_Kx16Vnni(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kVnni, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ5_Kx16Vnni(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kVnni, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
-void LinearQ5_Kx16DigitsScalar(const void* w, const float* x, float* y, size_t rows,
-                               size_t cols, size_t row_begin, size_t row_end) {
-  LinearDigitsScalar<Q5_Kx16Layout>(w, x, y, rows, cols, row_begin, row_end);
-}
-void LinearQ5_Kx16Avx2(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                       size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, cols, y, rows, 1, rows, cols,
-                                  row_begin, row_end);
-}
-void LinearRowsQ5_Kx16Avx2(const void* w, const float* x, size_t x_stride, float* y,
-                           size_t y_stride, size_t batch, size_t rows, size_t cols,
-                           size_t row_begin, size_t row_end) {
-  LinearRowsDigits<Q5_Kx16Layout>(DecodeLinearPath::kAvx2, w, x, x_stride, y, y_stride, batch,
-                                  rows, cols, row_begin, row_end);
-}
-bool LinearQ5_Kx16Digits(const void* w, const float* x, float* y, size_t rows, size_t cols,
-                         size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q5_Kx16Layout>(path, w, x, cols, y, rows, 1, rows, cols, row_begin, row_end);
-  return true;
-}
-bool LinearRowsQ5_Kx16Digits(const void* w, const float* x, size_t x_stride, float* y,
-                             size_t y_stride, size_t batch, size_t rows, size_t cols,
-                             size_t row_begin, size_t row_end) {
-  const DecodeLinearPath path = DispatchedDecodeLinearPath();
-  if (path == DecodeLinearPath::kFloat) return false;
-  LinearRowsDigits<Q5_Kx16Layout>(path, w, x, x_stride, y, y_stride, batch, rows, cols,
-                                  row_begin, row_end);
-  return true;
-}
+#undef CORTIQ_DIGIT_FORMAT_ENTRY_POINTS
 
 }  // namespace ops
 }  // namespace cortiq
