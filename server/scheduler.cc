@@ -395,31 +395,20 @@ void Scheduler::OnLogits(Slot& slot) {
   }
   JobEvent event;
   if (p.job.top_logprobs >= 0) event.logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
-  std::string piece;
-  if (slot.thought) {  // set only with a decoder
-    absl::StatusOr<ThoughtSplit> split = slot.thought->Decode(*slot.decoder, *token);
-    if (!split.ok()) {
-      End(slot, FinishReason::kInterrupted, split.status());
-      return;
-    }
-    piece = std::move(split->content);
-    event.reasoning = std::move(split->reasoning);
-    if (split->reasoning_token) {
-      ++slot.result.reasoning_tokens;
-      event.logprobs.reset();
-    }
-  } else if (slot.decoder) {
-    absl::StatusOr<std::string> pushed = slot.decoder->Push(*token);
-    if (!pushed.ok()) {
-      End(slot, FinishReason::kInterrupted, pushed.status());
-      return;
-    }
-    piece = *std::move(pushed);
+  text::StreamDecoder* const decoder = slot.decoder ? &*slot.decoder : nullptr;
+  ThoughtChannel* const thought = slot.thought ? &*slot.thought : nullptr;
+  absl::StatusOr<ThoughtSplit> split = DecodeReplyToken(decoder, thought, *token);
+  if (!split.ok()) {
+    End(slot, FinishReason::kInterrupted, split.status());
+    return;
   }
-  // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
-  const bool answer = !slot.thought || !slot.thought->open();
-  absl::StatusOr<sampling::StopUpdate> pushed_stop = PushDecodedPiece(
-      p.stop, slot.decoder && answer ? &*slot.decoder : nullptr, piece);
+  event.reasoning = std::move(split->reasoning);
+  if (split->reasoning_token) {
+    ++slot.result.reasoning_tokens;
+    event.logprobs.reset();
+  }
+  absl::StatusOr<sampling::StopUpdate> pushed_stop =
+      PushDecodedPiece(p.stop, AnswerDecoder(decoder, thought), split->content);
   if (!pushed_stop.ok()) {
     End(slot, FinishReason::kInterrupted, pushed_stop.status());
     return;
@@ -448,18 +437,15 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   slot.result.status = status;
   // The text held back: the decoder's incomplete bytes, then what the stop strings held.
   if (status.ok() && reason != FinishReason::kStopString) {
+    // The held bytes go to the side the reply ended on.
     std::string rest;
-    if (slot.thought) {  // the held bytes go to the side the reply ended on
-      absl::StatusOr<ThoughtSplit> split = slot.thought->Finish(*slot.decoder);
-      if (split.ok()) {
-        if (!split->reasoning.empty()) {
-          p.handle->Push(JobEvent{std::string(), std::move(split->reasoning), std::nullopt});
-        }
-        rest = std::move(split->content);
+    absl::StatusOr<ThoughtSplit> held = FinishReply(slot.decoder ? &*slot.decoder : nullptr,
+                                                    slot.thought ? &*slot.thought : nullptr);
+    if (held.ok()) {
+      if (!held->reasoning.empty()) {
+        p.handle->Push(JobEvent{std::string(), std::move(held->reasoning), std::nullopt});
       }
-    } else if (slot.decoder) {
-      absl::StatusOr<std::string> finished = slot.decoder->Finish();
-      if (finished.ok()) rest = *std::move(finished);
+      rest = std::move(held->content);
     }
     sampling::StopUpdate update = p.stop.Push(-1, rest);
     std::string text = std::move(update.text);

@@ -58,10 +58,12 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
   decode.skip_special_tokens = !options.special;
   std::optional<text::StreamDecoder> stream;
   if (tokenizer != nullptr) stream.emplace(tokenizer, decode);
-  std::optional<ThoughtChannel> thought;  // only with a decoder (stream)
+  std::optional<ThoughtChannel> thought;
   if (tokenizer != nullptr && options.reasoning && !options.special) {
     thought = ThoughtChannel::ForTokenizer(*tokenizer);
   }
+  text::StreamDecoder* const decoder = stream ? &*stream : nullptr;
+  ThoughtChannel* const thought_or_null = thought ? &*thought : nullptr;
   const auto think = [&](const std::string& piece) -> absl::Status {
     if (piece.empty()) return absl::OkStatus();
     result.reasoning += piece;
@@ -86,14 +88,10 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
   // back for the stop strings.
   const auto finish = [&](FinishReason reason) -> absl::Status {
     result.reason = reason;
-    std::string rest;
-    if (thought) {  // the held bytes go to the side the reply ended on
-      CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit split, thought->Finish(*stream));
-      CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
-      rest = std::move(split.content);
-    } else if (stream) {
-      CORTIQ_ASSIGN_OR_RETURN(rest, stream->Finish());
-    }
+    // The held bytes go to the side the reply ended on.
+    CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit held, FinishReply(decoder, thought_or_null));
+    CORTIQ_RETURN_IF_ERROR(think(held.reasoning));
+    const std::string rest = std::move(held.content);
     // -1 is never an end-of-generation id (StopCondition::Create refuses negative ones).
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(stop.Push(-1, rest)));
     if (stopped) return absl::OkStatus();
@@ -118,19 +116,11 @@ absl::StatusOr<GenerationResult> Generate(Sequence& sequence, const text::Tokeni
       CORTIQ_RETURN_IF_ERROR(finish(FinishReason::kEndOfGeneration));
       break;
     }
-    std::string piece;
-    if (thought) {
-      CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit split, thought->Decode(*stream, token));
-      piece = std::move(split.content);
-      CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
-    } else if (stream) {
-      CORTIQ_ASSIGN_OR_RETURN(piece, stream->Push(token));
-    }
-    // Inside the thought channel the decoder's held bytes are reasoning: no stop string there.
-    const bool answer = !thought || !thought->open();
+    CORTIQ_ASSIGN_OR_RETURN(ThoughtSplit split, DecodeReplyToken(decoder, thought_or_null, token));
+    CORTIQ_RETURN_IF_ERROR(think(split.reasoning));
     CORTIQ_ASSIGN_OR_RETURN(
         const sampling::StopUpdate update,
-        PushDecodedPiece(stop, stream && answer ? &*stream : nullptr, piece));
+        PushDecodedPiece(stop, AnswerDecoder(decoder, thought_or_null), split.content));
     CORTIQ_ASSIGN_OR_RETURN(const bool stopped, apply(update));
     if (stopped) break;
     if (options.max_tokens >= 0 &&

@@ -55,4 +55,21 @@ ThoughtSplit ThoughtChannel::Push(int32_t token, absl::string_view piece) {
   return split;
 }
 
+absl::StatusOr<ThoughtSplit> DecodeReplyToken(text::StreamDecoder* decoder,
+                                              ThoughtChannel* thought, int32_t token) {
+  if (decoder == nullptr) return ThoughtSplit();
+  if (thought != nullptr) return thought->Decode(*decoder, token);
+  ThoughtSplit split;
+  CORTIQ_ASSIGN_OR_RETURN(split.content, decoder->Push(token));
+  return split;
+}
+
+absl::StatusOr<ThoughtSplit> FinishReply(text::StreamDecoder* decoder, ThoughtChannel* thought) {
+  if (decoder == nullptr) return ThoughtSplit();
+  if (thought != nullptr) return thought->Finish(*decoder);
+  ThoughtSplit split;
+  CORTIQ_ASSIGN_OR_RETURN(split.content, decoder->Finish());
+  return split;
+}
+
 }  // namespace cortiq

@@ -79,6 +79,20 @@ class ThoughtChannel {
   State state_ = State::kAnswer;
 };
 
+// The step a generation loop takes per sampled token: `token`'s text from `decoder`, split by
+// `thought` where there is one (ThoughtChannel::Decode), else all of it answer. A null decoder (a
+// model without a tokenizer) gives no text. Errors: the decoder's.
+absl::StatusOr<ThoughtSplit> DecodeReplyToken(text::StreamDecoder* decoder,
+                                              ThoughtChannel* thought, int32_t token);
+// At the end of a reply: the decoder's held-back bytes, split the same way.
+absl::StatusOr<ThoughtSplit> FinishReply(text::StreamDecoder* decoder, ThoughtChannel* thought);
+// The decoder whose held-back bytes a stop string may end in (PushDecodedPiece): null inside the
+// thought channel, where they are reasoning and stop strings do not apply.
+inline const text::StreamDecoder* AnswerDecoder(const text::StreamDecoder* decoder,
+                                                const ThoughtChannel* thought) {
+  return thought != nullptr && thought->open() ? nullptr : decoder;
+}
+
 }  // namespace cortiq
 
 #endif  // CORTIQ_RUNTIME_GENERATION_THOUGHT_CHANNEL_H_
