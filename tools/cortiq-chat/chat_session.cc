@@ -56,6 +56,19 @@ absl::StatusOr<std::string> ChatSession::Render(
   return RenderChatPrompt(*tokenizer_, messages, options);
 }
 
+absl::StatusOr<std::vector<int32_t>> ChatSession::PromptIds(size_t skip,
+                                                          absl::string_view message) const {
+  std::vector<text::ChatMessage> messages;
+  if (!system_.empty()) messages.push_back(Message("system", system_));
+  size_t begin = 0;
+  for (size_t i = 0; i < skip && begin < turns_.size(); ++i) begin = ExchangeEnd(begin);
+  messages.insert(messages.end(), turns_.begin() + static_cast<std::ptrdiff_t>(begin),
+                  turns_.end());
+  messages.push_back(Message("user", std::string(message)));
+  CORTIQ_ASSIGN_OR_RETURN(const std::string text, Render(messages));
+  return EncodePrompt(*tokenizer_, text);
+}
+
 absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink sink,
                                            const std::atomic<bool>* interrupt,
                                            PromptObserver progress) {
@@ -67,10 +80,7 @@ absl::StatusOr<ChatTurn> ChatSession::Turn(absl::string_view message, TextSink s
     return absl::InvalidArgumentError(
         absl::StrCat("the message is not valid UTF-8 at byte ", bad, " of it; not sent"));
   }
-  std::vector<text::ChatMessage> messages = Messages();
-  messages.push_back(Message("user", std::string(message)));
-  CORTIQ_ASSIGN_OR_RETURN(const std::string prompt_text, Render(messages));
-  CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> prompt, EncodePrompt(*tokenizer_, prompt_text));
+  CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> prompt, PromptIds(0, message));
   turn.prompt_tokens = static_cast<int64_t>(prompt.size());
   if (turn.prompt_tokens > sequence_->ctx_size()) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -125,22 +135,14 @@ bool ChatSession::IsContextFull(const absl::Status& status) {
 
 absl::StatusOr<int> ChatSession::MakeRoom(absl::string_view message) {
   const int64_t context = sequence_->ctx_size();
-  // Tokens of the conversation's first `skip` exchanges left out, with `message` and the
-  // generation prompt.
   const auto prompt_tokens = [&](size_t skip) -> absl::StatusOr<int64_t> {
-    std::vector<text::ChatMessage> messages;
-    if (!system_.empty()) messages.push_back(Message("system", system_));
-    size_t users = 0;
-    for (const text::ChatMessage& m : turns_) {
-      users += m.role == "user";
-      if (users > skip) messages.push_back(m);
-    }
-    messages.push_back(Message("user", std::string(message)));
-    CORTIQ_ASSIGN_OR_RETURN(const std::string text, Render(messages));
-    CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> ids, EncodePrompt(*tokenizer_, text));
+    CORTIQ_ASSIGN_OR_RETURN(const std::vector<int32_t> ids, PromptIds(skip, message));
     return static_cast<int64_t>(ids.size());
   };
-  const size_t exchanges = static_cast<size_t>(this->exchanges());
+  // Exchanges as DropOldestExchange counts them (a conversation loaded with a leading reply has
+  // one more than its user messages).
+  size_t exchanges = 0;
+  for (size_t begin = 0; begin < turns_.size(); begin = ExchangeEnd(begin)) ++exchanges;
   if (exchanges == 0) return 0;
   CORTIQ_ASSIGN_OR_RETURN(const int64_t whole, prompt_tokens(0));
   if (whole + reply_room_ <= context) return 0;
@@ -193,11 +195,15 @@ void ChatSession::Clear() {
   sequence_->Reset();
 }
 
+size_t ChatSession::ExchangeEnd(size_t begin) const {
+  size_t end = begin + 1;  // past the message at `begin` and the replies after it
+  while (end < turns_.size() && turns_[end].role != "user") ++end;
+  return end;
+}
+
 bool ChatSession::DropOldestExchange() {
   if (turns_.empty()) return false;
-  size_t end = 1;  // past the first user message and the assistant messages after it
-  while (end < turns_.size() && turns_[end].role != "user") ++end;
-  turns_.erase(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(end));
+  turns_.erase(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(ExchangeEnd(0)));
   return true;
 }
 

@@ -120,6 +120,15 @@ class ChatSession {
   absl::StatusOr<std::string> Render(absl::Span<const text::ChatMessage> messages) const;
 
  private:
+  // The prompt ids of the conversation without its first `skip` exchanges (as `skip` calls of
+  // DropOldestExchange would leave it; the system message
+  // kept), then `message` as a user turn and the generation prompt: Turn's (skip 0) and
+  // MakeRoom's measure of what is left.
+  absl::StatusOr<std::vector<int32_t>> PromptIds(size_t skip, absl::string_view message) const;
+  // The index past the exchange starting at turns_[begin]: that message and the replies after it
+  // (DropOldestExchange removes [0, ExchangeEnd(0))).
+  size_t ExchangeEnd(size_t begin) const;
+
   Sequence* sequence_;
   const text::Tokenizer* tokenizer_;
   sampling::Sampler* sampler_;
