@@ -329,40 +329,10 @@ TEST_P(IntegerKernelTest, MatchesTheScalarBits) {
 TEST_P(IntegerKernelTest, LinearRowsKeepsTheBitsOfLinear) {
   const IntegerKernel& kernel = GetParam();
   const Format& f = *kernel.format;
-  const size_t rows = 37, cols = 1536, rb = 3, re = 36;
+  const size_t rows = 37, cols = 1536;
   const std::vector<uint8_t> w = MakeMatrix(f, rows, cols, false, 9);
-  for (int into_l2 : {0, 1}) {
-    SetDecodePrefetchIntoL2ForTest(into_l2);
-    for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
-      const size_t x_stride = cols + 16, y_stride = rows + 2;
-      std::vector<float> x(batch * x_stride, test::Sentinel());
-      for (size_t t = 0; t < batch; ++t) {
-        const std::vector<float> v = test::HardActivations(cols, static_cast<uint32_t>(20 + t));
-        memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
-      }
-      for (int variant = 0; variant < 2; ++variant) {
-        std::vector<float> y(batch * y_stride, test::Sentinel());
-        (variant == 0 ? f.rows_dispatched : kernel.rows)(w.data(), x.data(), x_stride, y.data(),
-                                                         y_stride, batch, rows, cols, rb, re);
-        for (size_t t = 0; t < batch; ++t) {
-          std::vector<float> alone(rows, test::Sentinel());
-          f.dispatched(w.data(), &x[t * x_stride], alone.data(), rows, cols, rb, re);
-          for (size_t r = 0; r < y_stride; ++r) {
-            const float got = y[t * y_stride + r];
-            if (r < rb || r >= re) {
-              EXPECT_TRUE(isnan(got)) << kernel.name << " batch " << batch << " token " << t
-                                      << " row " << r;
-            } else {
-              EXPECT_TRUE(SameBits(alone[r], got)) << kernel.name << " batch " << batch
-                                                   << " variant " << variant << " token " << t
-                                                   << " row " << r << " into_l2 " << into_l2;
-            }
-          }
-        }
-      }
-    }
-  }
-  SetDecodePrefetchIntoL2ForTest(-1);
+  test::ExpectRowsKeepTheBitsOfLinear(f.dispatched, {f.rows_dispatched, kernel.rows}, w.data(),
+                                      rows, cols, 3, 36, kernel.name);
 }
 
 // Non-finite activations: the kernel's own digits (not only the dispatched

@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 #include "hwy/base.h"
+#include "ops/cpu_features.h"
 #include "ops/quantize.h"
 #include "ops/quantize_k.h"
 #include "ops/reference.h"
@@ -218,6 +219,49 @@ inline std::vector<float> HardActivations(size_t cols, uint32_t seed) {
     }
   }
   return x;
+}
+
+// Checks that each `rows` kernel (y [batch, rows] = W x_t for token rows x [batch, cols], with
+// strides past both) gives every token the bits `linear` gives that token alone on rows
+// [rb, re) and writes no other row (left NaN): batches of 1, 2, 5 and 17 tokens, the decode
+// prefetch into L1 and into L2 (ops/cpu_features.h). `label` names the case in failures.
+template <class LinearFn, class RowsFn>
+void ExpectRowsKeepTheBitsOfLinear(const LinearFn& linear, std::initializer_list<RowsFn> kernels,
+                                   const uint8_t* w, size_t rows, size_t cols, size_t rb,
+                                   size_t re, const std::string& label) {
+  for (int into_l2 : {0, 1}) {
+    SetDecodePrefetchIntoL2ForTest(into_l2);
+    for (size_t batch : {size_t{1}, size_t{2}, size_t{5}, size_t{17}}) {
+      const size_t x_stride = cols + 16, y_stride = rows + 2;
+      std::vector<float> x(batch * x_stride, Sentinel());
+      for (size_t t = 0; t < batch; ++t) {
+        const std::vector<float> v = HardActivations(cols, static_cast<uint32_t>(20 + t));
+        memcpy(&x[t * x_stride], v.data(), cols * sizeof(float));
+      }
+      int variant = 0;
+      for (const RowsFn& kernel : kernels) {
+        std::vector<float> y(batch * y_stride, Sentinel());
+        kernel(w, x.data(), x_stride, y.data(), y_stride, batch, rows, cols, rb, re);
+        for (size_t t = 0; t < batch; ++t) {
+          std::vector<float> alone(rows, Sentinel());
+          linear(w, &x[t * x_stride], alone.data(), rows, cols, rb, re);
+          for (size_t r = 0; r < y_stride; ++r) {
+            const float got = y[t * y_stride + r];
+            if (r < rb || r >= re) {
+              EXPECT_TRUE(isnan(got)) << label << " batch " << batch << " token " << t
+                                      << " row " << r;
+            } else {
+              EXPECT_TRUE(SameBits(alone[r], got))
+                  << label << " batch " << batch << " variant " << variant << " token " << t
+                  << " row " << r << " into_l2 " << into_l2;
+            }
+          }
+        }
+        ++variant;
+      }
+    }
+  }
+  SetDecodePrefetchIntoL2ForTest(-1);
 }
 
 }  // namespace test
