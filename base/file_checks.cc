@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -66,6 +67,55 @@ absl::Status CheckReplaceable(const std::string& output, const std::string& magi
   return absl::AlreadyExistsError(absl::StrCat(
       output, ": exists and is not a ", kind, " (it does not begin with one's magic bytes); "
       "refusing to replace it: remove it first or choose another path"));
+}
+
+absl::Status CheckNotAModel(const std::string& output, const std::string& what) {
+  struct stat st;
+  if (stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    return absl::OkStatus();
+  }
+  const int fd = open(output.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    const std::string text =
+        absl::StrCat(output, ": exists and cannot be read to check that it is no model before "
+                     "replacing it: ", std::strerror(e));
+    return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
+                                     : absl::InternalError(text);
+  }
+  unsigned char head[9] = {};
+  const ssize_t got = pread(fd, head, sizeof(head), 0);
+  close(fd);
+  const char* kind = nullptr;
+  if (got >= 4 && std::memcmp(head, "GGUF", 4) == 0) {
+    kind = "a GGUF model";
+  } else if (got >= 8 && std::memcmp(head, "CORTIQ", 6) == 0) {
+    kind = "a cortiq artifact";
+  } else if (got >= 8 && std::memcmp(head, "CQCHAT\r\n", 8) == 0) {
+    kind = "a saved cortiq-chat conversation";
+  } else if (got == 9 && head[8] == '{') {
+    uint64_t header_bytes = 0;
+    for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | head[i];
+    if (header_bytes > 0 && header_bytes <= static_cast<uint64_t>(st.st_size) - 8) {
+      kind = "a safetensors file";
+    }
+  }
+  if (kind == nullptr) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(output, ": is ", kind, "; refusing to replace it ",
+                                               "with ", what,
+                                               ": remove it first or choose another path"));
+}
+
+std::vector<std::string> FilesOfInput(const std::string& path) {
+  std::vector<std::string> files = {path};
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") files.push_back(path + "/" + name);
+    }
+    closedir(dir);
+  }
+  return files;
 }
 
 absl::Status CheckOutputPath(const std::string& output,

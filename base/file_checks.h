@@ -36,6 +36,25 @@ absl::Status CheckOutputPath(const std::string& output,
 absl::Status CheckReplaceable(const std::string& output, const std::string& magic,
                               const std::string& kind);
 
+// Checks that an existing `output` (symlinks followed) is not a model file that a mistyped
+// path of a text or debug output would destroy: a GGUF (magic "GGUF"), a safetensors file (a
+// little-endian u64 header length smaller than the file, then '{'), a cortiq artifact or a
+// cortiq-chat file (their magic bytes). Other files are replaced as a shell's `>` replaces them
+// (a logits dump written again, notes the user named on purpose). For the outputs whose own
+// format has no magic (cortiq-import's IR, cortiq-dump --dot, cortiq-run --dump-logits and
+// --dump-layers, cortiq-compile --dump-ir); a writer of a binary format checks its own kind
+// with CheckReplaceable instead. A missing, empty or non-regular output passes (CheckOutputPath
+// refuses the last). Errors: AlreadyExists "OUTPUT: is a GGUF model; refusing to replace it
+// with WHAT: remove it first or choose another path"; the errno's status (naming OUTPUT) when it
+// exists but cannot be read.
+absl::Status CheckNotAModel(const std::string& output, const std::string& what);
+
+// The files a command reads from the input path `path`: `path` itself, and when it is a
+// directory (a checkpoint: config.json, the index, the shards, the tokenizer files) every entry
+// in it, for CheckOutputPath's `inputs`. Entries are listed, not followed into subdirectories;
+// an unreadable directory gives just `path`.
+std::vector<std::string> FilesOfInput(const std::string& path);
+
 // Checks that no two of `outputs` (empty entries skipped) name the same file, so that one
 // command never writes two of its outputs over each other (`--dump-ir` onto `-o`, a logits dump
 // inside the layer-dump directory under a tap's name). Two paths are the same when, with

@@ -1,6 +1,8 @@
-// Tests of runtime/file_checks.cc: CheckOutputPath refuses special files and outputs that are
+// Tests of base/file_checks.cc: CheckOutputPath refuses special files and outputs that are
 // an input (directly, through a symlink or a hard link) and accepts new and ordinary files;
-// ResolveOutputPath follows symlink chains, relative targets and dangling links.
+// ResolveOutputPath follows symlink chains, relative targets and dangling links; CheckReplaceable
+// and CheckNotAModel refuse to replace files of other kinds and models; FilesOfInput lists a
+// checkpoint directory.
 #include "base/file_checks.h"
 
 #include <sys/stat.h>
@@ -141,6 +143,58 @@ TEST_F(FileChecksTest, ReplacesOnlyItsOwnKind) {
     const absl::Status s = CheckReplaceable(Path("locked"), magic, "test file");
     EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
   }
+}
+
+TEST_F(FileChecksTest, NeverReplacesAModelWithAnotherOutput) {
+  EXPECT_TRUE(CheckNotAModel(Path("missing"), "the IR").ok());
+  std::ofstream(Path("empty"));
+  EXPECT_TRUE(CheckNotAModel(Path("empty"), "the IR").ok());
+  std::ofstream(Path("notes.txt")) << "notes\n";
+  EXPECT_TRUE(CheckNotAModel(Path("notes.txt"), "the IR").ok());
+  // The first 8 bytes of a safetensors file are the header length; one longer than the file is
+  // no safetensors file (binary f32 rows of a logits dump can start with anything).
+  std::string header = "{\"a\":{}}";
+  std::string safetensors(8, '\0');
+  safetensors[0] = static_cast<char>(header.size());
+  std::ofstream(Path("model.safetensors"), std::ios::binary) << safetensors << header;
+  std::string long_header(8, '\0');
+  long_header[1] = 1;  // 256 bytes of header in a 9-byte file
+  std::ofstream(Path("rows.f32"), std::ios::binary) << long_header << "{";
+  EXPECT_TRUE(CheckNotAModel(Path("rows.f32"), "a dump").ok());
+  std::ofstream(Path("model.gguf"), std::ios::binary) << "GGUF\3\0\0\0rest";
+  std::ofstream(Path("model.cortiq"), std::ios::binary) << std::string("CORTIQ\0\1rest", 12);
+  std::ofstream(Path("chat.bin"), std::ios::binary) << "CQCHAT\r\nrest";
+  const struct {
+    const char* name;
+    const char* kind;
+  } models[] = {{"model.safetensors", "a safetensors file"},
+                {"model.gguf", "a GGUF model"},
+                {"model.cortiq", "a cortiq artifact"},
+                {"chat.bin", "a saved cortiq-chat conversation"}};
+  for (const auto& m : models) {
+    const absl::Status s = CheckNotAModel(Path(m.name), "the IR");
+    EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << m.name;
+    EXPECT_EQ(std::string(s.message()),
+              absl::StrCat(Path(m.name), ": is ", m.kind,
+                           "; refusing to replace it with the IR: remove it first or choose "
+                           "another path"));
+  }
+  // Through a symlink: its target is what would be replaced.
+  ASSERT_EQ(symlink("model.gguf", Path("link").c_str()), 0);
+  EXPECT_EQ(CheckNotAModel(Path("link"), "the IR").code(), absl::StatusCode::kAlreadyExists);
+  // Not a regular file: left to CheckOutputPath.
+  EXPECT_TRUE(CheckNotAModel(dir_, "the IR").ok());
+}
+
+TEST_F(FileChecksTest, FilesOfInputListADirectory) {
+  EXPECT_THAT(FilesOfInput(input_), ::testing::ElementsAre(input_));
+  EXPECT_THAT(FilesOfInput(Path("missing")), ::testing::ElementsAre(Path("missing")));
+  ASSERT_EQ(mkdir(Path("ckpt").c_str(), 0755), 0);
+  std::ofstream(Path("ckpt/config.json")) << "{}";
+  std::ofstream(Path("ckpt/model.safetensors")) << "x";
+  EXPECT_THAT(FilesOfInput(Path("ckpt")),
+              ::testing::UnorderedElementsAre(Path("ckpt"), Path("ckpt/config.json"),
+                                              Path("ckpt/model.safetensors")));
 }
 
 TEST_F(FileChecksTest, DistinctOutputs) {

@@ -30,20 +30,6 @@
 
 namespace {
 
-// The files a compile reads: a GGUF/safetensors file itself, or every file of a checkpoint
-// directory (config.json, the index, the shards).
-std::vector<std::string> InputFiles(const std::string& path) {
-  std::vector<std::string> files = {path};
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") files.push_back(path + "/" + name);
-    }
-    closedir(dir);
-  }
-  return files;
-}
-
 int Fail(const std::string& message) {
   std::fprintf(stderr, "cortiq-compile: %s\n", message.c_str());
   return 1;
@@ -218,11 +204,15 @@ int main(int argc, char** argv) {
 
   // Never write over what is being read (e.g. -o ckpt/model.safetensors), nor one output over
   // the other (--dump-ir onto -o).
-  const std::vector<std::string> inputs = InputFiles(checkpoint_dir);
+  const std::vector<std::string> inputs = cortiq::FilesOfInput(checkpoint_dir);
   const std::string dump_ir = f.dump_ir;
   for (const std::string& out : {output, dump_ir}) {
     if (out.empty()) continue;
     absl::Status status = cortiq::CheckOutputPath(out, inputs);
+    if (!status.ok()) return Fail(std::string(status.message()));
+  }
+  if (!dump_ir.empty()) {
+    absl::Status status = cortiq::CheckNotAModel(dump_ir, "the IR (--dump-ir)");
     if (!status.ok()) return Fail(std::string(status.message()));
   }
   if (absl::Status status = cortiq::CheckDistinctOutputs({output, dump_ir}); !status.ok()) {

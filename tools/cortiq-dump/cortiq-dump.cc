@@ -102,7 +102,10 @@ absl::Status Run(const DumpFlags& f, const std::string& model_path) {
   }
   if (!dot_path.empty()) {
     // The model is mapped: overwriting it would destroy it (and could crash this run); AtomicFile
-    // refuses it (CheckOutputPath) and special files.
+    // refuses it (CheckOutputPath) and special files; another model named by mistake is refused
+    // too.
+    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(dot_path, {model_path}));
+    CORTIQ_RETURN_IF_ERROR(CheckNotAModel(dot_path, "the plan's graph (--dot)"));
     CORTIQ_ASSIGN_OR_RETURN(AtomicFile dot, AtomicFile::Create(dot_path, {model_path}));
     const std::string text = dump::RenderDot(input);
     CORTIQ_RETURN_IF_ERROR(dot.Write(text.data(), text.size()));

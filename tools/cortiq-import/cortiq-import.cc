@@ -4,8 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/common/flags.h"
+#include "base/file_checks.h"
 #include "compiler/import/importer.h"
+#include "tools/common/flags.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Support/FileUtilities.h"
@@ -25,6 +26,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cortiq-import: expected one CHECKPOINT_DIR, got %zu (see --help)\n",
                  args.size());
     return 2;
+  }
+  if (output_path != "-") {
+    // Never write the IR over what is read (-o MODEL.gguf, -o DIR/model.safetensors), nor over
+    // another model a mistyped path names.
+    absl::Status status = cortiq::CheckOutputPath(output_path, cortiq::FilesOfInput(args[0]));
+    if (status.ok()) status = cortiq::CheckNotAModel(output_path, "the IR");
+    if (!status.ok()) {
+      std::fprintf(stderr, "cortiq-import: %s\n", std::string(status.message()).c_str());
+      return 1;
+    }
   }
   mlir::MLIRContext context;
   auto module = cortiq::ImportCheckpoint(context, args[0], config_only);

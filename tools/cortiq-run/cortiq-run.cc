@@ -137,6 +137,8 @@ class DumpFile {
  public:
   static absl::StatusOr<std::unique_ptr<DumpFile>> Create(
       const std::string& path, const std::vector<std::string>& inputs) {
+    CORTIQ_RETURN_IF_ERROR(CheckOutputPath(path, inputs));  // the model itself: named as such
+    CORTIQ_RETURN_IF_ERROR(CheckNotAModel(path, "a dump of f32 rows"));
     CORTIQ_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path, inputs));
     return std::unique_ptr<DumpFile>(new DumpFile(std::move(file)));
   }
