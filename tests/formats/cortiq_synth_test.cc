@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -201,6 +203,68 @@ TEST(CortiqSynthTest, MetadataOnlyWritesAllButTheWeights) {
   run = RunSynth({"--preset", "e4b", "--metadata-only", "-o", dir});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.output, HasSubstr("config.json: vocab_size is 512, preset e4b has 262144"));
+}
+
+// The content of the file at `path` ("<missing>" if it cannot be read).
+std::string Content(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "<missing>";
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// -o naming a real checkpoint used to replace its weights, config and tokenizer with random ones
+// ("wrote DIR", exit 0); --metadata-only its tokenizer files. Both are refused, every file kept.
+TEST(CortiqSynthTest, NeverReplacesAnotherCheckpoint) {
+  const std::string dir = FreshPath();
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/model.safetensors") << "real weights";
+  RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(dir + "/model.safetensors: exists and was not written by "
+                                          "cortiq-synth; refusing to replace a checkpoint's files"));
+  EXPECT_THAT(Files(dir), ElementsAre("model.safetensors"));
+  EXPECT_EQ(Content(dir + "/model.safetensors"), "real weights");
+
+  // A real tokenizer beside the weights: --metadata-only leaves the weights alone but would
+  // replace the tokenizer.
+  std::ofstream(dir + "/tokenizer.json") << "{\"real\": true}";
+  run = RunSynth({"--preset", "tiny", "--metadata-only", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(dir + "/tokenizer.json: exists and was not written by "
+                                          "cortiq-synth"));
+  EXPECT_THAT(Files(dir), ElementsAre("model.safetensors", "tokenizer.json"));
+  EXPECT_EQ(Content(dir + "/tokenizer.json"), "{\"real\": true}");
+}
+
+// Its own output is replaced: a run with another seed, and the output of a version that did not
+// mark its weights yet (known by its tokenizer.json); and an empty file or the same text is no
+// loss in any directory.
+TEST(CortiqSynthTest, ReplacesItsOwnOutput) {
+  const std::string dir = FreshPath();
+  ASSERT_EQ(RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir}).exit_code, 0);
+  const std::string seed0 = Content(dir + "/model.safetensors");
+  EXPECT_THAT(seed0, HasSubstr("\"__metadata__\":{\"format\":\"pt\",\"generator\":\"cortiq-synth\"}"));
+  RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--seed", "7", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(Content(dir + "/model.safetensors"), seed0);
+
+  // Unmarked weights (an earlier version's output) beside its own tokenizer.json.
+  std::ofstream(dir + "/model.safetensors") << "unmarked weights";
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Content(dir + "/model.safetensors"), seed0);
+
+  // Same text and empty files, with unmarked weights and no tokenizer of its own: no loss.
+  const std::string other = dir + "-metadata";
+  std::system(absl::StrCat("rm -rf '", other, "'").c_str());
+  ASSERT_EQ(mkdir(other.c_str(), 0755), 0);
+  std::ofstream(other + "/model.safetensors") << "unmarked weights";
+  std::ofstream(other + "/config.json") << Content(dir + "/config.json");
+  std::ofstream(other + "/tokenizer.json");
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--metadata-only", "-o", other});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Content(other + "/tokenizer.json"), Content(dir + "/tokenizer.json"));
+  std::system(absl::StrCat("rm -rf '", other, "'").c_str());
 }
 
 }  // namespace

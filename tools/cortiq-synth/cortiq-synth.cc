@@ -7,16 +7,23 @@
 // complete, so a failure (a full disk, a file size limit) leaves no truncated model.safetensors,
 // and no shard set without its index, that a reader could mistake for a checkpoint: the
 // temporary files are removed, and the directory too if this run created it.
+//
+// Nor does it replace another checkpoint: a file it would write over must be empty, the same
+// bytes it is about to write, or in a directory of its own earlier output (weights carrying its
+// safetensors mark, or its own tokenizer.json); `-o` naming a real checkpoint is refused.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/file_util.h"
 #include "formats/model_config.h"
+#include "formats/safetensors.h"
 #include "formats/safetensors_writer.h"
 #include "compiler/import/gemma4_tensors.h"
 #include "llvm/Support/JSON.h"
@@ -250,10 +258,17 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// The `__metadata__` entry every safetensors file of cortiq-synth carries, by which a later run
+// knows the directory as its own output (OwnsDirectory).
+constexpr char kGeneratorKey[] = "generator";
+constexpr char kGeneratorValue[] = "cortiq-synth";
+
 absl::Status WriteShard(const std::string& path, const std::vector<TensorSpec>& tensors,
                         uint64_t seed) {
-  CORTIQ_ASSIGN_OR_RETURN(SafetensorsWriter writer,
-                          SafetensorsWriter::Create(path, tensors, {{"format", "pt"}}));
+  CORTIQ_ASSIGN_OR_RETURN(
+      SafetensorsWriter writer,
+      SafetensorsWriter::Create(path, tensors,
+                                {{"format", "pt"}, {kGeneratorKey, kGeneratorValue}}));
   std::vector<float> chunk;
   constexpr uint64_t kChunk = 1 << 20;
   for (const TensorSpec& spec : tensors) {
@@ -268,13 +283,24 @@ absl::Status WriteShard(const std::string& path, const std::vector<TensorSpec>& 
   return writer.Finish();
 }
 
-// Writes the tokenizer files of a vocabulary of `vocab_size` ids under their staged names.
-absl::Status WriteTokenizer(int64_t vocab_size, StagedFiles& files) {
+// The text files of a checkpoint, name -> content: `config_text` as config.json and the
+// tokenizer files of a vocabulary of `vocab_size` ids.
+absl::StatusOr<std::map<std::string, std::string>> TextFiles(const std::string& config_text,
+                                                             int64_t vocab_size) {
   CORTIQ_ASSIGN_OR_RETURN(SynthTokenizerFiles tokenizer, MakeSynthTokenizer(vocab_size));
-  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("tokenizer.json"), tokenizer.tokenizer_json));
-  CORTIQ_RETURN_IF_ERROR(
-      WriteTextFile(files.Stage("tokenizer_config.json"), tokenizer.tokenizer_config_json));
-  return WriteTextFile(files.Stage("generation_config.json"), tokenizer.generation_config_json);
+  return std::map<std::string, std::string>{
+      {"config.json", config_text},
+      {"tokenizer.json", std::move(tokenizer.tokenizer_json)},
+      {"tokenizer_config.json", std::move(tokenizer.tokenizer_config_json)},
+      {"generation_config.json", std::move(tokenizer.generation_config_json)}};
+}
+
+// Writes `texts` under their staged names.
+absl::Status WriteTextFiles(const std::map<std::string, std::string>& texts, StagedFiles& files) {
+  for (const auto& [name, text] : texts) {
+    CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage(name), text));
+  }
+  return absl::OkStatus();
 }
 
 // The preset's config.json text, checked by the real reader (which also gives the config the
@@ -288,6 +314,81 @@ absl::StatusOr<std::pair<std::string, Gemma4TextConfig>> MakeConfig(const Preset
   CORTIQ_ASSIGN_OR_RETURN(Gemma4TextConfig config,
                           ParseGemma4TextConfig(config_text, "generated config.json"));
   return std::make_pair(config_text + "\n", config);
+}
+
+// True if `path` is a safetensors file whose `__metadata__` names cortiq-synth as its generator.
+bool HasGeneratorMark(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char length_bytes[8];
+  std::string header;
+  bool ok = ::pread(fd, length_bytes, 8, 0) == 8;
+  if (ok) {
+    uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = length << 8 | length_bytes[i];
+    ok = length <= kMaxSafetensorsHeaderBytes;
+    if (ok) {
+      header.resize(length);
+      ok = ::pread(fd, header.data(), length, 8) == static_cast<ssize_t>(length);
+    }
+  }
+  ::close(fd);
+  if (!ok) return false;
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(header);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Object* root = parsed->getAsObject();
+  const llvm::json::Object* metadata = root ? root->getObject("__metadata__") : nullptr;
+  if (metadata == nullptr) return false;
+  const llvm::Optional<llvm::StringRef> generator = metadata->getString(kGeneratorKey);
+  return generator && *generator == kGeneratorValue;
+}
+
+// Checks that this run may write its files into the existing directory `dir`: `texts` maps the
+// names of the text files it writes to their contents, and with `weights` it also writes
+// model.safetensors (or an index and its model-NNNNN-of-MMMMM shards). A file already there is
+// replaced only if it is empty, holds exactly the text this run writes, or the directory is
+// cortiq-synth's own earlier output: one of its safetensors files carries the generator mark,
+// or its tokenizer.json is the one this run writes (the output of a version without the mark).
+// Otherwise a real checkpoint's weights, config or tokenizer would be lost. Errors:
+// AlreadyExists naming the first such file.
+absl::Status CheckOwnDirectory(const std::string& dir, const std::map<std::string, std::string>& texts,
+                               bool weights) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* entry = ::readdir(d)) names.push_back(entry->d_name);
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  const auto is_weights = [](const std::string& name) {
+    return name == "model.safetensors" || name == "model.safetensors.index.json" ||
+           (absl::StartsWith(name, "model-") && absl::EndsWith(name, ".safetensors"));
+  };
+  std::string conflict;
+  bool own = false;
+  for (const std::string& name : names) {
+    const bool text = texts.count(name) > 0;
+    if (!text && !is_weights(name)) continue;
+    const std::string path = JoinPath(dir, name);
+    if (absl::EndsWith(name, ".safetensors") && HasGeneratorMark(path)) own = true;
+    if (!text && !weights) continue;  // --metadata-only leaves the weights alone
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0)) continue;
+    if (text) {
+      absl::StatusOr<std::string> old = ReadFileToString(path, texts.at(name).size() + 1);
+      if (old.ok() && *old == texts.at(name)) {
+        if (name == "tokenizer.json") own = true;
+        continue;
+      }
+    }
+    if (conflict.empty()) conflict = name;
+  }
+  if (conflict.empty() || own) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(
+      JoinPath(dir, conflict), ": exists and was not written by cortiq-synth; refusing to "
+      "replace a checkpoint's files: remove them first or choose another directory"));
 }
 
 // --metadata-only: config.json and the tokenizer files into `dir`. A config.json already there
@@ -313,17 +414,21 @@ absl::Status WriteMetadata(const Preset& preset, const std::string& dtype_flag,
       }
     }
   }
-  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), made.first));
-  return WriteTokenizer(preset.vocab_size, files);
+  CORTIQ_ASSIGN_OR_RETURN(auto texts, TextFiles(made.first, preset.vocab_size));
+  CORTIQ_RETURN_IF_ERROR(CheckOwnDirectory(dir, texts, /*weights=*/false));
+  return WriteTextFiles(texts, files);
 }
 
 // Writes every file of the checkpoint under its staged (temporary) name.
+// A directory this run did not create (`created_dir` false) must be its own (CheckOwnDirectory).
 absl::Status WriteCheckpoint(const Preset& preset, const std::string& dtype_flag, DType dtype,
-                             uint64_t max_shard, StagedFiles& files) {
+                             uint64_t max_shard, const std::string& dir, bool created_dir,
+                             StagedFiles& files) {
   CORTIQ_ASSIGN_OR_RETURN(auto made, MakeConfig(preset, dtype_flag));
   const Gemma4TextConfig& config = made.second;
-  CORTIQ_RETURN_IF_ERROR(WriteTextFile(files.Stage("config.json"), made.first));
-  CORTIQ_RETURN_IF_ERROR(WriteTokenizer(preset.vocab_size, files));
+  CORTIQ_ASSIGN_OR_RETURN(auto texts, TextFiles(made.first, preset.vocab_size));
+  if (!created_dir) CORTIQ_RETURN_IF_ERROR(CheckOwnDirectory(dir, texts, /*weights=*/true));
+  CORTIQ_RETURN_IF_ERROR(WriteTextFiles(texts, files));
 
   std::vector<TensorSpec> tensors = Gemma4TextTensors(config, dtype);
   // As in the official releases: the KV-shared layers still ship k/v projections (ignored).
@@ -381,7 +486,8 @@ absl::Status Run(const std::string& dir) {
 
   StagedFiles files(dir, created_dir);
   absl::Status status = WriteCheckpoint(preset, dtype_flag, dtype,
-                                        static_cast<uint64_t>(max_shard_mb) << 20, files);
+                                        static_cast<uint64_t>(max_shard_mb) << 20, dir,
+                                        created_dir, files);
   if (status.ok()) status = files.Commit();
   if (!status.ok()) files.Abandon();
   return status;
