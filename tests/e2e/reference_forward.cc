@@ -67,6 +67,8 @@ void Rope(double* x, size_t d, size_t rotated, double theta, int64_t position) {
   }
 }
 
+constexpr char kLmHead[] = "lm_head.weight";
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ReferenceForward>> ReferenceForward::Open(const std::string& path) {
@@ -81,12 +83,20 @@ absl::StatusOr<std::unique_ptr<ReferenceForward>> ReferenceForward::Open(const s
 
 absl::Status ReferenceForward::Load() {
   for (const TensorSpec& spec : reader_->tensors()) {
-    if (!absl::StartsWith(spec.name, prefix_)) continue;
+    // The untied LM head is the one tensor outside the text prefix (HF lm_head.weight; a GGUF's
+    // output.weight, which the reader names so).
+    const bool head = spec.name == kLmHead;
+    if (!head && !absl::StartsWith(spec.name, prefix_)) continue;
     int64_t n = 1;
     for (int64_t d : spec.shape) n *= d;
     std::vector<float> values(static_cast<size_t>(n));
     CORTIQ_RETURN_IF_ERROR(reader_->ReadAsF32(spec.name, values.data()));
-    weights_[spec.name.substr(prefix_.size())] = Vec(values.begin(), values.end());
+    weights_[head ? spec.name : spec.name.substr(prefix_.size())] =
+        Vec(values.begin(), values.end());
+  }
+  if (!reader_->config().tie_word_embeddings && W(kLmHead).empty()) {
+    return absl::NotFoundError("tie_word_embeddings is false and the checkpoint has no " +
+                               std::string(kLmHead));
   }
   return absl::OkStatus();
 }
@@ -215,7 +225,9 @@ std::vector<double> ReferenceForward::Logits(const std::vector<int32_t>& tokens)
   }
   // §3.4
   for (Vec& v : h) RmsNorm(v.data(), H, &W("norm.weight"), eps);
-  const std::vector<Vec> head = MatVecs(embed, h);
+  // §3.4: the LM head is the embedding table unless the config unties it.
+  const std::vector<Vec> head =
+      MatVecs(c.tie_word_embeddings ? embed : W(kLmHead), h);
   const double cap = c.final_logit_softcapping.value_or(0.0);
   std::vector<double> logits;
   logits.reserve(T * V);

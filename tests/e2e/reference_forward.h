@@ -3,7 +3,8 @@
 // values: every tensor read as f32 by CheckpointReader::ReadAsF32 (a GGUF's blocks dequantized by
 // the scalar references, which tests/ops checks bit for bit against llama.cpp), then widened to
 // double. For a quantized file this is "the float64 forward of its own dequantized blocks" that
-// the engine's logits must match within 1e-3.
+// the engine's logits must match within 1e-3. The LM head is the embedding table, or
+// lm_head.weight (a GGUF's output.weight) when the config has tie_word_embeddings false.
 #ifndef CORTIQ_TESTS_E2E_REFERENCE_FORWARD_H_
 #define CORTIQ_TESTS_E2E_REFERENCE_FORWARD_H_
 
@@ -21,7 +22,7 @@ namespace cortiq {
 class ReferenceForward {
  public:
   // Reads every decoder tensor of the checkpoint at `path` (a GGUF file or safetensors
-  // directory). Errors: the reader's.
+  // directory). Errors: the reader's; NotFound for an untied config without lm_head.weight.
   static absl::StatusOr<std::unique_ptr<ReferenceForward>> Open(const std::string& path);
 
   // Logits [T, vocab] (row t after tokens[0..t] at positions 0..t), in double, softcapped.
