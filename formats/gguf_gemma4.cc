@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "formats/absl_compat.h"
 #include "base/status_macros.h"
@@ -495,7 +496,8 @@ absl::StatusOr<Gemma4TextConfig> Gemma4ConfigFromGguf(const GgufFile& gguf) {
                             absl::StartsWith(info.name, "mtp.");
     if (!other_part) {
       return keys.Error(absl::StrCat(
-          "tensor ", info.name, " is not part of the Gemma 4 E-series text decoder (",
+          "tensor ", absl::CHexEscape(info.name),  // escaped: a NUL would cut the message
+          " is not part of the Gemma 4 E-series text decoder (",
           config.num_hidden_layers, " blocks) that cortiq runs; refusing the file rather than "
           "running the model without it"));
     }

@@ -238,6 +238,10 @@ TEST(Gemma4GgufTest, UnknownDecoderTensorsAreRefused) {
                 HasSubstr(absl::StrCat("tensor ", name,
                                        " is not part of the Gemma 4 E-series text decoder")));
   }
+  // A name with a NUL byte is named whole, escaped (it cut the message at the NUL).
+  const std::string nul_name("blk.3.inp_gate.w\0ight", 21);
+  EXPECT_THAT(EditError({}, [&](GgufBuilder& b) { b.Tensor(nul_name, {64}, kF32, bias); }),
+              HasSubstr("tensor blk.3.inp_gate.w\\x00ight is not part of the Gemma 4 E-series"));
   for (const char* name : {"v.patch_embd.weight", "mm.input_projection.weight",
                            "a.conv1d.0.weight", "mtp.pre_proj.weight"}) {
     SCOPED_TRACE(name);
