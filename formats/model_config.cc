@@ -126,7 +126,11 @@ class FieldReader {
   std::string prefix_;
 };
 
-absl::Status ParseRope(const FieldReader& fields, absl::string_view key, RopeParameters* rope) {
+// Reads rope_parameters.`key` into `rope`. An absent partial_rotary_factor of a rope_type other
+// than "default" (whose factor must be 1) takes HF's default 1.0, which changes the math of the
+// E-series' proportional RoPE (0.25 there): it is recorded in `defaulted`.
+absl::Status ParseRope(const FieldReader& fields, absl::string_view key, RopeParameters* rope,
+                       std::vector<DefaultedField>* defaulted) {
   absl::StatusOr<const llvm::json::Object*> object = fields.Object(key);
   if (!object.ok()) return object.status();
   if (*object == nullptr) return fields.Missing(key);
@@ -136,6 +140,10 @@ absl::Status ParseRope(const FieldReader& fields, absl::string_view key, RopePar
   rope->partial_rotary_factor = 1.0;
   CORTIQ_RETURN_IF_ERROR(rope_fields.Double("partial_rotary_factor", /*required=*/false,
                                             &rope->partial_rotary_factor));
+  if (rope_fields.Get("partial_rotary_factor") == nullptr && rope->rope_type != "default") {
+    defaulted->push_back(DefaultedField{std::string(fields.file_name()),
+                                       rope_fields.Path("partial_rotary_factor"), "1"});
+  }
   double factor = 1.0;
   CORTIQ_RETURN_IF_ERROR(rope_fields.Double("factor", /*required=*/false, &factor));
   if (factor != 1.0) {
@@ -563,8 +571,9 @@ absl::StatusOr<Gemma4TextConfig> ParseGemma4TextConfig(std::string_view json_tex
   if (!rope_object.ok()) return rope_object.status();
   if (*rope_object != nullptr) {
     const FieldReader rope_fields(**rope_object, file_name, fields.Path("rope_parameters."));
-    CORTIQ_RETURN_IF_ERROR(ParseRope(rope_fields, kSlidingName, &config.rope_sliding));
-    CORTIQ_RETURN_IF_ERROR(ParseRope(rope_fields, kFullName, &config.rope_full));
+    CORTIQ_RETURN_IF_ERROR(
+        ParseRope(rope_fields, kSlidingName, &config.rope_sliding, &config.defaulted));
+    CORTIQ_RETURN_IF_ERROR(ParseRope(rope_fields, kFullName, &config.rope_full, &config.defaulted));
   } else {
     // Older style (Gemma 3): rope_theta for full layers, rope_local_base_freq for sliding ones.
     CORTIQ_RETURN_IF_ERROR(fields.Double("rope_theta", false, &config.rope_full.rope_theta));

@@ -311,6 +311,20 @@ TEST(ModelConfigTest, AbsentFieldsThatChangeTheMathAreRecorded) {
             "sliding_attention {default, rope_theta 10000, partial_rotary_factor 1}, "
             "full_attention {proportional, rope_theta 1e+06, partial_rotary_factor 0.25}");
   EXPECT_EQ(all.at("global_head_dim"), "512");
+  // rope_parameters given without the full-attention partial_rotary_factor: HF's default 1 (all
+  // pairs rotated) instead of the E-series' 0.25 changes every full-attention layer, so it is
+  // recorded (it compiled silently before); the "default" rope, whose factor must be 1, is not.
+  config = ParseGemma4TextConfig(
+      WithFields({{"rope_parameters",
+                   "{\"full_attention\": {\"rope_type\": \"proportional\", \"rope_theta\": "
+                   "1000000.0}, \"sliding_attention\": {\"rope_type\": \"default\", "
+                   "\"rope_theta\": 10000.0}}"}}),
+      "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rope_full.partial_rotary_factor, 1.0);
+  const std::map<std::string, std::string> rope = Defaulted(*config);
+  EXPECT_EQ(rope.at("rope_parameters.full_attention.partial_rotary_factor"), "1");
+  EXPECT_EQ(rope.count("rope_parameters.sliding_attention.partial_rotary_factor"), 0u);
 }
 
 TEST(ModelConfigTest, OlderRopeThetaFields) {
