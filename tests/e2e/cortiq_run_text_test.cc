@@ -383,12 +383,22 @@ TEST_F(CortiqRunTextTest, SaysWhenTheContextIsClamped) {
       Run(absl::StrCat(artifact, " -p Hi -n 1 --temp 0 -c ", max + 1000));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
-                         "cortiq-run: -c ", max + 1000, " is more than the model's "
-                         "max_position_embeddings (", max, "): the context is clamped to ", max,
-                         " positions\n")));
+                         "cortiq-run: a context of ", max + 1000, " positions (-c, default 4096) "
+                         "is more than the model's max_position_embeddings (", max,
+                         "): the context is clamped to ", max, " positions\n")));
   const CommandResult fits = Run(absl::StrCat(artifact, " -p Hi -n 1 --temp 0 -c 64"));
   ASSERT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_THAT(fits.err, Not(HasSubstr("clamped")));
+  // -b beyond the compiled maximum batch: said too (it was taken silently).
+  const int64_t max_batch = m.artifact->plan().max_batch;
+  const CommandResult batch =
+      Run(absl::StrCat(artifact, " -p Hi -n 1 --temp 0 -b ", max_batch + 1));
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_THAT(batch.err, HasSubstr(absl::StrCat(
+                             "cortiq-run: -b ", max_batch + 1, " is more than the artifact's "
+                             "compiled maximum batch (", max_batch, ", cortiq-compile "
+                             "--max-batch): prompt batches of ", max_batch, " tokens\n")));
+  EXPECT_THAT(fits.err, Not(HasSubstr("compiled maximum batch")));
 }
 
 // --verbose-prompt shows each piece as the tokenizer's text (UTF-8 such as "▁" as it is), not

@@ -550,7 +550,8 @@ class ServerTest(unittest.TestCase):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             line = proc.stderr.readline()
-            self.assertIn("-c 99999999 is more than the model's max_position_embeddings", line)
+            self.assertIn("a context of 99999999 positions (-c, default 4096) is more than the "
+                          "model's max_position_embeddings", line)
             self.assertIn("clamped", line)
             maximum = re.search(r"max_position_embeddings \((\d+)\)", line).group(1)
         finally:

@@ -172,6 +172,12 @@ TEST(CortiqTokenize, ErrorsNameTheProblem) {
   r = RunTool(kModels + "tiny-a-f32 --text-file " + WriteFile("invalid.txt", "ok\xff"));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("not valid UTF-8 at byte 2"));
+  // An empty or damaged MODEL.cortiq is named as an artifact (it read as "malformed JSON:
+  // tokenizer.json is empty").
+  const std::string empty = WriteFile("empty.cortiq", "");
+  r = RunTool(empty + " --text x");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr(empty + ": not a cortiq artifact (0 bytes)"));
 }
 
 // The "done when" of the tokenizer: the binary, on the real 262,144-token Gemma 3 tokenizer.json,

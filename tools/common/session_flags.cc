@@ -103,11 +103,20 @@ absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan) {
   const int64_t max = plan.model.max_position_embeddings;
   if (max > 0 && values.ctx_size > max) {
+    // Worded for a -c left at its default as well as one given.
     std::fprintf(stderr,
-                 "%s: -c %lld is more than the model's max_position_embeddings (%lld): the "
-                 "context is clamped to %lld positions\n",
+                 "%s: a context of %lld positions (-c, default %lld) is more than the model's "
+                 "max_position_embeddings (%lld): the context is clamped to %lld positions\n",
                  std::string(tool).c_str(), static_cast<long long>(values.ctx_size),
-                 static_cast<long long>(max), static_cast<long long>(max));
+                 static_cast<long long>(SessionFlags().ctx_size), static_cast<long long>(max),
+                 static_cast<long long>(max));
+  }
+  if (values.batch_size > plan.max_batch) {
+    std::fprintf(stderr,
+                 "%s: -b %lld is more than the artifact's compiled maximum batch (%lld, "
+                 "cortiq-compile --max-batch): prompt batches of %lld tokens\n",
+                 std::string(tool).c_str(), static_cast<long long>(values.batch_size),
+                 static_cast<long long>(plan.max_batch), static_cast<long long>(plan.max_batch));
   }
 }
 

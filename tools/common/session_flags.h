@@ -37,9 +37,10 @@ void AddSessionFlags(Flags& flags, SessionFlags* values);
 absl::StatusOr<std::string> TakeModelPath(const SessionFlags& values,
                                           std::vector<std::string>* positional);
 
-// Says on stderr ("TOOL: -c N is more than the model's max_position_embeddings (M): the context
-// is clamped to M positions") when -c/--ctx-size exceeds what `plan`'s model supports; the
-// session clamps it (Session::Create).
+// Says on stderr ("TOOL: a context of N positions (-c, default 4096) is more than the model's
+// max_position_embeddings (M): the context is clamped to M positions") when -c/--ctx-size
+// exceeds what `plan`'s model supports, and likewise when -b/--batch-size exceeds the
+// artifact's compiled maximum batch; the session clamps both (Session::Create).
 void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const Plan& plan);
 
 // Says on stderr ("TOOL: --prefill-activations q8_0 has no fast kernel on this CPU ...") when the

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -164,7 +165,10 @@ absl::StatusOr<LoadedTokenizer> LoadTokenizer(const std::string& source) {
     CORTIQ_ASSIGN_OR_RETURN(ReadOnlyFile file, ReadOnlyFile::Open(source));
     char magic[sizeof(kArtifactMagic)] = {0};
     if (file.size() >= sizeof(magic)) CORTIQ_RETURN_IF_ERROR(file.ReadAt(0, sizeof(magic), magic));
-    if (std::memcmp(magic, kArtifactMagic, sizeof(magic)) == 0) {
+    // A file named .cortiq without the magic (empty, truncated, another format) gets the
+    // artifact reader's error, not the JSON reader's "malformed JSON: tokenizer.json".
+    if (std::memcmp(magic, kArtifactMagic, sizeof(magic)) == 0 ||
+        absl::EndsWithIgnoreCase(source, ".cortiq")) {
       CORTIQ_ASSIGN_OR_RETURN(loaded.artifact, Artifact::Open(source));
       CORTIQ_ASSIGN_OR_RETURN(text::Tokenizer t, LoadArtifactTokenizer(*loaded.artifact));
       loaded.tokenizer.emplace(std::move(t));
