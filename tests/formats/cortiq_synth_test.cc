@@ -220,8 +220,9 @@ TEST(CortiqSynthTest, NeverReplacesAnotherCheckpoint) {
   std::ofstream(dir + "/model.safetensors") << "real weights";
   RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr(dir + "/model.safetensors: exists and was not written by "
-                                          "cortiq-synth; refusing to replace a checkpoint's files"));
+  EXPECT_THAT(run.output,
+              HasSubstr(dir + "/model.safetensors: exists and was not written by cortiq-synth; "
+                              "refusing to replace a checkpoint's files"));
   EXPECT_THAT(Files(dir), ElementsAre("model.safetensors"));
   EXPECT_EQ(Content(dir + "/model.safetensors"), "real weights");
 
@@ -243,7 +244,8 @@ TEST(CortiqSynthTest, ReplacesItsOwnOutput) {
   const std::string dir = FreshPath();
   ASSERT_EQ(RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir}).exit_code, 0);
   const std::string seed0 = Content(dir + "/model.safetensors");
-  EXPECT_THAT(seed0, HasSubstr("\"__metadata__\":{\"format\":\"pt\",\"generator\":\"cortiq-synth\"}"));
+  EXPECT_THAT(seed0,
+              HasSubstr("\"__metadata__\":{\"format\":\"pt\",\"generator\":\"cortiq-synth\"}"));
   RunResult run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--seed", "7", "-o", dir});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(Content(dir + "/model.safetensors"), seed0);

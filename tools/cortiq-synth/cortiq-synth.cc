@@ -259,7 +259,7 @@ absl::Status WriteTextFile(const std::string& path, const std::string& text) {
 }
 
 // The `__metadata__` entry every safetensors file of cortiq-synth carries, by which a later run
-// knows the directory as its own output (OwnsDirectory).
+// knows the directory as its own output (CheckOwnDirectory).
 constexpr char kGeneratorKey[] = "generator";
 constexpr char kGeneratorValue[] = "cortiq-synth";
 
@@ -354,8 +354,8 @@ bool HasGeneratorMark(const std::string& path) {
 // or its tokenizer.json is the one this run writes (the output of a version without the mark).
 // Otherwise a real checkpoint's weights, config or tokenizer would be lost. Errors:
 // AlreadyExists naming the first such file.
-absl::Status CheckOwnDirectory(const std::string& dir, const std::map<std::string, std::string>& texts,
-                               bool weights) {
+absl::Status CheckOwnDirectory(const std::string& dir,
+                               const std::map<std::string, std::string>& texts, bool weights) {
   std::vector<std::string> names;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (dirent* entry = ::readdir(d)) names.push_back(entry->d_name);
