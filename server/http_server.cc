@@ -38,6 +38,14 @@ constexpr std::chrono::milliseconds kPollInterval(100);
 // (on Linux, listen on a listening socket sets its backlog).
 constexpr int kListenBacklog = 128;
 
+// Requests one kept-alive connection may carry before httplib closes it (its default: 5).
+constexpr size_t kKeepAliveMaxRequests = 1000;
+
+// How long a write to a client may block (httplib's default: 5 s). A stream's worker thread
+// waits that long for a client that stopped reading; the generation itself goes on in the
+// scheduler meanwhile. llama-server waits 600 s; a minute covers a paused consumer.
+constexpr time_t kWriteTimeoutSeconds = 60;
+
 int64_t UnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // Compares without an early exit, so the time taken does not tell how much of a key matched.
@@ -74,6 +82,8 @@ struct HttpServer::Impl {
   std::map<std::string, std::string> route_methods;
   // The socket httplib last created to listen on (set_socket_options sees each before its bind).
   int listen_socket = -1;
+  // The models' `created`: when this server started (the same in every answer).
+  const int64_t created = UnixSeconds();
   std::atomic<bool> serving{false};         // Serve runs
   std::atomic<bool> stop_requested{false};  // Stop was called
 
@@ -109,6 +119,16 @@ absl::StatusOr<int> HttpServer::Bind() {
     impl->listen_socket = sock;
   });
   impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Without TCP_NODELAY (inherited by the accepted sockets) a response written in two pieces
+  // waits for the client's delayed ACK: every request after the first on a kept-alive
+  // connection took ~40 ms instead of ~1, and streamed chunks arrived bunched.
+  impl_->http.set_tcp_nodelay(true);
+  // httplib closes a connection after 5 requests by default; clients that pool connections
+  // (the openai SDKs) then reconnect every fifth call.
+  impl_->http.set_keep_alive_max_count(kKeepAliveMaxRequests);
+  // A streaming client that stops reading for a while (a paused consumer, a full receive
+  // buffer) lost the rest of its stream after httplib's 5 s with no error and no [DONE].
+  impl_->http.set_write_timeout(kWriteTimeoutSeconds, 0);
   int port = impl_->options.port;
   if (port == 0) {
     port = impl_->http.bind_to_any_port(impl_->options.host);
@@ -149,7 +169,14 @@ void HttpServer::Impl::Routes() {
     if (req.method == "OPTIONS") {
       res.status = 204;
       res.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+      // The headers the browser asks for (the openai SDK sends x-stainless-*), else the two the
+      // API needs; "*" would not cover Authorization (Fetch standard).
+      const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+      const bool plain = !asked.empty() && asked.size() <= 4096 &&
+                         asked.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                                                 "VWXYZ0123456789-_, ") == std::string::npos;
+      res.set_header("Access-Control-Allow-Headers", plain ? asked : "Authorization, Content-Type");
+      res.set_header("Access-Control-Max-Age", "600");
       return httplib::Server::HandlerResponse::Handled;
     }
     // cpp-httplib reads a Content-Length it cannot parse as 0 ("abc"), as too large (-5) or
@@ -264,17 +291,34 @@ void HttpServer::Impl::Routes() {
       Completions(ApiKind::kCompletion, req, res);
     });
   }
+  const auto model_json = [this] {
+    return json{{"id", options.model_name},
+                {"object", "model"},
+                {"created", created},
+                {"owned_by", "cortiq"},
+                {"meta",
+                 {{"vocab_size", model.vocab_size},
+                  {"context_length", scheduler->ctx_size()},
+                  {"max_position_embeddings", model.max_position_embeddings}}}};
+  };
   for (const char* path : {"/v1/models", "/models"}) {
-    get(path, [this](const httplib::Request&, httplib::Response& res) {
-      json model_json = {{"id", options.model_name},
-                         {"object", "model"},
-                         {"created", UnixSeconds()},
-                         {"owned_by", "cortiq"},
-                         {"meta",
-                          {{"vocab_size", model.vocab_size},
-                           {"context_length", scheduler->ctx_size()},
-                           {"max_position_embeddings", model.max_position_embeddings}}}};
-      SendJson(res, 200, {{"object", "list"}, {"data", json::array({model_json})}});
+    get(path, [model_json](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
+    });
+  }
+  // GET /v1/models/{id} (the SDKs' models.retrieve): the model, or 404 model_not_found.
+  for (const char* path : {R"(/v1/models/(.+))", R"(/models/(.+))"}) {
+    http.Get(path, [this, model_json](const httplib::Request& req, httplib::Response& res) {
+      const std::string id = req.matches.size() > 1 ? req.matches[1].str() : std::string();
+      if (id == options.model_name) return SendJson(res, 200, model_json());
+      ApiError error;
+      error.status = 404;
+      error.type = "invalid_request_error";
+      error.code = "model_not_found";
+      error.param = "model";
+      error.message = absl::StrCat("The model '", id, "' does not exist; this server serves '",
+                                   options.model_name, "'");
+      SendError(res, error);
     });
   }
   for (const char* path : {"/health", "/v1/health"}) {

@@ -169,11 +169,13 @@ absl::StatusOr<std::shared_ptr<JobHandle>> Scheduler::Submit(Job job) {
     // phases belong to the thread; stats_.slots_busy is their count as of its last change.)
     const int free_slots = static_cast<int>(slots_.size()) - stats_.slots_busy;
     if (static_cast<int>(queue_.size()) - free_slots >= options_.max_queued) {
+      const std::string slots = slots_.size() == 1
+                                    ? std::string("the only slot is busy")
+                                    : absl::StrCat("all ", slots_.size(), " slots are busy");
       return absl::ResourceExhaustedError(absl::StrCat(
-          "too many requests: ", queue_.size(), " waiting for ",
-          slots_.size() == 1 ? "the only slot" : absl::StrCat("one of the ", slots_.size(),
-                                                                " slots"),
-          " (cortiq-server --parallel, --queue); retry later"));
+          "too many requests: ", slots, " and ", queue_.size(), " request",
+          queue_.size() == 1 ? " is" : "s are", " waiting, the most --queue allows (",
+          options_.max_queued, "; cortiq-server --parallel, --queue); retry later"));
     }
     queue_.push_back(Pending{std::move(job), handle, std::move(sampler), std::move(stop),
                              Clock::now()});

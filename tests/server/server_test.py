@@ -609,6 +609,41 @@ class ServerTest(unittest.TestCase):
         conn.close()
         self.assertEqual(resp.status, 204)
         self.assertEqual(resp.getheader("Access-Control-Allow-Methods"), "GET, HEAD, POST, OPTIONS")
+        self.assertEqual(resp.getheader("Access-Control-Allow-Headers"),
+                         "Authorization, Content-Type")
+        # A browser running the openai SDK asks for its x-stainless-* headers too: they are
+        # allowed (only Authorization and Content-Type were, so its preflight failed).
+        asked = "authorization,content-type,x-stainless-os,x-stainless-retry-count"
+        conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=TIMEOUT)
+        conn.request("OPTIONS", "/v1/chat/completions",
+                     headers={"Origin": "http://localhost:3000",
+                              "Access-Control-Request-Method": "POST",
+                              "Access-Control-Request-Headers": asked})
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        self.assertEqual(resp.status, 204)
+        self.assertEqual(resp.getheader("Access-Control-Allow-Headers"), asked)
+        self.assertEqual(resp.getheader("Access-Control-Allow-Origin"), "*")
+
+    def test_kept_alive_connection_answers_without_delay(self):
+        # Without TCP_NODELAY every request after the first on a connection waited for the
+        # client's delayed ACK (~40 ms on Linux) and httplib closed it after 5 requests. The
+        # median of 8 requests after the first stays far below that delay on any machine that
+        # answers the first in time.
+        conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=TIMEOUT)
+        seconds = []
+        for _ in range(9):
+            start = time.monotonic()
+            conn.request("GET", "/health")
+            resp = conn.getresponse()
+            resp.read()
+            seconds.append(time.monotonic() - start)
+            self.assertEqual(resp.status, 200)
+            self.assertIn("max=1000", resp.getheader("Keep-Alive", ""))
+        conn.close()
+        later = sorted(seconds[1:])
+        self.assertLess(later[len(later) // 2], 0.025, seconds)
 
     def test_wrong_method_is_405(self):
         error = self.assertError(self.server.request("GET", "/v1/chat/completions"), 405,
@@ -624,6 +659,14 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(models["object"], "list")
         self.assertEqual(models["data"][0]["object"], "model")
         self.assertEqual(models["data"][0]["id"], os.path.basename(MODEL)[:-len(".cortiq")])
+        # One model by id (the SDKs' models.retrieve), created when the server started.
+        model_id = models["data"][0]["id"]
+        status, model = self.server.request("GET", "/v1/models/" + model_id)
+        self.assertEqual((status, model), (200, models["data"][0]))
+        self.assertEqual(self.server.request("GET", "/v1/models")[1], models)
+        error = self.assertError(self.server.request("GET", "/v1/models/gpt-4o"), 404,
+                                 contains="The model 'gpt-4o' does not exist")
+        self.assertEqual(error["code"], "model_not_found")
         self.assertEqual(self.server.request("GET", "/health"), (200, {"status": "ok"}))
         status, text = self.server.request("GET", "/metrics")
         self.assertEqual(status, 200)
