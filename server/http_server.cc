@@ -402,26 +402,28 @@ struct ResponseState {
   bool want_logprobs = false;
   bool include_usage = false;
   bool sent_role = false;
-  size_t text_chars = 0;  // completion logprobs' text_offset
 
-  // The logprobs member of a chunk or response for `event`.
-  json EventLogprobs(const JobEvent& event) {
-    if (!want_logprobs || !event.logprobs) return nullptr;
-    if (header.kind == ApiKind::kChat) {
-      return {{"content", json::array({logprobs.ChatEntry(*event.logprobs)})}};
+  // Appends `event`'s logprobs to `out` (chat: {"content": [...]}; completions: the four
+  // arrays, text_offset counting the reply's characters before each token).
+  void AddLogprobs(const JobEvent& event, json* out) const {
+    for (const PlacedLogprobs& placed : event.logprobs) {
+      if (header.kind == ApiKind::kChat) {
+        (*out)["content"].push_back(logprobs.ChatEntry(placed.logprobs));
+      } else {
+        logprobs.AddCompletion(placed.logprobs, placed.text_offset, out);
+      }
     }
-    json l = LogprobsBuilder::EmptyCompletionLogprobs();
-    logprobs.AddCompletion(*event.logprobs, text_chars, &l);
+  }
+
+  // The logprobs member of a chunk for `event` (null when none were asked for or none came).
+  json EventLogprobs(const JobEvent& event) const {
+    if (!want_logprobs || event.logprobs.empty()) return nullptr;
+    json l = header.kind == ApiKind::kChat ? json{{"content", json::array()}}
+                                           : LogprobsBuilder::EmptyCompletionLogprobs();
+    AddLogprobs(event, &l);
     return l;
   }
 };
-
-// Characters (code points) of UTF-8 `text`: OpenAI's text_offset counts characters.
-size_t Utf8Length(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 }  // namespace
 
@@ -478,16 +480,9 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
         }
       }
       for (const JobEvent& e : events) {
-        if (state->want_logprobs && e.logprobs) {
-          if (kind == ApiKind::kChat) {
-            logprobs["content"].push_back(state->logprobs.ChatEntry(*e.logprobs));
-          } else {
-            state->logprobs.AddCompletion(*e.logprobs, state->text_chars, &logprobs);
-          }
-        }
+        if (state->want_logprobs) state->AddLogprobs(e, &logprobs);
         text += e.text;
         reasoning += e.reasoning;
-        state->text_chars += Utf8Length(e.text);
       }
     }
     if (!result->status.ok()) return SendError(res, ErrorFromStatus(result->status));
@@ -529,10 +524,9 @@ void HttpServer::Impl::Completions(ApiKind kind, const httplib::Request& req,
             return false;
           }
         }
-        if (e.text.empty() && !(state->want_logprobs && e.logprobs)) continue;
+        if (e.text.empty() && !(state->want_logprobs && !e.logprobs.empty())) continue;
         const json chunk =
             ChunkJson(state->header, &e.text, false, state->EventLogprobs(e), nullptr);
-        state->text_chars += Utf8Length(e.text);
         if (!write(SseData(chunk))) return false;
       }
     }

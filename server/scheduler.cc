@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/generation/prefix_reuse.h"
+#include "runtime/text/unicode.h"
 
 namespace cortiq::server {
 namespace {
@@ -74,6 +75,12 @@ struct Scheduler::Slot {
   std::optional<ThoughtChannel> thought;  // Job::split_thoughts
   size_t next_prompt = 0;  // index of the first prompt token not yet evaluated
   int32_t to_eval = -1;    // kDecode: the sampled token to evaluate next
+  // The answer's characters decoded so far (before any is held for a stop string) and those
+  // given to the client; the logprobs of tokens whose text is not given yet, with the end of
+  // their text (characters) (ReleaseLogprobs).
+  size_t decoded_chars = 0;
+  size_t released_chars = 0;
+  std::deque<std::pair<PlacedLogprobs, size_t>> held_logprobs;
   JobResult result;
   Clock::time_point admitted, first_token;
 };
@@ -268,6 +275,8 @@ void Scheduler::Start(Slot& slot, Pending pending) {
   slot.pending.emplace(std::move(pending));
   slot.decoder.reset();
   slot.thought.reset();
+  slot.decoded_chars = slot.released_chars = 0;
+  slot.held_logprobs.clear();
   if (tokenizer_ != nullptr) {
     text::DecodeOptions decode;
     decode.skip_special_tokens = true;
@@ -396,7 +405,8 @@ void Scheduler::OnLogits(Slot& slot) {
     return;
   }
   JobEvent event;
-  if (p.job.top_logprobs >= 0) event.logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
+  std::optional<TokenLogprobs> logprobs;
+  if (p.job.top_logprobs >= 0) logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
   text::StreamDecoder* const decoder = slot.decoder ? &*slot.decoder : nullptr;
   ThoughtChannel* const thought = slot.thought ? &*slot.thought : nullptr;
   absl::StatusOr<ThoughtSplit> split = DecodeReplyToken(decoder, thought, *token);
@@ -407,7 +417,13 @@ void Scheduler::OnLogits(Slot& slot) {
   event.reasoning = std::move(split->reasoning);
   if (split->reasoning_token) {
     ++slot.result.reasoning_tokens;
-    event.logprobs.reset();
+  } else {
+    const size_t start = slot.decoded_chars;
+    slot.decoded_chars += text::CodePointCount(split->content);
+    if (logprobs) {
+      slot.held_logprobs.emplace_back(PlacedLogprobs{*std::move(logprobs), start},
+                                      slot.decoded_chars);
+    }
   }
   absl::StatusOr<sampling::StopUpdate> pushed_stop =
       PushDecodedPiece(p.stop, AnswerDecoder(decoder, thought), split->content);
@@ -417,6 +433,7 @@ void Scheduler::OnLogits(Slot& slot) {
   }
   sampling::StopUpdate update = *std::move(pushed_stop);
   event.text = std::move(update.text);
+  ReleaseLogprobs(slot, event, update.reason == sampling::StopReason::kStopString);
   p.handle->Push(std::move(event));
   if (update.reason == sampling::StopReason::kStopString) {
     End(slot, FinishReason::kStopString);
@@ -433,6 +450,20 @@ void Scheduler::OnLogits(Slot& slot) {
   slot.to_eval = *token;
 }
 
+void Scheduler::ReleaseLogprobs(Slot& slot, JobEvent& event, bool final) {
+  slot.released_chars += text::CodePointCount(event.text);
+  while (!slot.held_logprobs.empty()) {
+    auto& [placed, end] = slot.held_logprobs.front();
+    // Out when all its text is; at the end of the reply also a token cut by the stop string
+    // (its text starts in what is returned); a token entirely after the cut is dropped.
+    const bool out = end <= slot.released_chars ||
+                     (final && placed.text_offset < slot.released_chars);
+    if (!out && !final) break;
+    if (out) event.logprobs.push_back(std::move(placed));
+    slot.held_logprobs.pop_front();
+  }
+}
+
 void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   Pending& p = *slot.pending;
   slot.result.reason = reason;
@@ -445,7 +476,7 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
                                                     slot.thought ? &*slot.thought : nullptr);
     if (held.ok()) {
       if (!held->reasoning.empty()) {
-        p.handle->Push(JobEvent{std::string(), std::move(held->reasoning), std::nullopt});
+        p.handle->Push(JobEvent{std::string(), std::move(held->reasoning), {}});
       }
       rest = std::move(held->content);
     }
@@ -456,7 +487,10 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
     } else {
       text += p.stop.Flush();
     }
-    if (!text.empty()) p.handle->Push(JobEvent{std::move(text), std::string(), std::nullopt});
+    JobEvent last{std::move(text), std::string(), {}};
+    // The reply is whole: every token's text is out, or cut by the stop string.
+    ReleaseLogprobs(slot, last, /*final=*/true);
+    if (!last.text.empty() || !last.logprobs.empty()) p.handle->Push(std::move(last));
   }
   if (slot.result.completion_tokens > 0) {
     slot.result.generation_seconds = Seconds(Clock::now() - slot.first_token);

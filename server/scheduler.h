@@ -72,13 +72,24 @@ struct Job {
   bool split_thoughts = false;
 };
 
-// One sampled token as the client sees it.
+// A token's log probabilities and where its text starts in the reply.
+struct PlacedLogprobs {
+  TokenLogprobs logprobs;
+  // Characters (code points) of the reply's text before this token's (OpenAI completions'
+  // text_offset, relative to the reply).
+  size_t text_offset = 0;
+};
+
+// What became final with one sampled token, as the client sees it.
 struct JobEvent {
   std::string text;  // text final by now (may be empty: held back for a stop string or UTF-8)
   // Job::split_thoughts: the thought channel's text final by now (stop strings do not apply).
   std::string reasoning;
-  // Job::top_logprobs >= 0, for the tokens of the text (not those of the thought channel).
-  std::optional<TokenLogprobs> logprobs;
+  // Job::top_logprobs >= 0: those of the answer's tokens (not the thought channel's) whose text
+  // is final by now, in order, so that a chunk's logprobs are those of its text: a token whose
+  // text a stop string holds back comes with the text that releases it (possibly with later
+  // ones), and one whose text a matched stop string cuts off entirely never comes.
+  std::vector<PlacedLogprobs> logprobs;
 };
 
 // The end of a job.
@@ -184,6 +195,10 @@ class Scheduler {
   // evaluate.
   void OnLogits(Slot& slot);
   void End(Slot& slot, FinishReason reason, absl::Status status = absl::OkStatus());
+  // Counts `event`'s text as given to the client and moves into event.logprobs the held
+  // logprobs whose text is now all out; `final` (the reply is whole, or cut by a stop string):
+  // also those whose text starts in it, dropping the rest.
+  void ReleaseLogprobs(Slot& slot, JobEvent& event, bool final);
   void RunPrefillChunk();
   void RunDecodeStep();
 

@@ -23,6 +23,14 @@ inline size_t Utf8Length(unsigned char lead) {
   return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
+// Code points of valid UTF-8 `text` (its bytes that are not continuation bytes): the
+// characters OpenAI's text_offset and string lengths count.
+inline size_t CodePointCount(std::string_view text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 // The code point at text[*i] of valid UTF-8 `text`; advances *i past it.
 char32_t DecodeUtf8(std::string_view text, size_t* i);
 

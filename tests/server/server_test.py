@@ -309,6 +309,54 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(len(logprobs["token_logprobs"]), 3)
         self.assertEqual(len(logprobs["text_offset"]), 3)
 
+    def test_logprobs_follow_the_text_a_stop_string_holds_or_cuts(self):
+        # tiny-a answers "hello there" greedily with " attention" 12 times, one token each.
+        unit = " attention"
+        plain = self.complete("hello there", logprobs=0, max_tokens=12)["choices"][0]
+        self.assertEqual(plain["text"], unit * 12)
+
+        def check(reply, text, tokens):
+            choice = reply["choices"][0]
+            self.assertEqual(choice["text"], text)
+            logprobs = choice["logprobs"]
+            self.assertEqual(logprobs["tokens"], tokens)
+            self.assertEqual(logprobs["text_offset"], [len(unit) * i for i in range(len(tokens))])
+            self.assertEqual(len(logprobs["token_logprobs"]), len(tokens))
+            # Streamed: the same text and logprobs, each token's logprobs in the chunk that
+            # completes its text (or the last, for a token cut by the stop string): never
+            # before its text starts.
+            events, done = self.server.stream("/v1/completions", dict(
+                prompt="hello there", temperature=0, max_tokens=12, logprobs=0,
+                stop=reply["stop"]))
+            self.assertTrue(done)
+            streamed_text, streamed_tokens, streamed_offsets = "", [], []
+            for e in events:
+                c = e["choices"][0]
+                if c.get("logprobs"):
+                    self.assertLess(c["logprobs"]["text_offset"][-1],
+                                    len(streamed_text) + max(1, len(c["text"])))
+                    streamed_tokens += c["logprobs"]["tokens"]
+                    streamed_offsets += c["logprobs"]["text_offset"]
+                streamed_text += c["text"]
+            self.assertEqual((streamed_text, streamed_tokens, streamed_offsets),
+                             (text, tokens, logprobs["text_offset"]))
+
+        # A stop string matched in part at every token (held), then not: text_offset counts
+        # the reply's characters before each token (it counted only those released: 0, 0, 10...).
+        reply = self.complete("hello there", logprobs=0, max_tokens=12,
+                              stop=[unit * 2 + "!"])
+        reply["stop"] = [unit * 2 + "!"]
+        check(reply, unit * 12, [unit] * 12)
+        # A stop string matched from the second character: the reply is " ", and of the three
+        # tokens generated only the first, whose text starts in it, has its logprobs (all three
+        # came before).
+        stop = (unit * 3)[1:]
+        reply = self.complete("hello there", logprobs=0, max_tokens=12, stop=[stop])
+        self.assertEqual(reply["usage"]["completion_tokens"], 3)
+        self.assertEqual(reply["choices"][0]["finish_reason"], "stop")
+        reply["stop"] = [stop]
+        check(reply, " ", [unit])
+
     # Concurrency.
     def concurrent(self, bodies):
         results = [None] * len(bodies)
