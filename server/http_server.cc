@@ -350,7 +350,12 @@ std::optional<ApiError> HttpServer::Impl::MakeJob(const CompletionRequest& reque
   const char* prompt_param = request.kind == ApiKind::kChat ? "messages" : "prompt";
   if (request.kind == ApiKind::kChat) {
     text::ChatOptions chat;
-    chat.add_generation_prompt = true;
+    // A conversation that ends with an assistant message is a prefill: the model continues that
+    // message (llama-server's behaviour; transformers' continue_final_message) rather than
+    // answering it in a new turn.
+    chat.continue_final_message =
+        !request.messages.empty() && request.messages.back().role == "assistant";
+    chat.add_generation_prompt = !chat.continue_final_message;
     chat.enable_thinking = request.enable_thinking;
     absl::StatusOr<std::string> rendered = RenderChatPrompt(*tokenizer, request.messages, chat);
     if (!rendered.ok()) return ErrorFromStatus(rendered.status(), "messages");

@@ -73,6 +73,17 @@ std::string_view PythonStrip(std::string_view text) {
 absl::StatusOr<std::string> RenderGemma4Chat(absl::Span<const ChatMessage> messages,
                                              const ChatOptions& options) {
   if (messages.empty()) return absl::InvalidArgumentError("the conversation has no messages");
+  if (options.continue_final_message) {
+    if (messages.back().role != "assistant") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "message ", messages.size() - 1, ": only an assistant message can be continued, not a ",
+          messages.back().role, " message"));
+    }
+    if (options.add_generation_prompt) {
+      return absl::InvalidArgumentError(
+          "continue_final_message and add_generation_prompt cannot be combined");
+    }
+  }
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     if (m.role == "tool" || m.has_tool_calls || m.has_tool_responses) {
@@ -133,7 +144,7 @@ absl::StatusOr<std::string> RenderGemma4Chat(absl::Span<const ChatMessage> messa
         }
       }
     }
-    out += "<turn|>\n";
+    if (!(options.continue_final_message && i + 1 == messages.size())) out += "<turn|>\n";
     previous_role = &m.role;
   }
   if (options.add_generation_prompt) out += "<|turn>model\n";

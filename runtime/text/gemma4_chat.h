@@ -14,6 +14,10 @@
 //                                                      (no second <|turn>model\n)
 //     [<|turn>model\n]                                 add_generation_prompt
 //
+// With continue_final_message the last (assistant) message's <turn|>\n is left out, as
+// transformers' apply_chat_template(continue_final_message=True) cuts the rendered text after
+// that message's content.
+//
 // Content is a string or a list of parts (text, each trimmed; image/audio/video placeholders
 // <|image|>, <|audio|>, <|video|>). Tools (declarations, tool_calls, tool messages) are not
 // rendered: they give Unimplemented.
@@ -49,12 +53,17 @@ struct ChatMessage {
 
 struct ChatOptions {
   bool add_generation_prompt = false;
+  // HF apply_chat_template's continue_final_message: the last message, the assistant's, is left
+  // open (no <turn|>\n after it) so that the model continues it (a prefill); its text is
+  // rendered as in a closed turn (trimmed, thoughts stripped). Excludes add_generation_prompt.
+  bool continue_final_message = false;
   bool enable_thinking = false;  // the template's `enable_thinking`: <|think|> in the system turn.
   std::string bos_token = "<bos>";
 };
 
-// The prompt text of `messages`. Errors: InvalidArgument for no messages or a system/developer
-// message whose content is not text; Unimplemented for tool calls, tool responses or a "tool"
+// The prompt text of `messages`. Errors: InvalidArgument for no messages, a system/developer
+// message whose content is not text, or continue_final_message with a last message that is not
+// the assistant's or with add_generation_prompt; Unimplemented for tool calls, tool responses or a "tool"
 // message (the official template's tool formats are not built in).
 absl::StatusOr<std::string> RenderGemma4Chat(absl::Span<const ChatMessage> messages,
                                              const ChatOptions& options);

@@ -309,6 +309,20 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(len(logprobs["token_logprobs"]), 3)
         self.assertEqual(len(logprobs["text_offset"]), 3)
 
+    def test_a_final_assistant_message_is_continued(self):
+        # A prefill, as llama-server takes it (it used to be closed and answered in a new turn).
+        rendered = "<bos><|turn>user\nhello there<turn|>\n<|turn>model\nThe cat"
+        status, tokens = self.server.post("/tokenize", {"content": rendered})
+        self.assertEqual(status, 200)
+        messages = [{"role": "user", "content": "hello there"},
+                    {"role": "assistant", "content": "The cat "}]
+        reply = self.chat("", messages=messages, max_tokens=8)
+        self.assertEqual(reply["usage"]["prompt_tokens"], len(tokens["tokens"]))
+        continued = self.complete(rendered, max_tokens=8)
+        self.assertNotEqual(continued["choices"][0]["text"], "")
+        self.assertEqual(reply["choices"][0]["message"]["content"],
+                         continued["choices"][0]["text"])
+
     def test_logprobs_follow_the_text_a_stop_string_holds_or_cuts(self):
         # tiny-a answers "hello there" greedily with " attention" 12 times, one token each.
         unit = " attention"

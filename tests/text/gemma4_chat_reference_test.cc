@@ -72,6 +72,31 @@ TEST(Gemma4Chat, RejectsWhatItDoesNotRender) {
       testing::HasSubstr("[0].content: must be a string, a list of parts or null"));
 }
 
+// continue_final_message (transformers' apply_chat_template: the rendered text cut after the
+// final message's content): the assistant's last turn stays open for the model to continue.
+TEST(Gemma4Chat, ContinuesTheFinalAssistantMessage) {
+  absl::StatusOr<std::vector<text::ChatMessage>> messages = ParseChatMessages(
+      R"([{"role":"user","content":"Name a colour."},)"
+      R"({"role":"assistant","content":"<|channel>thought\nhmm<channel|>The colour is "}])",
+      "prefill.json");
+  ASSERT_TRUE(messages.ok()) << messages.status();
+  text::ChatOptions options;
+  options.continue_final_message = true;
+  absl::StatusOr<std::string> rendered = text::RenderGemma4Chat(*messages, options);
+  ASSERT_TRUE(rendered.ok()) << rendered.status();
+  EXPECT_EQ(*rendered,
+            "<bos><|turn>user\nName a colour.<turn|>\n<|turn>model\nThe colour is");
+  options.add_generation_prompt = true;
+  EXPECT_EQ(text::RenderGemma4Chat(*messages, options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.add_generation_prompt = false;
+  const absl::Status user_last =
+      text::RenderGemma4Chat(absl::MakeConstSpan(*messages).first(1), options).status();
+  EXPECT_EQ(user_last.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(user_last.message()),
+              testing::HasSubstr("only an assistant message can be continued, not a user"));
+}
+
 TEST(Gemma4Chat, PythonStripMatchesStrStrip) {
   // str.isspace(): \x1c-\x1f and U+0085 are whitespace, U+200B and U+FEFF are not.
   EXPECT_EQ(text::PythonStrip(" \t\n\x1c\x1f a b \xC2\x85\xE3\x80\x80"), "a b");
