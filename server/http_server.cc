@@ -184,6 +184,13 @@ void HttpServer::Impl::Routes() {
     // RFC 9110; a number too large for 64 bits is left to the 413 below). The connection stays
     // open (httplib decides that from the request's headers alone), so the unread body is parsed
     // as the next request, as it would be by httplib without this check.
+    // Both framings: a proxy in front may have taken the other one (request smuggling, RFC 9112
+    // 6.3); httplib reads the chunked body. Refused, as the RFC allows.
+    if (req.has_header("Content-Length") && req.has_header("Transfer-Encoding")) {
+      SendError(res, ErrorFromStatus(absl::InvalidArgumentError(
+                         "the request has both Transfer-Encoding and Content-Length headers")));
+      return httplib::Server::HandlerResponse::Handled;  // counted by the logger
+    }
     if (req.has_header("Content-Length")) {
       const std::string length = req.get_header_value("Content-Length");
       std::string problem;
@@ -248,6 +255,8 @@ void HttpServer::Impl::Routes() {
           "8192 bytes; send JSON with 'Content-Type: application/json'";
     } else if (res.status == 413) {
       error.message = "the request body is too large";
+    } else if (res.status == 414) {
+      error.message = "the request's URI is too long (cpp-httplib reads at most 8192 bytes)";
     } else if (res.status == 400) {
       // cpp-httplib answers a request it cannot read before any route sees it: malformed HTTP,
       // or a POST without a Content-Length (or chunked encoding), which `curl -X POST URL` sends.

@@ -663,6 +663,41 @@ class ServerTest(unittest.TestCase):
             self.assertIn("'" + length + "'", error["message"])
             self.assertEqual(self.requests_counted("/v1/completions", 400), before + 1)
 
+    def raw_exchange(self, data):
+        """The status line and body of a raw HTTP request `data` (bytes), sent on a new socket."""
+        with socket.create_connection((self.server.host, self.server.port), timeout=TIMEOUT) as c:
+            c.sendall(data)
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            head, _, body = reply.partition(b"\r\n\r\n")
+            length = re.search(rb"Content-Length: (\d+)", head)
+            while length and len(body) < int(length.group(1)):
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+        return head.split(b"\r\n")[0].decode(), body.decode()
+
+    def test_chunked_and_content_length_together_is_400(self):
+        # A request framed both ways is how requests are smuggled past a proxy: refused (it was
+        # read as chunked and answered).
+        body = b'{"prompt": "x", "max_tokens": 1}'
+        status, text = self.raw_exchange(
+            b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer " + API_KEY.encode() + b"\r\nContent-Length: 5\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+        self.assertIn(" 400 ", status)
+        self.assertIn("both Transfer-Encoding and Content-Length", json.loads(text)["error"]["message"])
+        status, text = self.raw_exchange(
+            b"GET /" + b"a" * 10000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assertIn(" 414 ", status)
+        self.assertIn("URI is too long", json.loads(text)["error"]["message"])
+
     def test_cors_preflight(self):
         conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=TIMEOUT)
         conn.request("OPTIONS", "/v1/chat/completions")
