@@ -20,6 +20,7 @@
 #include "runtime/generation/model_text.h"
 #include "server/api_error.h"
 #include "server/client_connection.h"
+#include "server/connection_threads.h"
 #include "server/openai_response.h"
 #include "server/request.h"
 
@@ -118,7 +119,9 @@ absl::StatusOr<int> HttpServer::Bind() {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
     impl->listen_socket = sock;
   });
-  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  impl_->http.new_task_queue = [threads] {
+    return new ConnectionThreads(static_cast<size_t>(threads));
+  };
   // Without TCP_NODELAY (inherited by the accepted sockets) a response written in two pieces
   // waits for the client's delayed ACK: every request after the first on a kept-alive
   // connection took ~40 ms instead of ~1, and streamed chunks arrived bunched.

@@ -35,8 +35,10 @@ struct HttpServerOptions {
   // Required as "Authorization: Bearer KEY" on every route but /health; empty: no key.
   std::string api_key;
   std::string model_name;  // the id /v1/models lists and responses carry
-  // HTTP worker threads: each streaming or waiting request holds one.
-  int http_threads = 16;
+  // The most connections served at once, a thread each (started when needed; server/
+  // connection_threads.h): each streaming or waiting request holds one, and so does a client
+  // that sends its headers slowly. More connections wait for a free thread.
+  int http_threads = 256;
   size_t max_body_bytes = size_t{64} << 20;  // larger bodies: 413
 };
 

@@ -682,6 +682,27 @@ class ServerTest(unittest.TestCase):
                 body += chunk
         return head.split(b"\r\n")[0].decode(), body.decode()
 
+    def test_clients_sending_headers_slowly_do_not_lock_others_out(self):
+        # Each connection still sending its headers holds a thread: 40 of them held every thread
+        # of httplib's fixed pool (parallel + queue + 8) until its 5 s read timeout, /health
+        # included. Threads are now started as connections need them.
+        slow = []
+        try:
+            for _ in range(40):
+                c = socket.create_connection((self.server.host, self.server.port), timeout=TIMEOUT)
+                c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # no blank line yet
+                slow.append(c)
+            time.sleep(0.2)
+            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=3)
+            conn.request("GET", "/health")
+            resp = conn.getresponse()
+            self.assertEqual(resp.status, 200)
+            resp.read()
+            conn.close()
+        finally:
+            for c in slow:
+                c.close()
+
     def test_chunked_and_content_length_together_is_400(self):
         # A request framed both ways is how requests are smuggled past a proxy: refused (it was
         # read as chunked and answered).

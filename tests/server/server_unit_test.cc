@@ -1,13 +1,19 @@
 // The parts of cortiq-server that need no socket: request parsing (types, ranges, member names
 // in the errors, unknown members ignored), the OpenAI error and response objects, the
 // Prometheus text and the log probabilities (against a direct float64 log-softmax).
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/api_error.h"
+#include "server/connection_threads.h"
 #include "server/metrics.h"
 #include "server/openai_response.h"
 #include "server/request.h"
@@ -299,6 +305,46 @@ TEST(MetricsTest, PrometheusText) {
   EXPECT_THAT(text, HasSubstr("cortiq_requests_queued 2\n"));
   EXPECT_THAT(text, HasSubstr("cortiq_slots 4\n"));
   EXPECT_THAT(text, HasSubstr("cortiq_slots_busy 1\n"));
+}
+
+// Connections held open all at once get a thread each, up to the maximum (httplib's fixed
+// ThreadPool ran at most its size and left the rest waiting); beyond it they wait and run when
+// a thread is free; shutdown runs what is queued and joins.
+TEST(ConnectionThreadsTest, AThreadPerHeldConnectionUpToTheMaximum) {
+  constexpr int kHeld = 40;
+  ConnectionThreads threads(kHeld);
+  std::mutex mutex;
+  std::condition_variable changed;
+  int running = 0;
+  bool release = false;
+  const auto held = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    ++running;
+    changed.notify_all();
+    changed.wait(lock, [&] { return release; });
+  };
+  for (int i = 0; i < kHeld; ++i) threads.enqueue(held);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return running == kHeld; }))
+        << running << " of " << kHeld << " connections running at once";
+  }
+  // One more waits for a free thread.
+  std::atomic<bool> extra_ran{false};
+  threads.enqueue([&] { extra_ran = true; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(extra_ran.load());
+  EXPECT_EQ(threads.threads(), static_cast<size_t>(kHeld));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    release = true;
+  }
+  changed.notify_all();
+  std::atomic<int> queued_ran{0};
+  for (int i = 0; i < 100; ++i) threads.enqueue([&] { ++queued_ran; });
+  threads.shutdown();
+  EXPECT_TRUE(extra_ran.load());
+  EXPECT_EQ(queued_ran.load(), 100);
 }
 
 }  // namespace

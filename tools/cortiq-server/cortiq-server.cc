@@ -9,6 +9,7 @@
 // run as one batched evaluation (server/scheduler.h). The routes are in server/http_server.h.
 // "cortiq-server: listening on http://HOST:PORT" goes to stderr once the socket is bound (with
 // --port 0, the port the system chose). SIGINT / SIGTERM stop it.
+#include <algorithm>
 #include <pthread.h>
 #include <signal.h>
 
@@ -93,10 +94,12 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
   http.port = static_cast<int>(f.port);
   http.api_key = f.api_key;
   http.model_name = f.alias.empty() ? ModelName(model_path) : f.alias;
-  // Every slot's request and every queued one hold a thread while they wait, plus a few for
-  // /health, /metrics and refusals.
-  http.http_threads = f.http_threads > 0 ? static_cast<int>(f.http_threads)
-                                         : static_cast<int>(f.parallel + f.queue + 8);
+  // Every slot's request and every queued one hold a thread while they wait, and so does every
+  // connection still sending its headers: threads are started as connections need them, so
+  // the default is well above what the slots use.
+  http.http_threads = f.http_threads > 0
+                          ? static_cast<int>(f.http_threads)
+                          : static_cast<int>(std::max<int64_t>(256, f.parallel + f.queue + 8));
   server::HttpServer server(scheduler.get(), tokenizer ? &*tokenizer : nullptr,
                             artifact->plan().model, http);
   CORTIQ_ASSIGN_OR_RETURN(const int port, server.Bind());
@@ -158,7 +161,8 @@ int Main(int argc, char** argv) {
                "prompt tokens evaluated per step between decode steps (0: the batch size; at "
                "least 3, so that a prompt's last token is never evaluated alone)");
   flags.AddInt("--http-threads", "N", &f.http_threads, 0, 4096,
-               "HTTP worker threads (0: parallel + queue + 8)");
+               "connections served at once, a thread each, started as needed (0: 256, or "
+               "parallel + queue + 8 if more)");
   flags.AddString("--api-key", "KEY", &f.api_key,
                   "require 'Authorization: Bearer KEY' (every route but /health)");
   flags.AddString("--alias", "NAME", &f.alias, "model id in /v1/models and the responses "
