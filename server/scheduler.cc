@@ -406,7 +406,9 @@ void Scheduler::OnLogits(Slot& slot) {
   }
   JobEvent event;
   std::optional<TokenLogprobs> logprobs;
-  if (p.job.top_logprobs >= 0) logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
+  if (p.job.top_logprobs >= 0) {
+    logprobs = ComputeTokenLogprobs(*logits, *token, p.job.top_logprobs);
+  }
   text::StreamDecoder* const decoder = slot.decoder ? &*slot.decoder : nullptr;
   ThoughtChannel* const thought = slot.thought ? &*slot.thought : nullptr;
   absl::StatusOr<ThoughtSplit> split = DecodeReplyToken(decoder, thought, *token);

@@ -63,8 +63,8 @@ struct ChatOptions {
 
 // The prompt text of `messages`. Errors: InvalidArgument for no messages, a system/developer
 // message whose content is not text, or continue_final_message with a last message that is not
-// the assistant's or with add_generation_prompt; Unimplemented for tool calls, tool responses or a "tool"
-// message (the official template's tool formats are not built in).
+// the assistant's or with add_generation_prompt; Unimplemented for tool calls, tool responses
+// or a "tool" message (the official template's tool formats are not built in).
 absl::StatusOr<std::string> RenderGemma4Chat(absl::Span<const ChatMessage> messages,
                                              const ChatOptions& options);
 
