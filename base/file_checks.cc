@@ -83,7 +83,7 @@ absl::Status CheckNotAModel(const std::string& output, const std::string& what) 
     return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
                                      : absl::InternalError(text);
   }
-  unsigned char head[9] = {};
+  unsigned char head[64] = {};
   const ssize_t got = pread(fd, head, sizeof(head), 0);
   close(fd);
   const char* kind = nullptr;
@@ -93,10 +93,18 @@ absl::Status CheckNotAModel(const std::string& output, const std::string& what) 
     kind = "a cortiq artifact";
   } else if (got >= 8 && std::memcmp(head, "CQCHAT\r\n", 8) == 0) {
     kind = "a saved cortiq-chat conversation";
-  } else if (got == 9 && head[8] == '{') {
+  } else if (got > 8) {
+    // A safetensors header is JSON: '{' after any whitespace (cortiq's reader, as JSON
+    // parsers do, accepts some).
+    ssize_t brace = 8;
+    while (brace < got && (head[brace] == ' ' || head[brace] == '\t' || head[brace] == '\n' ||
+                           head[brace] == '\r')) {
+      ++brace;
+    }
     uint64_t header_bytes = 0;
     for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | head[i];
-    if (header_bytes > 0 && header_bytes <= static_cast<uint64_t>(st.st_size) - 8) {
+    if (brace < got && head[brace] == '{' && header_bytes > static_cast<uint64_t>(brace - 8) &&
+        header_bytes <= static_cast<uint64_t>(st.st_size) - 8) {
       kind = "a safetensors file";
     }
   }

@@ -72,6 +72,35 @@ int FindConnectionSocket(const std::string& remote_addr, int remote_port,
   return found;
 }
 
+int ShutDownConnections(int local_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  int count = 0;
+  const int listing = dirfd(dir);
+  while (const dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    const long value = strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || value == listing) continue;
+    const int fd = static_cast<int>(value);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    // Connected (the listening socket has no peer) and on our port.
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
+    length = sizeof(address);
+    std::string host;
+    int port = 0;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+        !HostAndPort(address, length, &host, &port) || port != local_port) {
+      continue;
+    }
+    if (shutdown(fd, SHUT_RDWR) == 0) ++count;
+  }
+  closedir(dir);
+  return count;
+}
+
 bool PeerClosed(int fd) {
   pollfd p{fd, POLLIN, 0};
   const int ready = poll(&p, 1, 0);

@@ -26,6 +26,13 @@ int FindConnectionSocket(const std::string& remote_addr, int remote_port,
 // gone, as there.
 bool PeerClosed(int fd);
 
+// Shuts down (both directions) every connected TCP socket of the process whose local port is
+// `local_port`: the connections of a server on that port. A thread blocked reading from or
+// writing to one of them returns at once (end of file, or an error). For a server that is
+// stopping and would otherwise wait for clients that send or read slowly (httplib's stop joins
+// every connection's thread). Returns how many were shut down.
+int ShutDownConnections(int local_port);
+
 }  // namespace cortiq::server
 
 #endif  // CORTIQ_SERVER_CLIENT_CONNECTION_H_

@@ -1,6 +1,7 @@
 // ConnectionThreads: threads started on demand, up to a maximum, for httplib's connections.
 #include "server/connection_threads.h"
 
+#include <system_error>
 #include <utility>
 
 namespace cortiq::server {
@@ -20,7 +21,19 @@ void ConnectionThreads::enqueue(std::function<void()> fn) {
     wake_.notify_one();
     return;
   }
-  if (threads_.size() < max_threads_) threads_.emplace_back([this] { Work(); });
+  if (threads_.size() >= max_threads_) return;
+  try {
+    threads_.emplace_back([this] { Work(); });
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit): the connection waits for a running
+    // thread, or, with none, is served on the caller's (httplib's accepting thread), rather
+    // than the uncaught exception ending the server.
+    if (!threads_.empty()) return;
+    std::function<void()> job = std::move(jobs_.back());
+    jobs_.pop_back();
+    lock.unlock();
+    job();
+  }
 }
 
 void ConnectionThreads::shutdown() {

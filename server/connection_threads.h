@@ -31,7 +31,8 @@ class ConnectionThreads : public httplib::TaskQueue {
   ConnectionThreads& operator=(const ConnectionThreads&) = delete;
 
   // Runs `fn` (one connection) on an idle thread, a new one while fewer than max_threads exist,
-  // else on the first thread to become free.
+  // else on the first thread to become free. If no thread can be started (std::system_error:
+  // a process or memory limit), `fn` waits for a running thread, or with none runs here.
   void enqueue(std::function<void()> fn) override;
   // Runs what is queued, then joins every thread. enqueue must not be called afterwards.
   void shutdown() override;

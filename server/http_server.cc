@@ -1,8 +1,6 @@
 // cortiq-server's routes (see http_server.h).
 #include "server/http_server.h"
 
-#include <sys/socket.h>
-
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -47,6 +45,9 @@ constexpr size_t kKeepAliveMaxRequests = 1000;
 // scheduler meanwhile. llama-server waits 600 s; a minute covers a paused consumer.
 constexpr time_t kWriteTimeoutSeconds = 60;
 
+// How long a stopping server waits for its connections before shutting them down.
+constexpr std::chrono::milliseconds kStopGrace(1000);
+
 int64_t UnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 // Compares without an early exit, so the time taken does not tell how much of a key matched.
@@ -83,6 +84,7 @@ struct HttpServer::Impl {
   std::map<std::string, std::string> route_methods;
   // The socket httplib last created to listen on (set_socket_options sees each before its bind).
   int listen_socket = -1;
+  int port = -1;  // the port Bind bound
   // The models' `created`: when this server started (the same in every answer).
   const int64_t created = UnixSeconds();
   std::atomic<bool> serving{false};         // Serve runs
@@ -145,6 +147,7 @@ absl::StatusOr<int> HttpServer::Bind() {
   }
   // Best effort: if it fails, the socket keeps httplib's backlog.
   if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, kListenBacklog);
+  impl_->port = port;
   return port;
 }
 
@@ -158,9 +161,19 @@ void HttpServer::Stop() {
   if (impl_ == nullptr) return;
   impl_->stop_requested.store(true);
   impl_->http.stop();
+  // httplib's stop joins every connection's thread: the answers being written finish within
+  // the grace period (ended generations send their error events at once), after which the
+  // connections still open are shut down, so that clients that send their headers slowly or
+  // stopped reading a stream (a write may block for kWriteTimeoutSeconds) do not hold the
+  // server up.
+  auto next_shutdown = std::chrono::steady_clock::now() + kStopGrace;
   while (impl_->serving.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     impl_->http.stop();
+    if (impl_->port > 0 && std::chrono::steady_clock::now() >= next_shutdown) {
+      ShutDownConnections(impl_->port);  // and again for any accepted meanwhile
+      next_shutdown += std::chrono::milliseconds(100);
+    }
   }
 }
 
@@ -187,13 +200,6 @@ void HttpServer::Impl::Routes() {
     // RFC 9110; a number too large for 64 bits is left to the 413 below). The connection stays
     // open (httplib decides that from the request's headers alone), so the unread body is parsed
     // as the next request, as it would be by httplib without this check.
-    // Both framings: a proxy in front may have taken the other one (request smuggling, RFC 9112
-    // 6.3); httplib reads the chunked body. Refused, as the RFC allows.
-    if (req.has_header("Content-Length") && req.has_header("Transfer-Encoding")) {
-      SendError(res, ErrorFromStatus(absl::InvalidArgumentError(
-                         "the request has both Transfer-Encoding and Content-Length headers")));
-      return httplib::Server::HandlerResponse::Handled;  // counted by the logger
-    }
     if (req.has_header("Content-Length")) {
       const std::string length = req.get_header_value("Content-Length");
       std::string problem;
@@ -287,7 +293,20 @@ void HttpServer::Impl::Routes() {
   // answers HEAD with a GET route's handler).
   const auto post = [this](const char* path, httplib::Server::Handler handler) {
     route_methods[path] = "POST";
-    http.Post(path, std::move(handler));
+    http.Post(path, [handler = std::move(handler)](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      // Both framings: a proxy in front may have taken the other one (request smuggling, RFC
+      // 9112 6.3). Refused, as the RFC allows, once httplib has read the body by its chunks
+      // (refused before that, the body would be parsed as the next request; closing the
+      // connection instead cannot be asked of httplib 0.11, and a close with the body unread
+      // resets it, losing this answer).
+      if (req.has_header("Content-Length") && req.has_header("Transfer-Encoding")) {
+        return SendError(res, ErrorFromStatus(absl::InvalidArgumentError(
+                                  "the request has both Transfer-Encoding and Content-Length "
+                                  "headers")));
+      }
+      handler(req, res);
+    });
   };
   const auto get = [this](const char* path, httplib::Server::Handler handler) {
     route_methods[path] = "GET, HEAD";

@@ -2,8 +2,10 @@
 #include "server/scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/generation/prefix_reuse.h"
@@ -11,6 +13,9 @@
 
 namespace cortiq::server {
 namespace {
+
+// The end of a held token's text while a run of byte tokens it belongs to is unfinished.
+constexpr size_t kOpenEnd = SIZE_MAX;
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -411,6 +416,15 @@ void Scheduler::OnLogits(Slot& slot) {
   }
   text::StreamDecoder* const decoder = slot.decoder ? &*slot.decoder : nullptr;
   ThoughtChannel* const thought = slot.thought ? &*slot.thought : nullptr;
+  // Bytes of a character spelled by byte tokens are held by the decoder until the run of byte
+  // tokens ends (text::StreamDecoder): the text they will print, to place the tokens' logprobs.
+  const auto held_text = [&]() -> std::string {
+    const text::StreamDecoder* answer = AnswerDecoder(decoder, thought);
+    if (!logprobs || answer == nullptr) return std::string();
+    absl::StatusOr<std::string> held = answer->HeldText();
+    return held.ok() ? *std::move(held) : std::string();
+  };
+  const std::string held_before = held_text();
   absl::StatusOr<ThoughtSplit> split = DecodeReplyToken(decoder, thought, *token);
   if (!split.ok()) {
     End(slot, FinishReason::kInterrupted, split.status());
@@ -420,12 +434,8 @@ void Scheduler::OnLogits(Slot& slot) {
   if (split->reasoning_token) {
     ++slot.result.reasoning_tokens;
   } else {
-    const size_t start = slot.decoded_chars;
-    slot.decoded_chars += text::CodePointCount(split->content);
-    if (logprobs) {
-      slot.held_logprobs.emplace_back(PlacedLogprobs{*std::move(logprobs), start},
-                                      slot.decoded_chars);
-    }
+    const bool held_after = !held_text().empty();
+    PlaceLogprobs(slot, std::move(logprobs), split->content, held_before, held_after);
   }
   absl::StatusOr<sampling::StopUpdate> pushed_stop =
       PushDecodedPiece(p.stop, AnswerDecoder(decoder, thought), split->content);
@@ -450,6 +460,30 @@ void Scheduler::OnLogits(Slot& slot) {
     return;
   }
   slot.to_eval = *token;
+}
+
+void Scheduler::PlaceLogprobs(Slot& slot, std::optional<TokenLogprobs> logprobs,
+                              const std::string& content, const std::string& held_before,
+                              bool held_after) {
+  const size_t chars = text::CodePointCount(content);
+  size_t start = slot.decoded_chars;
+  if (chars > 0 && !held_before.empty()) {
+    // This token ended a run of byte tokens. If the run's text comes first as predicted, the
+    // token is one after the run and its own text follows; else it was a byte token itself,
+    // completing the run's characters, and starts where the run does.
+    const bool after_run = absl::StartsWith(content, held_before);
+    const size_t run_end = slot.decoded_chars + (after_run ? text::CodePointCount(held_before)
+                                                           : chars);
+    for (auto& [placed, end] : slot.held_logprobs) {
+      if (end == kOpenEnd) end = run_end;
+    }
+    if (after_run) start = run_end;
+  }
+  slot.decoded_chars += chars;
+  if (!logprobs) return;
+  // A byte token whose character is still incomplete: its text ends when the run's does.
+  const size_t end = chars == 0 && held_after ? kOpenEnd : slot.decoded_chars;
+  slot.held_logprobs.emplace_back(PlacedLogprobs{*std::move(logprobs), start}, end);
 }
 
 void Scheduler::ReleaseLogprobs(Slot& slot, JobEvent& event, bool final) {

@@ -195,6 +195,12 @@ class Scheduler {
   // evaluate.
   void OnLogits(Slot& slot);
   void End(Slot& slot, FinishReason reason, absl::Status status = absl::OkStatus());
+  // Records a sampled answer token's place: `content` is the text its decoding released,
+  // `held_before` / `held_after` what the decoder held back before it and whether it holds
+  // some after it (a run of byte tokens); its `logprobs` (if asked for) wait in held_logprobs
+  // until ReleaseLogprobs gives them out with their text.
+  void PlaceLogprobs(Slot& slot, std::optional<TokenLogprobs> logprobs, const std::string& content,
+                     const std::string& held_before, bool held_after);
   // Counts `event`'s text as given to the client and moves into event.logprobs the held
   // logprobs whose text is now all out; `final` (the reply is whole, or cut by a stop string):
   // also those whose text starts in it, dropping the rest.

@@ -161,6 +161,13 @@ TEST_F(FileChecksTest, NeverReplacesAModelWithAnotherOutput) {
   long_header[1] = 1;  // 256 bytes of header in a 9-byte file
   std::ofstream(Path("rows.f32"), std::ios::binary) << long_header << "{";
   EXPECT_TRUE(CheckNotAModel(Path("rows.f32"), "a dump").ok());
+  // Whitespace before the header's '{' (which JSON allows and cortiq's reader accepts).
+  const std::string spaced_header = "  \n{\"a\":{}}";
+  std::string spaced(8, '\0');
+  spaced[0] = static_cast<char>(spaced_header.size());
+  std::ofstream(Path("spaced.safetensors"), std::ios::binary) << spaced << spaced_header;
+  EXPECT_EQ(CheckNotAModel(Path("spaced.safetensors"), "the IR").code(),
+            absl::StatusCode::kAlreadyExists);
   std::ofstream(Path("model.gguf"), std::ios::binary) << "GGUF\3\0\0\0rest";
   std::ofstream(Path("model.cortiq"), std::ios::binary) << std::string("CORTIQ\0\1rest", 12);
   std::ofstream(Path("chat.bin"), std::ios::binary) << "CQCHAT\r\nrest";

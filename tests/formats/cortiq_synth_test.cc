@@ -250,6 +250,23 @@ TEST(CortiqSynthTest, ReplacesItsOwnOutput) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(Content(dir + "/model.safetensors"), seed0);
 
+  // An earlier sharded run: its shards and index go (readers would take the index first and
+  // read the old weights), and back.
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--max-shard-mb", "1", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("removed model.safetensors of an earlier run"));
+  EXPECT_THAT(Files(dir), ElementsAre("config.json", "generation_config.json",
+                                      "model-00001-of-00002.safetensors",
+                                      "model-00002-of-00002.safetensors",
+                                      "model.safetensors.index.json", "tokenizer.json",
+                                      "tokenizer_config.json"));
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(Files(dir), ElementsAre("config.json", "generation_config.json",
+                                      "model.safetensors", "tokenizer.json",
+                                      "tokenizer_config.json"));
+  EXPECT_EQ(Content(dir + "/model.safetensors"), seed0);
+
   // Unmarked weights (an earlier version's output) beside its own tokenizer.json.
   std::ofstream(dir + "/model.safetensors") << "unmarked weights";
   run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});

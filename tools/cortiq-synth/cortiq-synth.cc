@@ -218,6 +218,15 @@ class StagedFiles {
     return absl::OkStatus();
   }
 
+  // The names of the files staged so far.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [temporary, final_path] : staged_) {
+      out.push_back(final_path.substr(final_path.find_last_of('/') + 1));
+    }
+    return out;
+  }
+
   // Best-effort removal of the staged files, then of the directory if this run created it (rmdir
   // leaves it alone if anything else is in it).
   void Abandon() {
@@ -346,6 +355,24 @@ bool HasGeneratorMark(const std::string& path) {
   return generator && *generator == kGeneratorValue;
 }
 
+// A weights file of a checkpoint directory: model.safetensors, or the index and shards
+// (model-NNNNN-of-MMMMM.safetensors) of a sharded one.
+bool IsWeightsFile(const std::string& name) {
+  return name == "model.safetensors" || name == "model.safetensors.index.json" ||
+         (absl::StartsWith(name, "model-") && absl::EndsWith(name, ".safetensors"));
+}
+
+// The names in directory `dir` (none if it cannot be read).
+std::vector<std::string> DirectoryNames(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* entry = ::readdir(d)) names.push_back(entry->d_name);
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // Checks that this run may write its files into the existing directory `dir`: `texts` maps the
 // names of the text files it writes to their contents, and with `weights` it also writes
 // model.safetensors (or an index and its model-NNNNN-of-MMMMM shards). A file already there is
@@ -356,21 +383,12 @@ bool HasGeneratorMark(const std::string& path) {
 // AlreadyExists naming the first such file.
 absl::Status CheckOwnDirectory(const std::string& dir,
                                const std::map<std::string, std::string>& texts, bool weights) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* entry = ::readdir(d)) names.push_back(entry->d_name);
-    ::closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  const auto is_weights = [](const std::string& name) {
-    return name == "model.safetensors" || name == "model.safetensors.index.json" ||
-           (absl::StartsWith(name, "model-") && absl::EndsWith(name, ".safetensors"));
-  };
+  const std::vector<std::string> names = DirectoryNames(dir);
   std::string conflict;
   bool own = false;
   for (const std::string& name : names) {
     const bool text = texts.count(name) > 0;
-    if (!text && !is_weights(name)) continue;
+    if (!text && !IsWeightsFile(name)) continue;
     const std::string path = JoinPath(dir, name);
     if (absl::EndsWith(name, ".safetensors") && HasGeneratorMark(path)) own = true;
     if (!text && !weights) continue;  // --metadata-only leaves the weights alone
@@ -488,9 +506,25 @@ absl::Status Run(const std::string& dir) {
   absl::Status status = WriteCheckpoint(preset, dtype_flag, dtype,
                                         static_cast<uint64_t>(max_shard_mb) << 20, dir,
                                         created_dir, files);
+  const std::vector<std::string> written = files.names();
   if (status.ok()) status = files.Commit();
-  if (!status.ok()) files.Abandon();
-  return status;
+  if (!status.ok()) {
+    files.Abandon();
+    return status;
+  }
+  // The weights of an earlier run in another layout (a sharded one before a single file, or
+  // other shards) would be left beside the new ones, and readers take the index first: they
+  // are removed (the directory is this tool's own output: CheckOwnDirectory).
+  if (!created_dir) {
+    for (const std::string& name : DirectoryNames(dir)) {
+      if (IsWeightsFile(name) &&
+          std::find(written.begin(), written.end(), name) == written.end() &&
+          ::unlink(JoinPath(dir, name).c_str()) == 0) {
+        std::fprintf(stderr, "cortiq-synth: removed %s of an earlier run\n", name.c_str());
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
