@@ -4,6 +4,7 @@
 #include <atomic>
 #include <random>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
 namespace cortiq::server {
@@ -53,11 +54,27 @@ std::string LogprobsBuilder::TokenText(int32_t id) const {
   return text.ok() ? *text : std::string();
 }
 
+std::string LogprobsBuilder::TokenBytes(int32_t id) const {
+  if (tokenizer_ != nullptr && id >= 0 &&
+      static_cast<uint32_t>(id) < tokenizer_->vocab_size() &&
+      (tokenizer_->section().flags(id) & text::kTokenByte) != 0) {
+    // "<0xXX>": the byte itself (its text alone is U+FFFD when it is not ASCII).
+    absl::StatusOr<std::string_view> piece = tokenizer_->TokenString(id);
+    unsigned int value = 0;
+    if (piece.ok() && piece->size() == 6 && piece->substr(0, 3) == "<0x" &&
+        (*piece)[5] == '>' &&
+        absl::SimpleHexAtoi(absl::string_view(piece->data() + 3, 2), &value) && value < 256) {
+      return std::string(1, static_cast<char>(value));
+    }
+  }
+  return TokenText(id);
+}
+
 json LogprobsBuilder::ChatEntry(const TokenLogprobs& t) const {
   const auto entry = [&](int32_t id, float logprob) {
     const std::string text = TokenText(id);
     json bytes = json::array();
-    for (unsigned char c : text) bytes.push_back(static_cast<int>(c));
+    for (unsigned char c : TokenBytes(id)) bytes.push_back(static_cast<int>(c));
     return json{{"token", text}, {"logprob", logprob}, {"bytes", bytes}};
   };
   json e = entry(t.token, t.logprob);

@@ -55,7 +55,11 @@ class LogprobsBuilder {
   static nlohmann::json EmptyCompletionLogprobs();
 
  private:
+  // Token `id` decoded alone (the id as text without a tokenizer).
   std::string TokenText(int32_t id) const;
+  // The bytes the token stands for: a byte-fallback token's byte, else TokenText (OpenAI's
+  // `bytes`, from which a client rebuilds a character spelled by several tokens).
+  std::string TokenBytes(int32_t id) const;
   const text::Tokenizer* tokenizer_;
 };
 

@@ -371,6 +371,17 @@ class ServerTest(unittest.TestCase):
         reply["stop"] = [stop]
         check(reply, " ", [unit])
 
+    def test_logprobs_bytes_of_a_byte_token_are_its_byte(self):
+        # tiny-a's 209 is <0xC3>, the first byte of "é": its text alone is U+FFFD, but `bytes`
+        # must be [0xC3] (it was U+FFFD's [239, 191, 189]) so that clients can join them.
+        reply = self.chat("hello there", logprobs=True, top_logprobs=2, max_tokens=1,
+                          logit_bias={"209": 100})
+        entry = reply["choices"][0]["logprobs"]["content"][0]
+        self.assertEqual(entry["bytes"], [0xC3])
+        self.assertEqual(entry["token"], "\ufffd")
+        for top in entry["top_logprobs"]:  # the unbiased distribution's: ordinary tokens
+            self.assertEqual(bytes(top["bytes"]).decode("utf-8"), top["token"])
+
     def test_logprobs_of_byte_tokens_wait_for_their_character(self):
         # tiny-a, seeded: two byte tokens (one invalid byte each, U+FFFD), then "atch.", then
         # two byte tokens "f" that complete the stop string "ff". The byte tokens' text comes
