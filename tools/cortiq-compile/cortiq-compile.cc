@@ -1,5 +1,6 @@
 // cortiq-compile: checkpoint directory → AOT artifact (import, passes, lowering, weights).
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -359,6 +360,11 @@ int main(int argc, char** argv) {
   if (!tokenizer_section.empty()) {
     sections.push_back({cortiq::kTokenizerSectionName, tokenizer_section});
   }
+  // An earlier artifact there is replaced (WriteArtifact refuses any other file): said below,
+  // so that a mistyped -o naming another model is noticed.
+  struct stat existing;
+  const bool replacing = stat(output.c_str(), &existing) == 0 && S_ISREG(existing.st_mode) &&
+                         existing.st_size > 0;
   absl::Status status = cortiq::WriteArtifact(
       output, std::move(*plan),
       [&](size_t index, uint8_t* dst) {
@@ -384,7 +390,8 @@ int main(int argc, char** argv) {
       : !f.tables.empty() ? absl::StrCat("checkpoint dtypes, --tables ", f.tables,
                                          "; matrices stored as ", stored)
                           : "checkpoint dtypes";
-  std::printf("cortiq-compile: wrote %s (%zu weights, %s; %s)\n", output.c_str(), entries.size(),
+  std::printf("cortiq-compile: wrote %s%s (%zu weights, %s; %s)\n", output.c_str(),
+              replacing ? ", replacing the artifact that was there" : "", entries.size(),
               formats.c_str(), tokenizer_note.c_str());
   return 0;
 }
