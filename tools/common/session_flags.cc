@@ -50,6 +50,24 @@ void AddSessionFlags(Flags& flags, SessionFlags* values) {
   flags.AddBool("--mmap-only", &values->mmap_only,
                 "map the model and read nothing at open: the least memory and the fastest "
                 "open, but decoding streams page-cache pages (slower on the hosts measured)");
+  flags.AddGroup("llama.cpp's flags, accepted without effect (said on stderr)");
+  flags.AddInt("-ngl, --n-gpu-layers, --gpu-layers", "N", &values->n_gpu_layers, -1, INT32_MAX,
+               "layers on the GPU: cortiq runs on the CPU");
+  flags.AddString("-fa, --flash-attn", "on|off|auto", &values->flash_attn,
+                  "attention is always computed in blocks with an online softmax");
+  flags.AddBool("--jinja", &values->jinja,
+                "the model's chat format (Gemma 4's, built in) is always used");
+}
+
+void NoteIgnoredFlags(absl::string_view tool, const Flags& flags) {
+  const std::pair<const char*, const char*> ignored[] = {
+      {"--n-gpu-layers", "-ngl has no effect: cortiq runs on the CPU"},
+      {"--flash-attn", "-fa has no effect: attention is always computed in blocks with an "
+                       "online softmax"},
+      {"--jinja", "--jinja has no effect: the model's chat format is always used"}};
+  for (const auto& [name, note] : ignored) {
+    if (flags.IsSet(name)) std::fprintf(stderr, "%s: %s\n", std::string(tool).c_str(), note);
+  }
 }
 
 void NoteSlowPrefillActivations(absl::string_view tool, const SessionOptions& options) {

@@ -26,11 +26,21 @@ struct SessionFlags {
   std::string prefill_activations = "f32";
   bool no_mmap = false;          // --no-mmap: ArtifactLoad::kRead
   bool mmap_only = false;        // --mmap-only: ArtifactLoad::kMap
+  // llama.cpp flags accepted so that its command lines run, without effect (NoteIgnoredFlags).
+  int64_t n_gpu_layers = 0;  // -ngl
+  std::string flash_attn;    // -fa on|off|auto
+  bool jinja = false;        // --jinja
 };
 
 // Declares -m/--model, -c/--ctx-size, -t/--threads, -b/--batch-size, --kv-type, --no-mmap and
 // --mmap-only on `flags`.
 void AddSessionFlags(Flags& flags, SessionFlags* values);
+
+// Says on stderr which of llama.cpp's flags that cortiq accepts without effect were given
+// ("TOOL: -ngl has no effect: cortiq runs on the CPU"): -ngl/--n-gpu-layers, -fa/--flash-attn
+// (attention is always computed in softmax blocks), --jinja (the model's chat format is always
+// used).
+void NoteIgnoredFlags(absl::string_view tool, const Flags& flags);
 
 // The model path: -m/--model, else the only positional argument (which `positional` loses).
 // Errors (InvalidArgument): none given, or both / several given.

@@ -421,6 +421,7 @@ int Main(int argc, char** argv) {
       "  cortiq-chat model.cortiq --system \"You are a concise assistant.\"\n"
       "  printf 'Hello\\nAnd in French?\\n' | cortiq-chat model.cortiq --temp 0");
   std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  NoteIgnoredFlags("cortiq-chat", flags);
   // --system and --stop as llama.cpp reads them ('\n' a newline); typed messages as they are.
   std::vector<std::string*> texts = {&f.system};
   for (std::string& stop : f.sampling.stop) texts.push_back(&stop);

@@ -89,6 +89,7 @@ struct RunFlags {
   std::string file;
   std::string tokens;
   int64_t n_predict = -1;
+  bool conversation = false;  // llama-cli's -cnv: refused, naming cortiq-chat
   bool chat = false;
   std::string system;
   bool thinking = false;
@@ -434,6 +435,8 @@ int Main(int argc, char** argv) {
                 "render the prompt as a user turn in the model's chat format (Gemma 4), "
                 "followed by the model's turn");
   flags.AddString("--system", "TEXT", &f.system, "a system message first (implies --chat)");
+  flags.AddBool("-cnv, --conversation", &f.conversation,
+                "llama-cli's conversation mode: use cortiq-chat (one turn here: --chat)");
   flags.AddBool("--thinking", &f.thinking,
                 "thinking on: <|think|> in the system turn (implies --chat)");
   flags.AddBool("--special", &f.special, "print special tokens (<|turn>, ...)");
@@ -458,6 +461,13 @@ int Main(int argc, char** argv) {
       "  cortiq-run model.cortiq --chat -p \"Write a haiku about the sea\" --temp 0.7\n"
       "  cortiq-run model.cortiq --tokens 2,17,300 -n 8");
   std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  NoteIgnoredFlags("cortiq-run", flags);
+  if (f.conversation) {
+    std::fprintf(stderr,
+                 "cortiq-run: -cnv: for a conversation run cortiq-chat MODEL.cortiq (as llama-cli "
+                 "-cnv); cortiq-run --chat answers one turn\n");
+    return 2;
+  }
   // -p, --system and --stop as llama.cpp reads them ('\n' a newline); -f files as they are.
   std::vector<std::string*> texts = {&f.prompt, &f.system};
   for (std::string& stop : f.sampling.stop) texts.push_back(&stop);

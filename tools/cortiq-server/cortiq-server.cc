@@ -44,6 +44,7 @@ struct ServerFlags {
   int64_t queue = 16;
   int64_t prefill_chunk = 0;
   int64_t http_threads = 0;
+  bool metrics = false;  // llama-server's --metrics: /metrics is always served
   std::string api_key;
   std::string alias;
 };
@@ -163,6 +164,8 @@ int Main(int argc, char** argv) {
   flags.AddInt("--http-threads", "N", &f.http_threads, 0, 4096,
                "connections served at once, a thread each, started as needed (0: 256, or "
                "parallel + queue + 8 if more)");
+  flags.AddBool("--metrics", &f.metrics,
+                "llama-server's switch for /metrics, which is always served (no effect)");
   flags.AddString("--api-key", "KEY", &f.api_key,
                   "require 'Authorization: Bearer KEY' (every route but /health)");
   flags.AddString("--alias", "NAME", &f.alias, "model id in /v1/models and the responses "
@@ -173,6 +176,7 @@ int Main(int argc, char** argv) {
       "  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \\\n"
       "    -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'");
   std::vector<std::string> positional = flags.ParseOrExit(argc, argv);
+  NoteIgnoredFlags("cortiq-server", flags);
   absl::StatusOr<std::string> model = TakeModelPath(f.session, &positional);
   absl::Status status = model.status();
   if (status.ok() && !positional.empty()) {
