@@ -87,6 +87,29 @@ void NoteSlowPrefillActivations(absl::string_view tool, const SessionOptions& op
                needs);
 }
 
+void NotePrefillActivationsWithoutEffect(absl::string_view tool, const SessionOptions& options,
+                                         const Plan& plan) {
+  if (options.prefill_activations == PrefillActivations::kF32) return;
+  const bool q8 = options.prefill_activations == PrefillActivations::kQ8_0;
+  for (const Step& step : plan.steps) {
+    if ((step.kind != StepKind::kLinear && step.kind != StepKind::kLmHead) || step.weight < 0 ||
+        static_cast<size_t>(step.weight) >= plan.weights.size()) {
+      continue;
+    }
+    const WeightFormat f = plan.weights[static_cast<size_t>(step.weight)].format;
+    if (q8 ? (f == WeightFormat::kQ8_0 || f == WeightFormat::kQ4_0 ||
+              f == WeightFormat::kQ8_0x16 || f == WeightFormat::kQ4_0x16)
+           : f == WeightFormat::kBF16) {
+      return;
+    }
+  }
+  std::fprintf(stderr,
+               "%s: --prefill-activations %s has no effect: this model has no %s matrix (the "
+               "prompt's products stay exact)\n",
+               std::string(tool).c_str(), PrefillActivationsName(options.prefill_activations),
+               q8 ? "Q8_0 or Q4_0" : "BF16");
+}
+
 absl::StatusOr<ArtifactLoad> ArtifactLoadOf(const SessionFlags& values) {
   if (values.no_mmap && values.mmap_only) {
     return absl::InvalidArgumentError("--no-mmap and --mmap-only: give one of them");

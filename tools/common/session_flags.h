@@ -58,6 +58,12 @@ void NoteContextClamp(absl::string_view tool, const SessionFlags& values, const 
 // VNNI for q8_0, no AMX / AVX-512 BF16 for bf16), which is slower than the exact default.
 void NoteSlowPrefillActivations(absl::string_view tool, const SessionOptions& options);
 
+// Says on stderr ("TOOL: --prefill-activations q8_0 has no effect: this model has no Q8_0 or
+// Q4_0 matrix ...") when the opt-in prompt activations of `options` apply to none of `plan`'s
+// multiplied matrices (q8_0: Q8_0 / Q4_0 in either layout; bf16: BF16).
+void NotePrefillActivationsWithoutEffect(absl::string_view tool, const SessionOptions& options,
+                                         const Plan& plan);
+
 // How to open the model: ArtifactLoad::kRead with --no-mmap, kMap with --mmap-only, else
 // kReadMatrices. Errors (InvalidArgument): both flags given.
 absl::StatusOr<ArtifactLoad> ArtifactLoadOf(const SessionFlags& values);

@@ -165,6 +165,7 @@ absl::StatusOr<int> Chat(const Flags& flags, const ChatFlags& f, const std::stri
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-chat", f.session, artifact->plan());
   NoteSlowPrefillActivations("cortiq-chat", session_options);
+  NotePrefillActivationsWithoutEffect("cortiq-chat", session_options, artifact->plan());
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Sequence> sequence,
                           Sequence::Create(*artifact, session_options));
   CORTIQ_ASSIGN_OR_RETURN(const text::Tokenizer tokenizer, LoadArtifactTokenizer(*artifact));

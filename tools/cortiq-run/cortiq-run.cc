@@ -183,6 +183,7 @@ absl::Status Run(const Flags& flags, const RunFlags& f, const std::string& model
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteContextClamp("cortiq-run", f.session, artifact->plan());
   NoteSlowPrefillActivations("cortiq-run", session_options);
+  NotePrefillActivationsWithoutEffect("cortiq-run", session_options, artifact->plan());
   const Clock::time_point verify_begin = Clock::now();
   if (f.verify) CORTIQ_RETURN_IF_ERROR(artifact->VerifyWeights(session_options.threads));
   const double verify_seconds = Seconds(verify_begin, Clock::now());

@@ -70,6 +70,7 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
   CORTIQ_ASSIGN_OR_RETURN(const ArtifactLoad load, ArtifactLoadOf(f.session));
   CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Artifact> artifact, Artifact::Open(model_path, load));
   NoteSlowPrefillActivations("cortiq-server", session);
+  NotePrefillActivationsWithoutEffect("cortiq-server", session, artifact->plan());
   NoteContextClamp("cortiq-server", f.session, artifact->plan());
   std::optional<text::Tokenizer> tokenizer;
   absl::StatusOr<text::Tokenizer> loaded = LoadArtifactTokenizer(*artifact);
