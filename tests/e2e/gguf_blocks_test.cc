@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -142,6 +143,9 @@ struct Variant {
   std::string artifact;  // its cortiq-compile output
   std::string source;    // the unquantized GGUF it was made from (quantization error)
 };
+
+// ctest lists a parameterized case with its GetParam(): the file stem, not the struct's bytes.
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 std::vector<Variant> Variants() {
   const std::string data = CORTIQ_TEST_DATA_DIR;
@@ -347,6 +351,8 @@ struct Requantized {
   std::string weights;  // --weights
   std::string gguf;     // llama-quantize's file of the same type
 };
+
+void PrintTo(const Requantized& r, std::ostream* os) { *os << r.weights << " vs " << r.gguf; }
 
 class CompileWeightsTest : public testing::TestWithParam<Requantized> {};
 

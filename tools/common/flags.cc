@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -294,8 +295,8 @@ std::string Flags::Help() const {
                         const std::string& help) {
     std::string left = "  ";
     // A flag with only a long name is indented as if it had a short one, so that long names line
-    // up.
-    if (names.front().size() > 2) left += "    ";
+    // up; a short name of several letters (llama.cpp's -np, -ngl) starts where one-letter ones do.
+    if (absl::StartsWith(names.front(), "--")) left += "    ";
     absl::StrAppend(&left, absl::StrJoin(names, ", "));
     if (!value_name.empty()) absl::StrAppend(&left, " ", value_name);
     if (left.size() + 2 > kNameColumn) {

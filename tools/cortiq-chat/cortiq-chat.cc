@@ -412,9 +412,10 @@ int Main(int argc, char** argv) {
   flags.AddEpilog(
       std::string(kHelp) +
       "over a pipe:\n"
-      "  every message gets one line on stdout (its reply, newlines inside it kept), an empty\n"
-      "  line when it gets no reply (a full context, ...: said on stderr); commands write\n"
-      "  nothing to stdout.\n"
+      "  each message's reply is written to stdout and ended with a newline (a reply keeps\n"
+      "  its own newlines, so it may take several lines); a message that gets no reply (a\n"
+      "  full context, ...: said on stderr) writes an empty line; commands write nothing to\n"
+      "  stdout.\n"
       "exit status:\n"
       "  0 at /exit or end of input; 1 on an error that ends the session or if any message got\n"
       "  no reply or a /save or /load failed; 130 after Ctrl-C at the prompt.\n"
