@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "runtime/generation/prefix_reuse.h"
 #include "runtime/text/unicode.h"
+#include "server/openai_response.h"
 
 namespace cortiq::server {
 namespace {
@@ -500,6 +501,24 @@ void Scheduler::ReleaseLogprobs(Slot& slot, JobEvent& event, bool final) {
   }
 }
 
+void Scheduler::LogJob(const JobResult& r) const {
+  const std::string ended =
+      r.status.ok() ? absl::StrCat("finish_reason ", OpenAiFinishReason(r.reason))
+      : absl::IsCancelled(r.status) ? std::string("cancelled (the client left)")
+                                    : absl::StrCat("ended: ", r.status.message());
+  const double rate = r.generation_seconds > 0 && r.completion_tokens > 1
+                          ? static_cast<double>(r.completion_tokens - 1) / r.generation_seconds
+                          : 0.0;
+  std::fprintf(options_.log,
+               "cortiq-server: slot %d: prompt %lld tokens (%lld cached) in %.3f s after %.3f s "
+               "queued; %lld generated in %.3f s (%.1f tokens/s); %s\n",
+               r.slot, static_cast<long long>(r.prompt_tokens),
+               static_cast<long long>(r.cached_tokens), r.prompt_seconds, r.queue_seconds,
+               static_cast<long long>(r.completion_tokens), r.generation_seconds, rate,
+               ended.c_str());
+  std::fflush(options_.log);
+}
+
 void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   Pending& p = *slot.pending;
   slot.result.reason = reason;
@@ -531,6 +550,7 @@ void Scheduler::End(Slot& slot, FinishReason reason, absl::Status status) {
   if (slot.result.completion_tokens > 0) {
     slot.result.generation_seconds = Seconds(Clock::now() - slot.first_token);
   }
+  if (options_.log != nullptr) LogJob(slot.result);
   p.handle->Finish(std::move(slot.result));
   slot.pending.reset();
   slot.decoder.reset();

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,9 @@ struct SchedulerOptions {
   int64_t prefill_chunk = 0;
   // Jobs that may wait for a slot; one more is refused (Submit: ResourceExhausted).
   int max_queued = 16;
+  // Where to write one line per finished job (slot, prompt / cached / generated tokens, times,
+  // how it ended), as llama-server logs its requests; null: nowhere.
+  std::FILE* log = nullptr;
 };
 
 // What a job asks: the prompt's ids and how to generate after it.
@@ -195,6 +199,8 @@ class Scheduler {
   // evaluate.
   void OnLogits(Slot& slot);
   void End(Slot& slot, FinishReason reason, absl::Status status = absl::OkStatus());
+  // Writes `r`'s line to options_.log.
+  void LogJob(const JobResult& r) const;
   // Records a sampled answer token's place: `content` is the text its decoding released,
   // `held_before` / `held_after` what the decoder held back before it and whether it holds
   // some after it (a run of byte tokens); its `logprobs` (if asked for) wait in held_logprobs

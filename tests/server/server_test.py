@@ -46,11 +46,13 @@ class Server:
             raise RuntimeError("cortiq-server did not start: " + line + self.proc.stderr.read())
         self.host, self.port = match.group(1), int(match.group(2))
         # Keep draining stderr so the server never blocks on a full pipe.
+        self.log = []  # the lines after "listening on"
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _drain(self):
         with self.proc.stderr:
-            self.proc.stderr.read()
+            for line in self.proc.stderr:
+                self.log.append(line)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -370,6 +372,16 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(reply["choices"][0]["finish_reason"], "stop")
         reply["stop"] = [stop]
         check(reply, " ", [unit])
+
+    def test_each_finished_generation_is_logged(self):
+        # One line per generation on stderr, as llama-server logs requests (there was none).
+        reply = self.complete("The cat", max_tokens=3)
+        prompt = reply["usage"]["prompt_tokens"]
+        pattern = re.compile(r"cortiq-server: slot \d+: prompt %d tokens \(\d+ cached\) in "
+                             r"[0-9.]+ s after [0-9.]+ s queued; 3 generated in [0-9.]+ s "
+                             r"\([0-9.]+ tokens/s\); finish_reason length" % prompt)
+        self.assertTrue(wait_for(lambda: any(pattern.match(l) for l in self.server.log)),
+                        self.server.log[-5:])
 
     def test_logprobs_bytes_of_a_byte_token_are_its_byte(self):
         # tiny-a's 209 is <0xC3>, the first byte of "é": its text alone is U+FFFD, but `bytes`

@@ -45,6 +45,7 @@ struct ServerFlags {
   int64_t prefill_chunk = 0;
   int64_t http_threads = 0;
   bool metrics = false;  // llama-server's --metrics: /metrics is always served
+  bool log_disable = false;  // no line per request on stderr
   std::string api_key;
   std::string alias;
 };
@@ -87,6 +88,7 @@ absl::Status Run(const ServerFlags& f, const std::string& model_path) {
   options.session = session;
   options.prefill_chunk = f.prefill_chunk;
   options.max_queued = static_cast<int>(f.queue);
+  options.log = f.log_disable ? nullptr : stderr;
   CORTIQ_ASSIGN_OR_RETURN(
       std::unique_ptr<server::Scheduler> scheduler,
       server::Scheduler::Create(*artifact, tokenizer ? &*tokenizer : nullptr, options));
@@ -165,6 +167,9 @@ int Main(int argc, char** argv) {
   flags.AddInt("--http-threads", "N", &f.http_threads, 0, 4096,
                "connections served at once, a thread each, started as needed (0: 256, or "
                "parallel + queue + 8 if more)");
+  flags.AddBool("--log-disable", &f.log_disable,
+                "no line on stderr per finished generation (slot, prompt and cached tokens, "
+                "generated tokens, times, how it ended; as llama-server logs requests)");
   flags.AddBool("--metrics", &f.metrics,
                 "llama-server's switch for /metrics, which is always served (no effect)");
   flags.AddString("--api-key", "KEY", &f.api_key,
