@@ -85,7 +85,13 @@ absl::Status CheckNotAModel(const std::string& output, const std::string& what) 
   }
   unsigned char head[64] = {};
   const ssize_t got = pread(fd, head, sizeof(head), 0);
+  const int read_error = errno;
   close(fd);
+  if (got < 0) {
+    return absl::InternalError(absl::StrCat(output, ": cannot be read to check that it is no ",
+                                            "model before replacing it: ",
+                                            std::strerror(read_error)));
+  }
   const char* kind = nullptr;
   if (got >= 4 && std::memcmp(head, "GGUF", 4) == 0) {
     kind = "a GGUF model";

@@ -434,6 +434,11 @@ void Scheduler::OnLogits(Slot& slot) {
   event.reasoning = std::move(split->reasoning);
   if (split->reasoning_token) {
     ++slot.result.reasoning_tokens;
+    // The opening marker flushes the answer's held bytes (ThoughtChannel): their text is the
+    // answer's, and the byte tokens that spelled it end there.
+    if (!split->content.empty()) {
+      PlaceLogprobs(slot, std::nullopt, split->content, held_before, /*held_after=*/false);
+    }
   } else {
     const bool held_after = !held_text().empty();
     PlaceLogprobs(slot, std::move(logprobs), split->content, held_before, held_after);

@@ -94,9 +94,14 @@ absl::Status ReferenceForward::Load() {
     weights_[head ? spec.name : spec.name.substr(prefix_.size())] =
         Vec(values.begin(), values.end());
   }
-  if (!reader_->config().tie_word_embeddings && W(kLmHead).empty()) {
+  const Gemma4TextConfig& c = reader_->config();
+  if (!c.tie_word_embeddings && W(kLmHead).empty()) {
     return absl::NotFoundError("tie_word_embeddings is false and the checkpoint has no " +
                                std::string(kLmHead));
+  }
+  if (!c.tie_word_embeddings &&
+      W(kLmHead).size() != static_cast<size_t>(c.vocab_size * c.hidden_size)) {
+    return absl::InvalidArgumentError(std::string(kLmHead) + " is not vocab_size x hidden_size");
   }
   return absl::OkStatus();
 }

@@ -212,6 +212,27 @@ std::string Content(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Real shards given a synthetic tokenizer by --metadata-only (its documented use), then a full
+// run into the same directory: the tokenizer is synth's, the shards are not, and they are
+// neither replaced nor removed as "an earlier run's" (a whole-directory ownership test let the
+// synthetic tokenizer vouch for them).
+TEST(CortiqSynthTest, RealShardsBesideItsTokenizerAreKept) {
+  const std::string dir = FreshPath();
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/model-00001-of-00002.safetensors") << "real shard 1";
+  std::ofstream(dir + "/model-00002-of-00002.safetensors") << "real shard 2";
+  std::ofstream(dir + "/model.safetensors.index.json") << "{\"weight_map\": {}}";
+  RunResult run = RunSynth({"--preset", "tiny", "--metadata-only", "-o", dir});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = RunSynth({"--preset", "tiny", "-o", dir});
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("exists and was not written by cortiq-synth"));
+  EXPECT_EQ(Content(dir + "/model-00001-of-00002.safetensors"), "real shard 1");
+  EXPECT_EQ(Content(dir + "/model-00002-of-00002.safetensors"), "real shard 2");
+  EXPECT_EQ(Content(dir + "/model.safetensors.index.json"), "{\"weight_map\": {}}");
+  EXPECT_THAT(Files(dir), testing::Not(testing::Contains("model.safetensors")));
+}
+
 // -o naming a real checkpoint used to replace its weights, config and tokenizer with random ones
 // ("wrote DIR", exit 0); --metadata-only its tokenizer files. Both are refused, every file kept.
 TEST(CortiqSynthTest, NeverReplacesAnotherCheckpoint) {
@@ -267,11 +288,18 @@ TEST(CortiqSynthTest, ReplacesItsOwnOutput) {
                                       "tokenizer_config.json"));
   EXPECT_EQ(Content(dir + "/model.safetensors"), seed0);
 
-  // Unmarked weights (an earlier version's output) beside its own tokenizer.json.
+  // Unmarked weights beside its own tokenizer.json (an earlier version's output, or real
+  // weights beside the tokenizer --metadata-only wrote): ownership is per file, so the weights
+  // are refused; --metadata-only, which leaves them alone, may rewrite the texts.
   std::ofstream(dir + "/model.safetensors") << "unmarked weights";
   run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_EQ(Content(dir + "/model.safetensors"), seed0);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(dir + "/model.safetensors: exists and was not written by "
+                                          "cortiq-synth"));
+  EXPECT_EQ(Content(dir + "/model.safetensors"), "unmarked weights");
+  run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--metadata-only", "-o", dir});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Content(dir + "/model.safetensors"), "unmarked weights");
 
   // Same text and empty files, with unmarked weights and no tokenizer of its own: no loss.
   const std::string other = dir + "-metadata";

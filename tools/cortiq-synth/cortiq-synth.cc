@@ -373,40 +373,64 @@ std::vector<std::string> DirectoryNames(const std::string& dir) {
   return names;
 }
 
+// True if the weights file `name` of `dir` (whose entries are `names`) is cortiq-synth's own: a
+// safetensors file carrying the generator mark, or an index whose shards beside it all do (at
+// least one). Only such a file may be replaced or removed: ownership is decided per file, so that
+// real weights beside a synthetic tokenizer (--metadata-only writes one there) are never lost.
+bool OwnWeightsFile(const std::string& dir, const std::string& name,
+                    const std::vector<std::string>& names) {
+  if (absl::EndsWith(name, ".safetensors")) return HasGeneratorMark(JoinPath(dir, name));
+  bool any = false;
+  for (const std::string& other : names) {
+    if (other == name || !IsWeightsFile(other) || !absl::EndsWith(other, ".safetensors")) continue;
+    if (!HasGeneratorMark(JoinPath(dir, other))) return false;
+    any = true;
+  }
+  return any;
+}
+
 // Checks that this run may write its files into the existing directory `dir`: `texts` maps the
 // names of the text files it writes to their contents, and with `weights` it also writes
 // model.safetensors (or an index and its model-NNNNN-of-MMMMM shards). A file already there is
-// replaced only if it is empty, holds exactly the text this run writes, or the directory is
-// cortiq-synth's own earlier output: one of its safetensors files carries the generator mark,
-// or its tokenizer.json is the one this run writes (the output of a version without the mark).
-// Otherwise a real checkpoint's weights, config or tokenizer would be lost. Errors:
-// AlreadyExists naming the first such file.
+// replaced only if it is empty or this tool's own: a weights file by OwnWeightsFile; a text file
+// if it holds exactly the text this run writes, or the directory's weights are its own or its
+// tokenizer.json is this run's (the output of a version that did not mark its weights; their
+// weights are then refused, to be removed by hand). Otherwise a real checkpoint's weights,
+// config or tokenizer would be lost. Errors: AlreadyExists naming the first such file.
 absl::Status CheckOwnDirectory(const std::string& dir,
                                const std::map<std::string, std::string>& texts, bool weights) {
   const std::vector<std::string> names = DirectoryNames(dir);
-  std::string conflict;
-  bool own = false;
+  const auto non_empty = [&](const std::string& name) {
+    struct stat st;
+    return ::stat(JoinPath(dir, name).c_str(), &st) == 0 &&
+           !(S_ISREG(st.st_mode) && st.st_size == 0);
+  };
+  const auto same_text = [&](const std::string& name) {
+    absl::StatusOr<std::string> old =
+        ReadFileToString(JoinPath(dir, name), texts.at(name).size() + 1);
+    return old.ok() && *old == texts.at(name);
+  };
+  bool own_texts = texts.count("tokenizer.json") > 0 &&
+                   std::count(names.begin(), names.end(), "tokenizer.json") > 0 &&
+                   same_text("tokenizer.json");
+  for (const std::string& name : names) {
+    if (absl::EndsWith(name, ".safetensors") && IsWeightsFile(name) &&
+        HasGeneratorMark(JoinPath(dir, name))) {
+      own_texts = true;
+    }
+  }
   for (const std::string& name : names) {
     const bool text = texts.count(name) > 0;
-    if (!text && !IsWeightsFile(name)) continue;
-    const std::string path = JoinPath(dir, name);
-    if (absl::EndsWith(name, ".safetensors") && HasGeneratorMark(path)) own = true;
-    if (!text && !weights) continue;  // --metadata-only leaves the weights alone
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0)) continue;
-    if (text) {
-      absl::StatusOr<std::string> old = ReadFileToString(path, texts.at(name).size() + 1);
-      if (old.ok() && *old == texts.at(name)) {
-        if (name == "tokenizer.json") own = true;
-        continue;
-      }
+    if (!text && !(weights && IsWeightsFile(name))) continue;  // not written by this run
+    if (!non_empty(name)) continue;
+    const bool own = text ? same_text(name) || own_texts : OwnWeightsFile(dir, name, names);
+    if (!own) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          JoinPath(dir, name), ": exists and was not written by cortiq-synth; refusing to "
+          "replace a checkpoint's files: remove them first or choose another directory"));
     }
-    if (conflict.empty()) conflict = name;
   }
-  if (conflict.empty() || own) return absl::OkStatus();
-  return absl::AlreadyExistsError(absl::StrCat(
-      JoinPath(dir, conflict), ": exists and was not written by cortiq-synth; refusing to "
-      "replace a checkpoint's files: remove them first or choose another directory"));
+  return absl::OkStatus();
 }
 
 // --metadata-only: config.json and the tokenizer files into `dir`. A config.json already there
@@ -516,10 +540,16 @@ absl::Status Run(const std::string& dir) {
   // other shards) would be left beside the new ones, and readers take the index first: they
   // are removed (the directory is this tool's own output: CheckOwnDirectory).
   if (!created_dir) {
-    for (const std::string& name : DirectoryNames(dir)) {
-      if (IsWeightsFile(name) &&
-          std::find(written.begin(), written.end(), name) == written.end() &&
-          ::unlink(JoinPath(dir, name).c_str()) == 0) {
+    const std::vector<std::string> names = DirectoryNames(dir);
+    std::vector<std::string> stale;  // decided before any goes (an index looks at its shards)
+    for (const std::string& name : names) {
+      if (IsWeightsFile(name) && std::find(written.begin(), written.end(), name) == written.end() &&
+          OwnWeightsFile(dir, name, names)) {
+        stale.push_back(name);
+      }
+    }
+    for (const std::string& name : stale) {
+      if (::unlink(JoinPath(dir, name).c_str()) == 0) {
         std::fprintf(stderr, "cortiq-synth: removed %s of an earlier run\n", name.c_str());
       }
     }
