@@ -226,7 +226,7 @@ TEST(CortiqSynthTest, RealShardsBesideItsTokenizerAreKept) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   run = RunSynth({"--preset", "tiny", "-o", dir});
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("exists and was not written by cortiq-synth"));
+  EXPECT_THAT(run.output, HasSubstr("exists without cortiq-synth's mark"));
   EXPECT_EQ(Content(dir + "/model-00001-of-00002.safetensors"), "real shard 1");
   EXPECT_EQ(Content(dir + "/model-00002-of-00002.safetensors"), "real shard 2");
   EXPECT_EQ(Content(dir + "/model.safetensors.index.json"), "{\"weight_map\": {}}");
@@ -294,8 +294,8 @@ TEST(CortiqSynthTest, ReplacesItsOwnOutput) {
   std::ofstream(dir + "/model.safetensors") << "unmarked weights";
   run = RunSynth({"--preset", "tiny", "--dtype", "f32", "-o", dir});
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr(dir + "/model.safetensors: exists and was not written by "
-                                          "cortiq-synth"));
+  EXPECT_THAT(run.output, HasSubstr(dir + "/model.safetensors: exists without cortiq-synth's "
+                                          "mark (an earlier version's output"));
   EXPECT_EQ(Content(dir + "/model.safetensors"), "unmarked weights");
   run = RunSynth({"--preset", "tiny", "--dtype", "f32", "--metadata-only", "-o", dir});
   EXPECT_EQ(run.exit_code, 0) << run.output;

@@ -425,9 +425,16 @@ absl::Status CheckOwnDirectory(const std::string& dir,
     if (!non_empty(name)) continue;
     const bool own = text ? same_text(name) || own_texts : OwnWeightsFile(dir, name, names);
     if (!own) {
+      // Beside its own texts, unmarked weights are those of a version before the mark (or real
+      // ones given its tokenizer): said so, since "not written by cortiq-synth" would puzzle
+      // the user of an older build's output.
       return absl::AlreadyExistsError(absl::StrCat(
-          JoinPath(dir, name), ": exists and was not written by cortiq-synth; refusing to "
-          "replace a checkpoint's files: remove them first or choose another directory"));
+          JoinPath(dir, name),
+          own_texts ? ": exists without cortiq-synth's mark (an earlier version's output, or "
+                      "other weights beside its tokenizer); refusing to replace it: remove it "
+                      "first or choose another directory"
+                    : ": exists and was not written by cortiq-synth; refusing to replace a "
+                      "checkpoint's files: remove them first or choose another directory"));
     }
   }
   return absl::OkStatus();
