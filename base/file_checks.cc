@@ -4,7 +4,6 @@
 
 #include <sys/mman.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/file_util.h"
 #include "base/status_macros.h"
 
 namespace cortiq {
@@ -122,13 +122,7 @@ absl::Status CheckNotAModel(const std::string& output, const std::string& what) 
 
 std::vector<std::string> FilesOfInput(const std::string& path) {
   std::vector<std::string> files = {path};
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") files.push_back(path + "/" + name);
-    }
-    closedir(dir);
-  }
+  for (const std::string& name : DirectoryEntries(path)) files.push_back(path + "/" + name);
   return files;
 }
 

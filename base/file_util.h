@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +21,10 @@ bool PathExists(const std::string& path);
 
 // True if `path` names an existing directory (following symlinks).
 bool IsDirectory(const std::string& path);
+
+// The names of the entries of directory `path` ("." and ".." left out), sorted; none if it
+// cannot be read (not a directory, no permission).
+std::vector<std::string> DirectoryEntries(const std::string& path);
 
 // Joins a directory and a file name with exactly one '/'.
 std::string JoinPath(const std::string& dir, const std::string& name);

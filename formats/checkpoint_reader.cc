@@ -1,7 +1,6 @@
 // The safetensors and GGUF implementations of CheckpointReader (see checkpoint_reader.h).
 #include "formats/checkpoint_reader.h"
 
-#include <dirent.h>
 
 #include <algorithm>
 #include <cstring>
@@ -212,14 +211,9 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> OpenSafetensors(const std::str
 // GGUF files in it, if any (the likely intended input).
 absl::Status NotACheckpointDirectory(const std::string& path) {
   std::vector<std::string> ggufs;
-  if (DIR* dir = opendir(path.c_str())) {
-    while (dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (EndsWith(name, ".gguf")) ggufs.push_back(name);
-    }
-    closedir(dir);
+  for (const std::string& name : DirectoryEntries(path)) {
+    if (EndsWith(name, ".gguf")) ggufs.push_back(name);
   }
-  std::sort(ggufs.begin(), ggufs.end());
   std::string hint;
   if (!ggufs.empty()) {
     hint = absl::StrCat("; it holds ", ggufs.size() == 1 ? "a GGUF file, " : "GGUF files, ",

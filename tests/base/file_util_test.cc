@@ -26,6 +26,17 @@ std::string TempFile(const std::string& name, const std::string& contents) {
   return path;
 }
 
+TEST(FileUtilTest, DirectoryEntriesAreSortedWithoutDots) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/cortiq_file_util_dir_", getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  for (const char* name : {"b.json", "a.gguf", "c"}) std::ofstream(dir + "/" + name) << "x";
+  EXPECT_THAT(DirectoryEntries(dir), ::testing::ElementsAre("a.gguf", "b.json", "c"));
+  EXPECT_THAT(DirectoryEntries(dir + "/a.gguf"), ::testing::IsEmpty());  // not a directory
+  EXPECT_THAT(DirectoryEntries(dir + "/missing"), ::testing::IsEmpty());
+  for (const char* name : {"b.json", "a.gguf", "c"}) unlink((dir + "/" + name).c_str());
+  rmdir(dir.c_str());
+}
+
 TEST(FileUtilTest, ReadFileToString) {
   const std::string path = TempFile("small", "hello");
   absl::StatusOr<std::string> text = ReadFileToString(path, 5);

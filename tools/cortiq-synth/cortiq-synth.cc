@@ -11,7 +11,6 @@
 // Nor does it replace another checkpoint: a file it would write over must be empty, the same
 // bytes it is about to write, or in a directory of its own earlier output (weights carrying its
 // safetensors mark, or its own tokenizer.json); `-o` naming a real checkpoint is refused.
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -362,16 +361,6 @@ bool IsWeightsFile(const std::string& name) {
          (absl::StartsWith(name, "model-") && absl::EndsWith(name, ".safetensors"));
 }
 
-// The names in directory `dir` (none if it cannot be read).
-std::vector<std::string> DirectoryNames(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* entry = ::readdir(d)) names.push_back(entry->d_name);
-    ::closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // True if the weights file `name` of `dir` (whose entries are `names`) is cortiq-synth's own: a
 // safetensors file carrying the generator mark, or an index whose shards beside it all do (at
@@ -399,7 +388,7 @@ bool OwnWeightsFile(const std::string& dir, const std::string& name,
 // config or tokenizer would be lost. Errors: AlreadyExists naming the first such file.
 absl::Status CheckOwnDirectory(const std::string& dir,
                                const std::map<std::string, std::string>& texts, bool weights) {
-  const std::vector<std::string> names = DirectoryNames(dir);
+  const std::vector<std::string> names = DirectoryEntries(dir);
   const auto non_empty = [&](const std::string& name) {
     struct stat st;
     return ::stat(JoinPath(dir, name).c_str(), &st) == 0 &&
@@ -547,7 +536,7 @@ absl::Status Run(const std::string& dir) {
   // other shards) would be left beside the new ones, and readers take the index first: they
   // are removed (the directory is this tool's own output: CheckOwnDirectory).
   if (!created_dir) {
-    const std::vector<std::string> names = DirectoryNames(dir);
+    const std::vector<std::string> names = DirectoryEntries(dir);
     std::vector<std::string> stale;  // decided before any goes (an index looks at its shards)
     for (const std::string& name : names) {
       if (IsWeightsFile(name) && std::find(written.begin(), written.end(), name) == written.end() &&
