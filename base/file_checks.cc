@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,54 +45,57 @@ std::string Dirname(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// The beginning of a file an output would replace.
+struct FileHead {
+  std::string bytes;       // its first bytes (fewer in a shorter file)
+  uint64_t file_size = 0;  // its size
+};
+
+// The first `size` bytes of `output` if it is a non-empty regular file that a writer would
+// replace; nullopt if it is missing, empty or not a regular file (nothing to check). Errors
+// (naming `output` and `checking`, what the bytes are read for): PermissionDenied or Internal
+// when it exists but cannot be opened or read.
+absl::StatusOr<std::optional<FileHead>> ExistingHead(const std::string& output, size_t size,
+                                                     const std::string& checking) {
+  struct stat st;
+  if (stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+    return std::optional<FileHead>();
+  }
+  const auto failed = [&](int e) {
+    const std::string text = absl::StrCat(output, ": exists and cannot be read to check that ",
+                                          checking, " before replacing it: ", std::strerror(e));
+    return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
+                                     : absl::InternalError(text);
+  };
+  const int fd = open(output.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return failed(errno);
+  std::string head(size, '\0');
+  const ssize_t got = pread(fd, head.data(), head.size(), 0);
+  const int e = errno;
+  close(fd);
+  if (got < 0) return failed(e);
+  head.resize(static_cast<size_t>(got));
+  return std::optional<FileHead>(FileHead{std::move(head), static_cast<uint64_t>(st.st_size)});
+}
+
 }  // namespace
 
 absl::Status CheckReplaceable(const std::string& output, const std::string& magic,
                               const std::string& kind) {
-  struct stat st;
-  if (stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-    return absl::OkStatus();
-  }
-  const int fd = open(output.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    const std::string text = absl::StrCat(output, ": exists and cannot be read to check that it is a ",
-                                          kind, " before replacing it: ", std::strerror(e));
-    return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
-                                     : absl::InternalError(text);
-  }
-  std::string head(magic.size(), '\0');
-  const ssize_t got = pread(fd, head.data(), head.size(), 0);
-  close(fd);
-  if (got == static_cast<ssize_t>(magic.size()) && head == magic) return absl::OkStatus();
+  CORTIQ_ASSIGN_OR_RETURN(const std::optional<FileHead> head,
+                          ExistingHead(output, magic.size(), absl::StrCat("it is a ", kind)));
+  if (!head || head->bytes == magic) return absl::OkStatus();
   return absl::AlreadyExistsError(absl::StrCat(
       output, ": exists and is not a ", kind, " (it does not begin with one's magic bytes); "
       "refusing to replace it: remove it first or choose another path"));
 }
 
 absl::Status CheckNotAModel(const std::string& output, const std::string& what) {
-  struct stat st;
-  if (stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-    return absl::OkStatus();
-  }
-  const int fd = open(output.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    const std::string text =
-        absl::StrCat(output, ": exists and cannot be read to check that it is no model before "
-                     "replacing it: ", std::strerror(e));
-    return e == EACCES || e == EPERM ? absl::PermissionDeniedError(text)
-                                     : absl::InternalError(text);
-  }
-  unsigned char head[64] = {};
-  const ssize_t got = pread(fd, head, sizeof(head), 0);
-  const int read_error = errno;
-  close(fd);
-  if (got < 0) {
-    return absl::InternalError(absl::StrCat(output, ": cannot be read to check that it is no ",
-                                            "model before replacing it: ",
-                                            std::strerror(read_error)));
-  }
+  CORTIQ_ASSIGN_OR_RETURN(const std::optional<FileHead> read,
+                          ExistingHead(output, 64, "it is no model"));
+  if (!read) return absl::OkStatus();
+  const auto* head = reinterpret_cast<const unsigned char*>(read->bytes.data());
+  const ssize_t got = static_cast<ssize_t>(read->bytes.size());
   const char* kind = nullptr;
   if (got >= 4 && std::memcmp(head, "GGUF", 4) == 0) {
     kind = "a GGUF model";
@@ -110,7 +114,7 @@ absl::Status CheckNotAModel(const std::string& output, const std::string& what) 
     uint64_t header_bytes = 0;
     for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | head[i];
     if (brace < got && head[brace] == '{' && header_bytes > static_cast<uint64_t>(brace - 8) &&
-        header_bytes <= static_cast<uint64_t>(st.st_size) - 8) {
+        header_bytes <= read->file_size - 8) {
       kind = "a safetensors file";
     }
   }
