@@ -35,8 +35,6 @@ bool HostAndPort(const sockaddr_storage& address, socklen_t length, std::string*
 
 bool Matches(int fd, const std::string& remote_addr, int remote_port,
              const std::string& local_addr, int local_port) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   sockaddr_storage address;
   socklen_t length = sizeof(address);
   std::string host;
@@ -51,31 +49,12 @@ bool Matches(int fd, const std::string& remote_addr, int remote_port,
          HostAndPort(address, length, &host, &port) && port == local_port && host == local_addr;
 }
 
-}  // namespace
-
-int FindConnectionSocket(const std::string& remote_addr, int remote_port,
-                         const std::string& local_addr, int local_port) {
+// Calls `f(fd)` for each open socket of the process until it returns true; true if one did.
+template <class F>
+bool ForEachSocket(F f) {
   DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  int found = -1;
-  const int listing = dirfd(dir);
-  while (const dirent* entry = readdir(dir)) {
-    char* end = nullptr;
-    const long fd = strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || fd == listing) continue;
-    if (Matches(static_cast<int>(fd), remote_addr, remote_port, local_addr, local_port)) {
-      found = static_cast<int>(fd);
-      break;
-    }
-  }
-  closedir(dir);
-  return found;
-}
-
-int ShutDownConnections(int local_port) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
-  int count = 0;
+  if (dir == nullptr) return false;
+  bool stopped = false;
   const int listing = dirfd(dir);
   while (const dirent* entry = readdir(dir)) {
     char* end = nullptr;
@@ -84,20 +63,45 @@ int ShutDownConnections(int local_port) {
     const int fd = static_cast<int>(value);
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (f(fd)) {
+      stopped = true;
+      break;
+    }
+  }
+  closedir(dir);
+  return stopped;
+}
+
+}  // namespace
+
+int FindConnectionSocket(const std::string& remote_addr, int remote_port,
+                         const std::string& local_addr, int local_port) {
+  int found = -1;
+  ForEachSocket([&](int fd) {
+    if (!Matches(fd, remote_addr, remote_port, local_addr, local_port)) return false;
+    found = fd;
+    return true;
+  });
+  return found;
+}
+
+int ShutDownConnections(int local_port) {
+  int count = 0;
+  ForEachSocket([&](int fd) {
     sockaddr_storage address;
     socklen_t length = sizeof(address);
     // Connected (the listening socket has no peer) and on our port.
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return false;
     length = sizeof(address);
     std::string host;
     int port = 0;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
-        !HostAndPort(address, length, &host, &port) || port != local_port) {
-      continue;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+        HostAndPort(address, length, &host, &port) && port == local_port &&
+        shutdown(fd, SHUT_RDWR) == 0) {
+      ++count;
     }
-    if (shutdown(fd, SHUT_RDWR) == 0) ++count;
-  }
-  closedir(dir);
+    return false;
+  });
   return count;
 }
 
