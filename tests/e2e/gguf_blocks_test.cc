@@ -32,6 +32,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "formats/checkpoint_reader.h"
 #include "gtest/gtest.h"
 #include "ops/quantize_q4_0x16.h"
@@ -79,6 +80,34 @@ TEST(ReferenceForwardTest, MatchesTheGoldenReference) {
   std::printf("reference forward vs golden float64 (tiny-a-f32-T40): max |d| %.3g\n", worst);
 }
 
+// The engine's logits [T, vocab] for `tokens` on a fresh session of `artifact`: token by token
+// (batched false), or in prompt batches of the compiled batch size with every row's logits.
+absl::StatusOr<std::vector<float>> EngineLogits(const Artifact& artifact,
+                                                const std::vector<int32_t>& tokens, bool batched) {
+  CORTIQ_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                          Session::Create(artifact, SessionOptions()));
+  const size_t vocab = static_cast<size_t>(artifact.plan().model.vocab_size);
+  std::vector<float> logits(tokens.size() * vocab);
+  if (!batched) {
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      CORTIQ_RETURN_IF_ERROR(session->Eval(tokens[t], /*want_logits=*/true));
+      std::copy(session->logits().begin(), session->logits().end(), &logits[t * vocab]);
+    }
+    return logits;
+  }
+  const size_t chunk = static_cast<size_t>(session->batch_size());
+  for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
+    const size_t n = std::min(chunk, tokens.size() - begin);
+    CORTIQ_RETURN_IF_ERROR(
+        session->EvalBatch(absl::MakeConstSpan(tokens).subspan(begin, n), BatchLogits::kAll));
+    for (size_t t = 0; t < n; ++t) {
+      std::copy(session->batch_logits(t).begin(), session->batch_logits(t).end(),
+                &logits[(begin + t) * vocab]);
+    }
+  }
+  return logits;
+}
+
 // An untied LM head (tiny-a with tie_word_embeddings false and an lm_head.weight of its own,
 // written by make_untied_checkpoint.py and compiled at build time): the engine's logits at every
 // position, token by token and batched, within 1e-3 of the float64 forward, which reads that
@@ -105,28 +134,9 @@ TEST(UntiedHeadTest, EveryPositionMatchesTheFloat64ForwardWithItsOwnHead) {
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   const size_t vocab = ref.size() / tokens.size();
   for (const bool batched : {false, true}) {
-    auto session = Session::Create(**artifact, SessionOptions());
-    ASSERT_TRUE(session.ok()) << session.status();
-    std::vector<float> logits(tokens.size() * vocab);
-    if (!batched) {
-      for (size_t t = 0; t < tokens.size(); ++t) {
-        ASSERT_TRUE((*session)->Eval(tokens[t], /*want_logits=*/true).ok());
-        std::copy((*session)->logits().begin(), (*session)->logits().end(), &logits[t * vocab]);
-      }
-    } else {
-      const size_t chunk = static_cast<size_t>((*session)->batch_size());
-      for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
-        const size_t n = std::min(chunk, tokens.size() - begin);
-        ASSERT_TRUE((*session)
-                        ->EvalBatch(absl::MakeConstSpan(tokens).subspan(begin, n),
-                                    BatchLogits::kAll)
-                        .ok());
-        for (size_t t = 0; t < n; ++t) {
-          std::copy((*session)->batch_logits(t).begin(), (*session)->batch_logits(t).end(),
-                    &logits[(begin + t) * vocab]);
-        }
-      }
-    }
+    absl::StatusOr<std::vector<float>> engine = EngineLogits(**artifact, tokens, batched);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    const std::vector<float>& logits = *engine;
     for (size_t t = 0; t < tokens.size(); ++t) {
       double diff = 0;
       for (size_t v = 0; v < vocab; ++v) {
@@ -268,30 +278,9 @@ TEST_P(GgufBlocksTest, EveryPositionMatchesTheFloat64ForwardOfItsOwnBlocks) {
   ASSERT_EQ(static_cast<size_t>((*artifact)->plan().model.vocab_size), vocab);
 
   for (const size_t batch : {size_t{1}, size_t{0}}) {  // token by token; the compiled batch
-    SessionOptions options;
-    auto session = Session::Create(**artifact, options);
-    ASSERT_TRUE(session.ok()) << session.status();
-    std::vector<float> logits(tokens.size() * vocab);
-    if (batch == 1) {
-      for (size_t t = 0; t < tokens.size(); ++t) {
-        ASSERT_TRUE((*session)->Eval(tokens[t], /*want_logits=*/true).ok());
-        std::copy((*session)->logits().begin(), (*session)->logits().end(), &logits[t * vocab]);
-      }
-    } else {
-      // In chunks of the compiled batch size.
-      const size_t chunk = static_cast<size_t>((*session)->batch_size());
-      for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
-        const size_t n = std::min(chunk, tokens.size() - begin);
-        ASSERT_TRUE((*session)
-                        ->EvalBatch(absl::MakeConstSpan(tokens).subspan(begin, n),
-                                    BatchLogits::kAll)
-                        .ok());
-        for (size_t t = 0; t < n; ++t) {
-          std::copy((*session)->batch_logits(t).begin(), (*session)->batch_logits(t).end(),
-                    &logits[(begin + t) * vocab]);
-        }
-      }
-    }
+    absl::StatusOr<std::vector<float>> engine = EngineLogits(**artifact, tokens, batch == 0);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    const std::vector<float>& logits = *engine;
     double worst = 0;
     for (size_t t = 0; t < tokens.size(); ++t) {
       double diff = 0;
