@@ -367,6 +367,19 @@ const char* PrefillActivationsName(PrefillActivations activations) {
   return "unknown";
 }
 
+bool PrefillActivationsApply(PrefillActivations activations, WeightFormat format) {
+  switch (activations) {
+    case PrefillActivations::kF32:
+      return true;
+    case PrefillActivations::kQ8_0:
+      return format == WeightFormat::kQ8_0 || format == WeightFormat::kQ4_0 ||
+             format == WeightFormat::kQ8_0x16 || format == WeightFormat::kQ4_0x16;
+    case PrefillActivations::kBF16:
+      return format == WeightFormat::kBF16;
+  }
+  return false;
+}
+
 std::optional<PrefillActivations> PrefillActivationsFromName(absl::string_view name) {
   for (PrefillActivations activations :
        {PrefillActivations::kF32, PrefillActivations::kQ8_0, PrefillActivations::kBF16}) {
@@ -576,15 +589,25 @@ absl::Status Session::Prepare(SessionOptions options) {
       }
       // Decoding stays exact whatever prefill_activations says.
       p.matmul_exact = p.matmul;
-      if (options.prefill_activations == PrefillActivations::kQ8_0) {
-        if (w.format == WeightFormat::kQ8_0) p.matmul = ops::MatMulQ8_0Q8Activations;
-        if (w.format == WeightFormat::kQ4_0) p.matmul = ops::MatMulQ4_0Q8Activations;
-        if (w.format == WeightFormat::kQ8_0x16) p.matmul = ops::MatMulQ8_0x16Q8Activations;
-        if (w.format == WeightFormat::kQ4_0x16) p.matmul = ops::MatMulQ4_0x16Q8Activations;
-      }
-      if (options.prefill_activations == PrefillActivations::kBF16 &&
-          w.format == WeightFormat::kBF16) {
-        p.matmul = ops::MatMulBF16BF16Activations;
+      if (options.prefill_activations != PrefillActivations::kF32 &&
+          PrefillActivationsApply(options.prefill_activations, w.format)) {
+        switch (w.format) {
+          case WeightFormat::kQ8_0:
+            p.matmul = ops::MatMulQ8_0Q8Activations;
+            break;
+          case WeightFormat::kQ4_0:
+            p.matmul = ops::MatMulQ4_0Q8Activations;
+            break;
+          case WeightFormat::kQ8_0x16:
+            p.matmul = ops::MatMulQ8_0x16Q8Activations;
+            break;
+          case WeightFormat::kQ4_0x16:
+            p.matmul = ops::MatMulQ4_0x16Q8Activations;
+            break;
+          default:  // kBF16, the only other (PrefillActivationsApply)
+            p.matmul = ops::MatMulBF16BF16Activations;
+            break;
+        }
       }
       p.gather = kernels.gather;
       p.parallel = pool_ != nullptr && p.rows >= 8 &&

@@ -37,6 +37,10 @@ enum class PrefillActivations {
 const char* PrefillActivationsName(PrefillActivations activations);
 std::optional<PrefillActivations> PrefillActivationsFromName(absl::string_view name);
 
+// True if prompt batches multiply a matrix stored as `format` with `activations` (kQ8_0: Q8_0
+// and Q4_0, plain or x16; kBF16: BF16; kF32: every format); the others stay exact.
+bool PrefillActivationsApply(PrefillActivations activations, WeightFormat format);
+
 struct SessionOptions {
   // Longest sequence (positions 0 .. ctx_size - 1) the session can evaluate;
   // clamped to the model's max_position_embeddings. Must be >= 1.

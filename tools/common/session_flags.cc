@@ -96,10 +96,8 @@ void NotePrefillActivationsWithoutEffect(absl::string_view tool, const SessionOp
         static_cast<size_t>(step.weight) >= plan.weights.size()) {
       continue;
     }
-    const WeightFormat f = plan.weights[static_cast<size_t>(step.weight)].format;
-    if (q8 ? (f == WeightFormat::kQ8_0 || f == WeightFormat::kQ4_0 ||
-              f == WeightFormat::kQ8_0x16 || f == WeightFormat::kQ4_0x16)
-           : f == WeightFormat::kBF16) {
+    if (PrefillActivationsApply(options.prefill_activations,
+                                plan.weights[static_cast<size_t>(step.weight)].format)) {
       return;
     }
   }

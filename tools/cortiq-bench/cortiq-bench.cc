@@ -487,9 +487,8 @@ absl::Status Run(const std::string& path) {
     const bool two_terms = w.format == WeightFormat::kQ4_0 || w.format == WeightFormat::kQ4_0x16 ||
                            w.format == WeightFormat::kQ5_0 || w.format == WeightFormat::kF16;
     split_amx += w.format == WeightFormat::kBF16 || two_terms;
-    q8_targets += w.format == WeightFormat::kQ8_0 || w.format == WeightFormat::kQ4_0 ||
-                  w.format == WeightFormat::kQ8_0x16 || w.format == WeightFormat::kQ4_0x16;
-    bf16_targets += w.format == WeightFormat::kBF16;
+    q8_targets += PrefillActivationsApply(PrefillActivations::kQ8_0, w.format);
+    bf16_targets += PrefillActivationsApply(PrefillActivations::kBF16, w.format);
     q4_0x16_matrices += w.format == WeightFormat::kQ4_0x16;
     q8_0x16_matrices += w.format == WeightFormat::kQ8_0x16;
     q4_k_matrices += w.format == WeightFormat::kQ4_K;
