@@ -1,7 +1,8 @@
 // libFuzzer entry point for a conversation's JSON (formats/chat_messages.h: Hugging Face
 // `messages`, the OpenAI chat API's form), as a chat host or server gets it: ParseChatMessages,
 // then, for what it accepts, the Gemma 4 prompt (text::RenderGemma4Chat, with and without the
-// generation prompt and thinking) encoded by the golden tiny Gemma 4 tokenizer
+// generation prompt and thinking, and continuing a final assistant message as cortiq-server
+// does) encoded by the golden tiny Gemma 4 tokenizer
 // (tests/data/models/tiny-a-f32). Any input is either rejected with a status or gives a prompt
 // that is valid UTF-8 when every message's text is, starts with the bos token and encodes to ids
 // in range. Seeds: corpus/chat_messages_fuzz/.
@@ -49,10 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const cortiq::text::ChatContentPart& p : m.parts) all_utf8 = all_utf8 && IsUtf8(p.text);
   }
   const cortiq::text::Tokenizer& tokenizer = FuzzTokenizer();
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     cortiq::text::ChatOptions options;
     options.add_generation_prompt = (variant & 1) != 0;
     options.enable_thinking = (variant & 2) != 0;
+    options.continue_final_message = (variant & 4) != 0;  // refused with add_generation_prompt
     absl::StatusOr<std::string> prompt = cortiq::text::RenderGemma4Chat(*messages, options);
     if (!prompt.ok()) continue;
     if (prompt->rfind(options.bos_token, 0) != 0) std::abort();
